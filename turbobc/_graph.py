@@ -1,0 +1,64 @@
+"""The validated graph every engine receives.
+
+:func:`turbobc._validation.validate` turns whatever the user passed into one
+:class:`Graph`: the adjacency *pattern* of ``A`` as a canonical CSR matrix
+(sorted indices, no duplicates, no explicit zeros, no self loops, values all
+one) plus the facts the engines need. Engines never look at the user's matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Graph", "index_dtype_for"]
+
+
+def index_dtype_for(n: int, nnz: int) -> np.dtype:
+    """Smallest index type (int32 or int64) that holds ``n`` vertices and ``nnz`` stored edges."""
+    return np.dtype(np.int32) if max(n, nnz) < 2**31 - 1 else np.dtype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """Adjacency pattern of a graph: ``pattern[i, j] == 1`` means an edge i -> j.
+
+    Attributes
+    ----------
+    pattern : scipy.sparse.csr_array
+        n x n, canonical (sorted, duplicate free), float64 ones, no diagonal.
+        For an undirected graph it is symmetric and holds each edge twice.
+    directed : bool
+        Whether BC is computed on the directed graph (ordered pairs counted
+        once) or on the undirected one (unordered pairs: raw sums halved).
+    """
+
+    pattern: sp.csr_array
+    directed: bool
+
+    @property
+    def n(self) -> int:
+        """Number of vertices."""
+        return self.pattern.shape[0]
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored edges (each undirected edge counts twice)."""
+        return self.pattern.nnz
+
+    @cached_property
+    def csc(self) -> sp.csc_array:
+        """The same pattern in CSC form (column j lists the in-neighbours of j)."""
+        if not self.directed:
+            # A == Aᵀ: the CSR arrays already are the CSC arrays.
+            return sp.csc_array((self.pattern.data, self.pattern.indices, self.pattern.indptr),
+                                shape=self.pattern.shape)
+        return self.pattern.tocsc()
+
+    @cached_property
+    def out_degree(self) -> np.ndarray:
+        """Out-degree of every vertex (for undirected graphs, the degree)."""
+        return np.diff(self.pattern.indptr).astype(np.int64)
