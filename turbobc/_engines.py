@@ -1,0 +1,43 @@
+"""Which engines exist, and whether the GPU one can run here.
+
+Nothing here imports CuPy at module import time: :func:`gpu_status` does it
+lazily, once, and caches the answer.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+__all__ = ["ENGINES", "gpu_status"]
+
+ENGINES = ("auto", "gpu", "graphblas")
+"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present."""
+
+
+@lru_cache(maxsize=1)
+def gpu_status() -> tuple[bool, str]:
+    """Whether the GPU engine can run, and a sentence that says why (not).
+
+    Returns
+    -------
+    usable : bool
+        True when CuPy imports and sees at least one CUDA device.
+    reason : str
+        What was found, e.g. ``"CuPy 14.2.0, 1 device(s): NVIDIA H100 80GB HBM3"``,
+        or what is missing.
+    """
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a broken CUDA install raising at import
+        return False, (f"CuPy is not importable ({type(exc).__name__}: {exc}); "
+                       "install turbobc[cuda12] or turbobc[cuda13]")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"CuPy {cupy.__version__} found no usable CUDA device ({exc})"
+    if count < 1:
+        return False, f"CuPy {cupy.__version__} found no CUDA device"
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    if isinstance(name, bytes):
+        name = name.decode()
+    return True, f"CuPy {cupy.__version__}, {count} device(s): {name}"
