@@ -1,0 +1,16 @@
+"""turbobc: betweenness centrality on NVIDIA GPUs in the language of linear algebra.
+
+>>> import turbobc
+>>> bc = turbobc.bc(A)  # doctest: +SKIP
+
+Importing turbobc does no GPU work; see :func:`show_config` for what was found.
+"""
+
+from . import exceptions
+from ._api import bc
+from ._config import show_config
+from .datasets import load_ego_facebook
+
+__version__ = "0.1.0"
+
+__all__ = ["bc", "exceptions", "load_ego_facebook", "show_config", "__version__"]

@@ -1,0 +1,189 @@
+"""The CPU engine and the reference: Algorithm 1 in python-graphblas, many sources at once.
+
+A batch of B sources is processed together; every per-source vector of the
+paper becomes a B x n matrix with one row per source (LAGraph's layout,
+research/peers.md section d). In row form the paper's products read
+
+    paper (one source, column vectors)      here (B sources, row vectors)
+    f<¬σ> = Aᵀ f                            F<¬Σ> = F A
+    t = A u                                 T<S_{d-1}> = U Aᵀ
+
+Both products use the plus-first semiring: the sum over neighbours of the
+left operand's values; the values of A never matter, only its pattern.
+
+Path counts are kept overflow-safe per level (see :func:`_keep_in_range`):
+each level's counts σ_d are stored as σ̂_d = σ_d / 2^E_d with an integer
+exponent E_d per source, so the algorithm stays correct far past 1e308 while
+graphs whose counts fit in float64 never scale at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
+
+from ._graph import Graph
+
+__all__ = ["accumulate", "batch_size_for"]
+
+# A level whose largest count exceeds 2**RESCALE_ABOVE_EXP is scaled back to [0.5, 1).
+# From there one more level can grow by at most the in-degree (< 2**63), which still fits.
+RESCALE_ABOVE_EXP = 512
+
+# Entries of a B x n matrix per batch. The levels together hold at most B n entries (16 bytes
+# each when sparse; SuiteSparse stores the few dense levels as 9-byte-per-slot bitmaps), plus
+# the visited bitmap and the workspace of one level: about 1-2 GB at 2**25.
+BATCH_ENTRY_BUDGET = 2**25
+
+# A frontier denser than this (entries / (B n)) is pulled rather than pushed: it is handed to
+# the product as a bitmap, which lets SuiteSparse use its dot-product method (LAGraph's switch).
+PULL_ABOVE_DENSITY = 0.05
+
+
+def batch_size_for(n: int, num_sources: int) -> int:
+    """Sources per batch: as many as the entry budget allows for B x n matrices."""
+    if num_sources == 0:
+        return 0
+    return int(max(1, min(num_sources, BATCH_ENTRY_BUDGET // max(n, 1))))
+
+
+def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) -> np.ndarray:
+    """Raw betweenness sums over ordered pairs from the given sources.
+
+    Parameters
+    ----------
+    graph : turbobc._graph.Graph
+        The validated adjacency pattern.
+    sources : numpy.ndarray
+        Distinct int64 vertex ids.
+    endpoints : bool
+        Add networkx's endpoint terms: +1 to each vertex reached from s (other
+        than s) and (reached - 1) to s.
+    progress : tqdm.tqdm
+        Advanced by the number of sources of each finished batch.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``raw[v] = Σ_{s ≠ v} δ_s(v)`` (+ endpoint terms), not halved, not normalized.
+    """
+    raw = np.zeros(graph.n, dtype=np.float64)
+    if len(sources) == 0:
+        return raw
+    A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
+                        nrows=graph.n, ncols=graph.n)
+    # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
+    AT = A if not graph.directed else A.T.new()
+    step = batch_size_for(graph.n, len(sources))
+    for start in range(0, len(sources), step):
+        batch = np.asarray(sources[start:start + step], dtype=np.int64)
+        _accumulate_batch(A, AT, batch, raw, endpoints)
+        progress.update(len(batch))
+    return raw
+
+
+def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
+                      endpoints: bool) -> None:
+    """Forward and backward sweep for one batch of sources; adds into ``raw``."""
+    levels, shifts, visited = _forward(A, batch)
+    _backward(AT, levels, shifts, raw)
+    if endpoints:
+        _add_endpoint_terms(visited, batch, raw)
+
+
+def _forward(A: Matrix, batch: np.ndarray):
+    """Multi-source BFS with path counting.
+
+    Returns the per-level count matrices ``levels[d]`` (B x n, pattern = the
+    vertices at depth d from each source, values σ̂_d), the per-level exponent
+    shifts (None where the level was not scaled) and the pattern of all
+    discovered vertices.
+    """
+    B, n = len(batch), A.nrows
+    rows = np.arange(B, dtype=np.int64)
+    # f = e_s, σ = e_s, S(s) = 0: depth 0 is the source itself with one path.
+    frontier = Matrix.from_coo(rows, batch, 1.0, nrows=B, ncols=n)
+    visited = Matrix.from_coo(rows, batch, True, nrows=B, ncols=n)
+    visited.ss.config["sparsity_control"] = {"bitmap"}  # a dense mask, tested everywhere
+    levels, shifts = [frontier], [None]
+    while True:
+        if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
+            frontier.ss.config["sparsity_control"] = {"bitmap"}
+        # f<¬σ> = Aᵀ f : paths into the undiscovered vertices, summed over the frontier.
+        nxt = Matrix(dtypes.FP64, B, n)
+        nxt(~visited.S, replace=True) << frontier.mxm(A, semiring.plus_first)
+        if nxt.nvals == 0:
+            break
+        shift = _keep_in_range(nxt)
+        # σ += f ; S<f> = d : the level joins the discovered set (its counts stay in `levels`).
+        visited(nxt.S) << True
+        levels.append(nxt)
+        shifts.append(shift)
+        frontier = nxt
+    return levels, shifts, visited
+
+
+def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray) -> None:
+    """Brandes' dependency accumulation from the deepest level up to depth 1."""
+    B, n = levels[0].nrows, levels[0].ncols
+    delta = None  # δ of the child level d, pattern within S_d
+    for d in range(len(levels) - 1, 1, -1):
+        sigma_child, sigma_parent = levels[d], levels[d - 1]
+        # u<S == d> = (1 + δ) ./ σ
+        u = sigma_child.apply(unary.one).new()
+        if delta is not None:
+            u(binary.plus) << delta
+        u << u.ewise_mult(sigma_child, binary.truediv)
+        if shifts[d] is not None:
+            # σ_{d-1} / σ_d = σ̂_{d-1} / σ̂_d · 2^-shift_d
+            u << _row_scaling(np.ldexp(1.0, -shifts[d])).mxm(u, semiring.any_times)
+        # t<S == d-1> = A u : sum over the children w of each parent v.
+        t = Matrix(dtypes.FP64, B, n)
+        t(sigma_parent.S, replace=True) << u.mxm(AT, semiring.plus_first)
+        # δ<S == d-1> = t .* σ   (each vertex's δ is complete once its children are done)
+        delta = t.ewise_mult(sigma_parent, binary.times).new()
+        # bc += δ ; sources sit at depth 0 and are never reached by this loop.
+        _add_columns(delta, raw)
+
+
+def _keep_in_range(level: Matrix) -> np.ndarray | None:
+    """Scale rows whose largest count exceeds 2^RESCALE_ABOVE_EXP back to [0.5, 1).
+
+    The scaling multiplies by a power of two, which is exact in floating point,
+    so results are bit-identical to unscaled arithmetic wherever that does not
+    overflow. Returns the per-row exponent shift, or None when nothing was scaled.
+    """
+    largest = level.reduce_scalar(monoid.max).new().value
+    if largest is None or largest <= np.ldexp(1.0, RESCALE_ABOVE_EXP):
+        return None
+    row_max = level.reduce_rowwise(monoid.max).new()
+    idx, vals = row_max.to_coo()
+    shift = np.zeros(level.nrows, dtype=np.int64)
+    big = vals > np.ldexp(1.0, RESCALE_ABOVE_EXP)
+    shift[idx[big]] = np.frexp(vals[big])[1]
+    level << _row_scaling(np.ldexp(1.0, -shift)).mxm(level, semiring.any_times)
+    return shift
+
+
+def _row_scaling(factors: np.ndarray) -> Matrix:
+    """diag(factors) as a B x B matrix."""
+    return Vector.from_coo(np.arange(len(factors)), factors, size=len(factors)).diag()
+
+
+def _add_columns(M: Matrix, raw: np.ndarray) -> None:
+    """raw += the column sums of M."""
+    idx, vals = M.reduce_columnwise(monoid.plus).new().to_coo()
+    raw[idx] += vals
+
+
+def _add_endpoint_terms(visited: Matrix, batch: np.ndarray, raw: np.ndarray) -> None:
+    """networkx's endpoint terms from the reach pattern R = pattern(σ).
+
+    bc += colsum(R) - e_S  (every reached vertex but the source gets +1), and
+    bc[s] += rowsum_s(R) - 1  (the source gets the number of others it reaches).
+    """
+    reached_by = visited.reduce_columnwise(monoid.plus[dtypes.INT64]).new()
+    idx, counts = reached_by.to_coo()
+    raw[idx] += counts
+    reaches = visited.reduce_rowwise(monoid.plus[dtypes.INT64]).new().to_dense(fill_value=0)
+    raw[batch] += reaches - 2

@@ -1,0 +1,80 @@
+"""networkx's normalization of betweenness, as one pure NumPy function.
+
+This is ``networkx.algorithms.centrality.betweenness._rescale`` (networkx >= 3.6),
+vectorised. The engines return *raw* sums over ordered (s, t) pairs; every scale
+factor is applied here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["rescale"]
+
+
+def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: bool,
+            sampled_sources: np.ndarray | None = None) -> np.ndarray:
+    """Scale raw ordered-pair BC sums exactly as networkx does.
+
+    Parameters
+    ----------
+    raw : numpy.ndarray
+        Length-n float64 vector of raw sums (Brandes dependencies over ordered
+        pairs, plus the endpoint terms when ``endpoints``). Not modified.
+    normalized : bool
+        Divide by the number of (s, t) pairs that could pass through a vertex.
+    directed : bool
+        For undirected graphs unnormalized values are halved (each unordered
+        pair was counted twice).
+    endpoints : bool
+        Whether endpoints were counted; sets ``N = n`` instead of ``n - 1``.
+    sampled_sources : numpy.ndarray or None
+        The k sampled sources, or None when every source (or an explicit
+        ``sources`` list) was used. With ``endpoints=False`` sampled sources and
+        the other vertices get different factors (networkx >= 3.5).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float64 vector.
+
+    Notes
+    -----
+    With ``N = n if endpoints else n - 1``, ``K = N`` (or ``k`` when sampled) and
+    ``c = 1`` for directed, ``2`` for undirected graphs:
+
+    ==========================  ==================  =================
+    case                        normalized          unnormalized
+    ==========================  ==================  =================
+    not sampled, or endpoints   1 / (K (N - 1))     N / (K c)
+    sampled, source vertex      1 / ((K-1)(N - 1))  N / ((K - 1) c)
+    sampled, other vertex       1 / (K (N - 1))     N / (K c)
+    ==========================  ==================  =================
+
+    No scaling when ``N < 2``. The source factor is NaN when ``k == 1``.
+    """
+    n = raw.shape[0]
+    out = np.array(raw, dtype=np.float64, copy=True)
+    N = n if endpoints else n - 1
+    if N < 2:
+        return out
+    k = None if sampled_sources is None else len(sampled_sources)
+    K = N if k is None else k
+    correction = 1 if directed else 2
+    if k is None or endpoints:
+        scale = 1 / (K * (N - 1)) if normalized else N / (K * correction)
+        if scale != 1:
+            out *= scale
+        return out
+    if normalized:
+        scale_source = 1 / ((K - 1) * (N - 1)) if K > 1 else math.nan
+        scale_other = 1 / (K * (N - 1))
+    else:
+        scale_source = N / ((K - 1) * correction) if K > 1 else math.nan
+        scale_other = N / (K * correction)
+    factors = np.full(n, scale_other)
+    factors[np.asarray(sampled_sources, dtype=np.int64)] = scale_source
+    out *= factors
+    return out

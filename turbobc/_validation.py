@@ -1,0 +1,237 @@
+"""The one validation function: every argument of :func:`turbobc.bc` is checked here, first.
+
+User mistakes raise builtin exceptions whose messages say what was expected,
+what came, and where it helps, the fix. The GPU being absent raises
+:class:`turbobc.exceptions.GPUUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from spmv import KERNELS
+
+from ._engines import ENGINES, gpu_status
+from ._graph import Graph
+from .exceptions import GPUUnavailableError
+
+__all__ = ["Call", "validate"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """A validated call: everything an engine and the rescaling need."""
+
+    graph: Graph
+    sources: np.ndarray  # distinct int64 vertex ids to sweep from
+    sampled: bool  # sources were sampled with k (networkx's source/non-source factors)
+    normalized: bool
+    endpoints: bool
+    engine: str  # "gpu" or "graphblas", never "auto"
+    kernel: str  # "auto" or a name in spmv.KERNELS
+    progress: bool
+
+
+def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
+             progress) -> Call:
+    """Check and normalise the arguments of :func:`turbobc.bc`.
+
+    Returns
+    -------
+    Call
+    """
+    for name, value in (("normalized", normalized), ("endpoints", endpoints),
+                        ("progress", progress)):
+        _require_bool(name, value)
+    if directed is not None:
+        _require_bool("directed", directed)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
+    if kernel != "auto" and kernel not in KERNELS:
+        names = ", ".join(map(repr, ("auto",) + KERNELS))
+        raise ValueError(f"kernel must be one of {names}; got {kernel!r}")
+    if kernel != "auto" and engine == "graphblas":
+        raise ValueError(f"kernel={kernel!r} names a GPU kernel; it needs engine='gpu' or "
+                         f"'auto', not 'graphblas'")
+
+    matrix, labels, graph_directed = _as_csr(A)
+    if directed is None:
+        directed = graph_directed
+    graph = _pattern_graph(matrix, directed)
+
+    if k is not None and sources is not None:
+        raise ValueError("give either k (sample k sources) or sources (use exactly these), "
+                         "not both")
+    if sources is not None:
+        chosen, sampled = _check_sources(sources, graph.n, labels), False
+    elif k is not None:
+        chosen, sampled = _sample_sources(k, seed, graph.n), True
+    else:
+        chosen, sampled = np.arange(graph.n, dtype=np.int64), False
+    if sampled and len(chosen) == graph.n:
+        sampled = False  # networkx treats k == n as k=None
+
+    return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
+                endpoints=bool(endpoints), engine=_resolve_engine(engine, kernel),
+                kernel=kernel, progress=bool(progress))
+
+
+def _require_bool(name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {type(value).__name__} {value!r}")
+
+
+def _is_networkx_graph(A) -> bool:
+    return hasattr(A, "is_directed") and hasattr(A, "adj") and hasattr(A, "nodes")
+
+
+def _as_csr(A):
+    """The user's matrix as CSR, the vertex labels (networkx input only) and the
+    directedness it implies (None: infer from the pattern)."""
+    if _is_networkx_graph(A):
+        import networkx as nx  # only reached when the user passed a networkx graph
+
+        labels = list(A)
+        matrix = nx.to_scipy_sparse_array(A, nodelist=labels, weight=None, format="csr")
+        return matrix, labels, bool(A.is_directed())
+    if isinstance(A, np.ndarray):
+        _check_shape(A.shape)
+        _check_dtype(A.dtype)
+        return sp.csr_array(A), None, None
+    if not sp.issparse(A):
+        raise TypeError("A must be a scipy.sparse matrix or array (a 2-D numpy array or a "
+                        f"networkx graph is converted); got {type(A).__module__}."
+                        f"{type(A).__qualname__}")
+    _check_shape(A.shape)
+    _check_dtype(A.dtype)
+    return sp.csr_array(A), None, None
+
+
+def _check_shape(shape) -> None:
+    if len(shape) != 2:
+        raise ValueError(f"A must be 2-D; got {len(shape)}-D shape {tuple(shape)}")
+    if shape[0] != shape[1]:
+        raise ValueError(f"A must be square; got shape {tuple(shape)}")
+
+
+def _check_dtype(dtype) -> None:
+    if np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"A must have a real dtype (bool, integer or float); got {dtype}: "
+                        "pass abs(A) or A.real if the pattern is what you mean")
+    if not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
+        raise TypeError(f"A must have a numeric dtype (bool, integer or float); got {dtype}")
+
+
+def _pattern_graph(matrix: sp.csr_array, directed: bool | None) -> Graph:
+    """Canonical pattern: nonzero entries only, duplicates once, no self loops."""
+    coo = matrix.tocoo()
+    if np.issubdtype(coo.dtype, np.floating):
+        bad = ~np.isfinite(coo.data)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"A contains {int(bad.sum())} NaN or infinite value(s), the first "
+                             f"at ({coo.row[first]}, {coo.col[first]}); BC ignores values but "
+                             "these usually mean a bug upstream: replace them, e.g. "
+                             "A.data[~numpy.isfinite(A.data)] = 1")
+    keep = (coo.data != 0) & (coo.row != coo.col)
+    n = matrix.shape[0]
+    rows, cols = coo.row[keep], coo.col[keep]
+    pattern = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    pattern.sum_duplicates()
+    pattern.data[:] = 1.0
+    symmetric = _is_symmetric(pattern)
+    if directed is None:
+        directed = not symmetric
+    elif not directed and not symmetric:
+        raise ValueError("directed=False but the pattern of A is not symmetric "
+                         f"({_count_asymmetric(pattern)} edges lack their reverse); pass "
+                         "directed=True, or symmetrize first: A = A + A.T")
+    return Graph(pattern=pattern, directed=bool(directed))
+
+
+def _is_symmetric(pattern: sp.csr_array) -> bool:
+    transposed = pattern.T.tocsr()
+    transposed.sort_indices()
+    return (np.array_equal(pattern.indptr, transposed.indptr)
+            and np.array_equal(pattern.indices, transposed.indices))
+
+
+def _count_asymmetric(pattern: sp.csr_array) -> int:
+    return int((pattern - pattern.T).count_nonzero())
+
+
+def _check_sources(sources, n: int, labels) -> np.ndarray:
+    if isinstance(sources, (str, bytes)) or not np.iterable(sources):
+        raise TypeError("sources must be a sequence of vertex indices; got "
+                        f"{type(sources).__name__} {sources!r}")
+    items = list(sources)
+    if labels is not None:
+        position = {label: i for i, label in enumerate(labels)}
+        missing = [s for s in items if s not in position]
+        if missing:
+            raise ValueError(f"sources must be nodes of the graph; {missing[0]!r} is not")
+        items = [position[s] for s in items]
+    for i, s in enumerate(items):
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"sources must hold integer vertex indices; got "
+                            f"{type(s).__name__} {s!r} at position {i}")
+    chosen = np.asarray(items, dtype=np.int64).reshape(-1)
+    out_of_range = (chosen < 0) | (chosen >= n)
+    if out_of_range.any():
+        i = int(np.flatnonzero(out_of_range)[0])
+        raise ValueError(f"sources must be vertex indices in [0, {n}); got {chosen[i]} at "
+                         f"position {i}")
+    values, counts = np.unique(chosen, return_counts=True)
+    if (counts > 1).any():
+        j = int(np.flatnonzero(counts > 1)[0])
+        raise ValueError(f"sources must be distinct; vertex {values[j]} appears {counts[j]} "
+                         "times")
+    return chosen
+
+
+def _sample_sources(k, seed, n: int) -> np.ndarray:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer or None; got {type(k).__name__} {k!r}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of vertices n = {n}; got {k}")
+    if k == n:
+        return np.arange(n, dtype=np.int64)  # networkx does not draw from the seed here
+    rng = _python_random(seed)
+    return np.asarray(rng.sample(range(n), int(k)), dtype=np.int64)
+
+
+def _python_random(seed) -> random.Random:
+    """The random.Random instance networkx's ``@py_random_state`` would use for ``seed``."""
+    if seed is None:
+        return random._inst  # networkx samples from the global Random when seed is None
+    if isinstance(seed, random.Random):
+        return seed
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        return random.Random(int(seed))
+    if isinstance(seed, (np.random.RandomState, np.random.Generator)):
+        try:
+            from networkx.utils import create_py_random_state
+        except ImportError:
+            raise TypeError("a numpy seed needs networkx installed to reproduce networkx's "
+                            "sampling; pass an int or a random.Random instead") from None
+        return create_py_random_state(seed)
+    raise TypeError(f"seed must be None, an int, or a random.Random instance; got "
+                    f"{type(seed).__name__} {seed!r}")
+
+
+def _resolve_engine(engine: str, kernel: str) -> str:
+    usable, reason = gpu_status()
+    if engine == "gpu" or (engine == "auto" and kernel != "auto"):
+        if not usable:
+            asked = "engine='gpu'" if engine == "gpu" else f"kernel={kernel!r}"
+            raise GPUUnavailableError(f"{asked} needs a usable GPU: {reason}. Use "
+                                      "engine='graphblas' (or 'auto') to run on the CPU")
+        return "gpu"
+    if engine == "auto":
+        return "gpu" if usable else "graphblas"
+    return engine
