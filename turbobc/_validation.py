@@ -97,6 +97,8 @@ def _as_csr(A):
         import networkx as nx  # only reached when the user passed a networkx graph
 
         labels = list(A)
+        if not labels:  # networkx refuses to convert a graph without nodes
+            return sp.csr_array((0, 0)), labels, bool(A.is_directed())
         matrix = nx.to_scipy_sparse_array(A, nodelist=labels, weight=None, format="csr")
         return matrix, labels, bool(A.is_directed())
     if isinstance(A, np.ndarray):

@@ -1,0 +1,37 @@
+"""Shared fixtures: the engines every correctness test runs on, and the GPU skip rule.
+
+``ENGINE_CONFIGS`` lists (engine, kernel) pairs. The same test bodies run for
+each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
+CuPy sees no device. The list is built from ``spmv.KERNELS`` so a kernel added
+to the registry joins the whole correctness grid automatically.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spmv import KERNELS
+from turbobc._engines import gpu_status
+
+GPU_KERNELS = ("auto",) + KERNELS
+
+ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
+    pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
+    for kernel in GPU_KERNELS
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    usable, reason = gpu_status()
+    if usable:
+        return
+    skip_gpu = pytest.mark.skip(reason=f"no usable GPU: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture(params=ENGINE_CONFIGS)
+def engine_config(request):
+    """An (engine, kernel) pair: the CPU reference and every GPU kernel."""
+    return request.param
