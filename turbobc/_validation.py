@@ -164,7 +164,7 @@ def _is_symmetric(pattern: sp.csr_array) -> bool:
 
 
 def _count_asymmetric(pattern: sp.csr_array) -> int:
-    return int((pattern - pattern.T).count_nonzero())
+    return int(((pattern - pattern.T) > 0).count_nonzero())  # u->v stored, v->u not
 
 
 def _check_sources(sources, n: int, labels) -> np.ndarray:

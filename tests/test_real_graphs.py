@@ -1,0 +1,49 @@
+"""Real graphs from ../shared/data against networkx (exact where networkx is quick enough,
+else the same sampled or explicit sources)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import turbobc
+from data_files import DATA, load
+from oracles import networkx_bc
+
+# file, directed, how many sources: "all", ("k", k, seed) or ("every", step)
+REAL_CASES = [
+    ("delaunay_n10.mtx", False, "all"),
+    ("road-minnesota.mtx", False, "all"),
+    ("power.mtx", False, ("k", 300, 1)),
+    ("as20000102.txt", False, ("k", 200, 2)),
+    ("facebook_combined.txt.gz", False, ("every", 97)),
+    ("email-Eu-core.txt.gz", True, ("k", 150, 3)),
+    ("p2p-Gnutella08.txt", True, ("k", 200, 4)),
+    ("wiki-Vote.txt.gz", True, ("k", 40, 5)),
+]
+
+
+@pytest.mark.parametrize(("name", "directed", "how"), REAL_CASES,
+                         ids=[case[0] for case in REAL_CASES])
+def test_real_graph_matches_networkx(name, directed, how, engine_config):
+    engine, kernel = engine_config
+    assert DATA.is_dir(), f"the shared data folder is missing: {DATA}"
+    A = load(name, directed=directed)
+    G = nx.from_scipy_sparse_array(A, create_using=nx.DiGraph if directed else nx.Graph)
+    if how == "all":
+        expected = networkx_bc(G, selection="all", normalized=True, endpoints=False)
+        got = turbobc.bc(A, engine=engine, kernel=kernel)
+    elif how[0] == "k":
+        _, k, seed = how
+        expected = networkx_bc(G, selection="k", normalized=True, endpoints=False, k=k,
+                               seed=seed)
+        got = turbobc.bc(A, k=k, seed=seed, engine=engine, kernel=kernel)
+    else:
+        sources = list(range(0, A.shape[0], how[1]))
+        expected = networkx_bc(G, selection="sources", normalized=False, endpoints=False,
+                               sources=sources)
+        got = turbobc.bc(A, sources=sources, normalized=False, engine=engine, kernel=kernel)
+    assert got.shape == (A.shape[0],)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
+    assert np.count_nonzero(got) > A.shape[0] // 10  # the comparison is not between zeros
