@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The one GPU job: every GPU test, then the single-source benchmark, in one device call.
+# Logs and JSON records go to $OUT (default ./gpu_out). Run from the repository root:
+#   bash bench/gpu_check.sh [pytest args...]
+# Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
+# graphs are read from ../shared/data, or from .gpudata/ when that is what was carried.
+set -o pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-$PWD/gpu_out}
+mkdir -p "$OUT"
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH=/tmp/site:$PWD
+else
+    export PYTHONPATH=$PWD
+fi
+if [ ! -d ../shared/data ] && [ -d .gpudata ]; then
+    mkdir -p ../shared && ln -sfn "$PWD/.gpudata" ../shared/data
+fi
+[ -f .gpudata/COMMIT ] && export TURBOBC_COMMIT=$(cat .gpudata/COMMIT)
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv \
+    | tee "$OUT/env.txt"
+python3 -c "import cupy; print('cupy', cupy.__version__, 'runtime', cupy.cuda.runtime.runtimeGetVersion())" | tee -a "$OUT/env.txt"
+
+status=0
+BENCH_ONLY=${BENCH_ONLY:-0}
+if [ "$BENCH_ONLY" != 1 ]; then
+    timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -m gpu -p no:cacheprovider -n 8 \
+        --durations=15 "$@" tests 2>&1 | tee "$OUT/tests.log" | tail -n 60
+    status=$?
+fi
+timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
+    ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+bstatus=$?
+echo "tests exit $status, bench exit $bstatus"
+[ $status -eq 0 ] && [ $bstatus -eq 0 ]

@@ -1,0 +1,155 @@
+"""Benchmark graphs of DESIGN section 7, generated with NumPy/SciPy on the host.
+
+Every generator returns a canonical symmetric scipy CSR pattern (float64 ones, no diagonal,
+no duplicates) of an undirected graph. Names: ``myc<k>``, ``kron<s>``, ``sw<n>``, ``del<s>``,
+``rgg<s>``, ``road<k>``, and real graphs by file name (``ego-Facebook`` is the shipped
+facebook_combined.txt.gz).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+__all__ = ["graph", "mycielskian", "kronecker", "watts_strogatz", "delaunay", "rgg", "road",
+           "read_file", "DATA_DIRS"]
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIRS = (ROOT / ".gpudata", ROOT.parent / "shared" / "data", ROOT / "turbobc" / "data")
+"""Where real graph files are looked for, in order."""
+
+
+def _canonical(rows, cols, n) -> sp.csr_array:
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    keep = rows != cols
+    rows, cols = rows[keep], cols[keep]
+    A = sp.coo_array((np.ones(2 * rows.size), (np.concatenate([rows, cols]),
+                                               np.concatenate([cols, rows]))), shape=(n, n))
+    A = sp.csr_array(A)
+    A.sum_duplicates()
+    A.data[:] = 1.0
+    A.sort_indices()
+    return A
+
+
+def mycielskian(k: int) -> sp.csr_array:
+    """M2 = K2, M(k+1) = [[A, A, 0], [A, 0, 1], [0, 1ᵀ, 0]] (SuiteSparse mycielskian<k>)."""
+    A = sp.csr_array(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    for _ in range(k - 2):
+        n = A.shape[0]
+        ones = sp.csr_array(np.ones((n, 1)))
+        A = sp.csr_array(sp.block_array([[A, A, None], [A, None, ones],
+                                         [None, ones.T, None]], format="csr"))
+    A.sum_duplicates()
+    A.data[:] = 1.0
+    A.sort_indices()
+    return A
+
+
+def kronecker(scale: int, edge_factor: int = 48, seed: int = 1) -> sp.csr_array:
+    """Graph500 Kronecker: A, B, C = 0.57, 0.19, 0.19, 2^scale vertices, edge_factor·2^scale
+    sampled edges, random vertex permutation, symmetrized, no self loops or duplicates."""
+    rng = np.random.default_rng(seed)
+    n, m = 2**scale, edge_factor * 2**scale
+    a, b, c = 0.57, 0.19, 0.19
+    ab, c_norm, a_norm = a + b, c / (1 - (a + b)), a / (a + b)
+    rows = np.zeros(m, dtype=np.int64)
+    cols = np.zeros(m, dtype=np.int64)
+    for bit in range(scale):
+        ii = rng.random(m) > ab
+        jj = rng.random(m) > np.where(ii, c_norm, a_norm)
+        rows |= ii.astype(np.int64) << bit
+        cols |= jj.astype(np.int64) << bit
+    perm = rng.permutation(n)
+    return _canonical(perm[rows], perm[cols], n)
+
+
+def watts_strogatz(n: int, k: int = 10, p: float = 0.1, seed: int = 1) -> sp.csr_array:
+    """Ring of n vertices each joined to its k nearest, each edge rewired with probability p
+    (networkx.watts_strogatz_graph)."""
+    import networkx as nx
+
+    G = nx.watts_strogatz_graph(n, k, p, seed=seed)
+    edges = np.array(G.edges(), dtype=np.int64).reshape(-1, 2)
+    return _canonical(edges[:, 0], edges[:, 1], n)
+
+
+def delaunay(scale: int, seed: int = 1) -> sp.csr_array:
+    """Delaunay triangulation of 2^scale uniform random points in the unit square."""
+    from scipy.spatial import Delaunay
+
+    n = 2**scale
+    tri = Delaunay(np.random.default_rng(seed).random((n, 2))).simplices
+    rows = np.concatenate([tri[:, 0], tri[:, 1], tri[:, 2]])
+    cols = np.concatenate([tri[:, 1], tri[:, 2], tri[:, 0]])
+    return _canonical(rows, cols, n)
+
+
+def rgg(scale: int, seed: int = 1) -> sp.csr_array:
+    """2^scale uniform points, edges between points closer than 0.55·sqrt(ln n / n)."""
+    from scipy.spatial import cKDTree
+
+    n = 2**scale
+    pts = np.random.default_rng(seed).random((n, 2))
+    pairs = cKDTree(pts).query_pairs(0.55 * np.sqrt(np.log(n) / n), output_type="ndarray")
+    return _canonical(pairs[:, 0], pairs[:, 1], n)
+
+
+def road(k: int, drop: float = 0.12, seed: int = 1) -> sp.csr_array:
+    """k x k grid, a fraction ``drop`` of the edges removed at random, largest component."""
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    ids = np.arange(k * k).reshape(k, k)
+    rows = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    cols = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    keep = rng.random(rows.size) >= drop
+    A = _canonical(rows[keep], cols[keep], k * k)
+    _, labels = connected_components(A, directed=False)
+    big = np.flatnonzero(labels == np.bincount(labels).argmax())
+    return sp.csr_array(A[big][:, big])
+
+
+def read_file(name: str, directed: bool = False) -> sp.csr_array:
+    """A real graph file: Matrix Market (.mtx[.gz]) or SNAP edge list ('#' comments, ids
+    relabelled in increasing order); symmetrized unless ``directed``."""
+    path = next((d / name for d in DATA_DIRS if (d / name).is_file()), None)
+    if path is None:
+        raise FileNotFoundError(f"{name} not found in {[str(d) for d in DATA_DIRS]}")
+    if ".mtx" in name:
+        A = sp.csr_array(scipy.io.mmread(path))
+        rows, cols = A.nonzero()
+        n = A.shape[0]
+    else:
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(path, "rt") as fh:
+            pairs = np.loadtxt(fh, dtype=np.int64, comments="#", usecols=(0, 1), ndmin=2)
+        ids, flat = np.unique(pairs, return_inverse=True)
+        rows, cols = flat.reshape(-1, 2).T
+        n = ids.size
+    if directed:
+        keep = rows != cols
+        A = sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
+        A.sum_duplicates()
+        A.data[:] = 1.0
+        A.sort_indices()
+        return A
+    return _canonical(rows, cols, n)
+
+
+def graph(name: str) -> sp.csr_array:
+    """A benchmark graph by name: myc16, kron18, sw100000, del16, rgg16, road340,
+    ego-Facebook, or a file name."""
+    if name == "ego-Facebook":
+        return read_file("facebook_combined.txt.gz")
+    match = re.fullmatch(r"(myc|kron|sw|del|rgg|road)(\d+)", name)
+    if match is None:
+        return read_file(name)
+    kind, size = match.group(1), int(match.group(2))
+    return {"myc": mycielskian, "kron": kronecker, "sw": watts_strogatz, "del": delaunay,
+            "rgg": rgg, "road": road}[kind](size)

@@ -1,0 +1,99 @@
+"""Thin launchers, one per kernel: argument order and grid size, nothing else.
+
+Each sweep launcher runs Algorithm 1 for ``sources`` (a device array) in one persistent
+launch. The grid never exceeds what can be resident at once (the kernels synchronize the grid
+in software), and is smaller when the graph is small (a cheaper barrier).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._module import c_index_type, get_kernel
+
+__all__ = ["BLOCK", "sweep_sccsc", "sweep_sccooc", "sweep_vecsc", "out_degree", "column_length",
+           "degree_product_sum", "expand_columns", "SWEEPS"]
+
+BLOCK = 512
+"""Threads per block of every sweep kernel (matches ``__launch_bounds__`` in the .cu files)."""
+
+blocks_per_sm: int | None = None
+"""Cap on resident blocks per multiprocessor for the sweeps (None: as many as fit). For tuning."""
+
+_STATS_BLOCK = 256
+
+
+def _resident_blocks(kernel) -> int:
+    import cupy
+
+    device = cupy.cuda.Device()
+    sms = device.attributes["MultiProcessorCount"]
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
+    if blocks_per_sm is not None:
+        per_sm = min(per_sm, blocks_per_sm)
+    if per_sm < 1:
+        raise RuntimeError(f"kernel {kernel.name} cannot be resident with {BLOCK} threads per block")
+    return sms * per_sm
+
+
+def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, ctl, *,
+           directed, endpoints, work_items):
+    itype = S.dtype.type
+    kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
+    grid = min(_resident_blocks(kernel), max(1, math.ceil(work_items / BLOCK)))
+    kernel((grid,), (BLOCK,), (a, b, itype(n), itype(m), sources, np.int64(sources.size), S,
+                               sigma, t, bc, shifts, ctl, np.int32(directed), np.int32(endpoints)))
+    return grid
+
+
+def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
+                endpoints):
+    """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
+    return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
+                  ctl, directed=directed, endpoints=endpoints, work_items=n)
+
+
+def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
+                endpoints):
+    """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
+    return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
+                  ctl, directed=directed, endpoints=endpoints, work_items=32 * n)
+
+
+def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints):
+    """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
+    return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
+                  ctl, directed=directed, endpoints=endpoints, work_items=m)
+
+
+SWEEPS = {"sccsc": sweep_sccsc, "sccooc": sweep_sccooc, "vecsc": sweep_vecsc}
+"""Kernel name -> sweep launcher."""
+
+
+def _stats_launch(name, index_dtype, items, args):
+    kernel = get_kernel("stats.cu", f"{name}<{c_index_type(index_dtype)}>")
+    grid = max(1, min(4096, math.ceil(items / _STATS_BLOCK)))
+    kernel((grid,), (_STATS_BLOCK,), args)
+
+
+def out_degree(rowidx, m, deg):
+    """deg(i) += number of stored entries in row i (deg must start at zero)."""
+    _stats_launch("out_degree", rowidx.dtype, m, (rowidx, rowidx.dtype.type(m), deg))
+
+
+def column_length(colptr, n, deg):
+    """deg(j) = length of column j."""
+    _stats_launch("column_length", colptr.dtype, n, (colptr, colptr.dtype.type(n), deg))
+
+
+def degree_product_sum(colptr, rowidx, n, deg, out):
+    """out += Σ over stored edges i -> j of deg(i)·deg(j) (out is a float64 scalar array)."""
+    _stats_launch("degree_product_sum", colptr.dtype, n,
+                  (colptr, rowidx, colptr.dtype.type(n), deg, out))
+
+
+def expand_columns(colptr, n, col):
+    """col[k] = j for every entry k of column j (COOC column array from CSC pointers)."""
+    _stats_launch("expand_columns", colptr.dtype, n, (colptr, colptr.dtype.type(n), col))

@@ -1,0 +1,153 @@
+"""Lazy compilation of the CUDA kernels in ``spmv/kernels/`` into CuPy ``RawModule`` objects.
+
+Nothing here imports CuPy or compiles anything at import time. :func:`get_kernel` compiles a
+``.cu`` file (all its template instantiations at once, through NVRTC) on first use and caches
+the module per device. The same sources, options and name expressions are what
+``tests/test_kernels_compile.py`` hands to NVRTC directly on machines without a GPU, and what
+:func:`compile_ptx` uses there.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+from turbobc.exceptions import KernelCompileError
+
+__all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
+           "source_text", "compile_ptx", "get_kernel", "c_index_type"]
+
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+"""Folder of the ``.cu`` sources and the shared ``sweep.cuh``."""
+
+INDEX_TYPES = ("int", "long long")
+"""C types of the index template parameter: int32 and int64 indices."""
+
+VALUE_TYPES = ("double",)
+"""C types of the value template parameter (σ, δ and bc)."""
+
+SOURCES = {
+    "sccsc.cu": ("bc_sccsc",),
+    "sccooc.cu": ("bc_sccooc",),
+    "vecsc.cu": ("bc_vecsc",),
+    "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
+}
+"""Each source file and the ``__global__`` templates it defines."""
+
+_VALUE_TEMPLATED = {"bc_sccsc", "bc_sccooc", "bc_vecsc"}
+
+OPTIONS = ("--std=c++17", f"-I{KERNEL_DIR}")
+"""NVRTC options (CuPy adds the architecture of the device; CI adds ``-arch=compute_90``)."""
+
+
+def c_index_type(dtype) -> str:
+    """C type of the template index parameter for a numpy index dtype (int32 or int64)."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if dtype == np.int32:
+        return "int"
+    if dtype == np.int64:
+        return "long long"
+    raise ValueError(f"index dtype must be int32 or int64; got {dtype}")
+
+
+def name_expressions(filename: str) -> list[str]:
+    """Every template instantiation compiled from ``filename``, e.g. ``bc_sccsc<int, double>``."""
+    names = []
+    for kernel in SOURCES[filename]:
+        for index in INDEX_TYPES:
+            if kernel in _VALUE_TEMPLATED:
+                names.extend(f"{kernel}<{index}, {value}>" for value in VALUE_TYPES)
+            else:
+                names.append(f"{kernel}<{index}>")
+    return names
+
+
+def source_text(filename: str) -> str:
+    """Text of one kernel source file."""
+    return (KERNEL_DIR / filename).read_text()
+
+
+def _readable_log(filename: str, log: str) -> str:
+    # NVRTC names the program after a temporary file; name the real one instead.
+    log = re.sub(r"^\S*?\.cu(?=\(\d+\))", str(KERNEL_DIR / filename), log, flags=re.M)
+    return f"CUDA kernel source {KERNEL_DIR / filename} failed to compile:\n{log.strip()}"
+
+
+def compile_ptx(filename: str, source: str | None = None, arch: str = "compute_90"):
+    """Compile a kernel file through NVRTC alone (no device needed).
+
+    Parameters
+    ----------
+    filename : str
+        A key of :data:`SOURCES`; names the program in the log.
+    source : str, optional
+        Text to compile instead of the file's (used to test the error path).
+    arch : str
+        Virtual architecture, ``compute_90`` (Hopper) by default.
+
+    Returns
+    -------
+    ptx : bytes
+        The PTX of every instantiation.
+    lowered : dict
+        Name expression -> mangled name.
+
+    Raises
+    ------
+    KernelCompileError
+        With the file name and NVRTC's log.
+    """
+    from cupy.cuda import nvrtc
+
+    text = source_text(filename) if source is None else source
+    prog = nvrtc.createProgram(text, str(KERNEL_DIR / filename), [], [])
+    try:
+        names = name_expressions(filename)
+        for name in names:
+            nvrtc.addNameExpression(prog, name)
+        try:
+            nvrtc.compileProgram(prog, [f"-arch={arch}", *OPTIONS])
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise KernelCompileError(_readable_log(filename, log or str(exc))) from None
+        lowered = {name: nvrtc.getLoweredName(prog, name) for name in names}
+        return nvrtc.getPTX(prog), lowered
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+_lock = threading.Lock()
+_modules: dict[tuple[int, str], object] = {}
+
+
+def _module(filename: str):
+    import cupy
+
+    device = cupy.cuda.Device().id
+    key = (device, filename)
+    with _lock:
+        module = _modules.get(key)
+        if module is None:
+            module = cupy.RawModule(code=source_text(filename), options=OPTIONS,
+                                    name_expressions=name_expressions(filename),
+                                    enable_cooperative_groups=True)
+            try:
+                module.compile()
+            except cupy.cuda.compiler.CompileException as exc:
+                raise KernelCompileError(_readable_log(filename, exc.get_message())) from None
+            _modules[key] = module
+    return module
+
+
+def get_kernel(filename: str, name_expression: str):
+    """The compiled ``cupy.RawKernel`` for one instantiation, compiling its file on first use.
+
+    Raises
+    ------
+    KernelCompileError
+        If the file does not compile (the message names it and carries NVRTC's log).
+    """
+    return _module(filename).get_function(name_expression)

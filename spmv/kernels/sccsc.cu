@@ -1,0 +1,86 @@
+// scCSC: one thread per vertex (column of the CSC matrix), the σ == 0 mask inside the kernel
+// (TurboBC paper, Algorithm 3). Storage: CSC only, g.a = column pointers, g.b = row indices;
+// column j lists the in-neighbours of j.
+#include "sweep.cuh"
+
+namespace tbc {
+
+struct ScCSC {
+    // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : pull over in-neighbours, only for undiscovered j.
+    template <typename I, typename V>
+    static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
+                                                   unsigned long long* ctl) {
+        bool found = false;
+        for (long long j = g.tid; j < g.n; j += g.nthreads) {
+            if (load_cg(g.S + j) != I(-1)) {
+                continue;  // mask ¬σ
+            }
+            V sum = V(0);
+            const I end = __ldg(g.a + j + 1);
+            for (I k = __ldg(g.a + j); k < end; ++k) {
+                const I i = __ldg(g.b + k);
+                if (load_cg(g.S + i) == I(d - 1)) {
+                    sum += load_cg(g.sigma + i);
+                }
+            }
+            if (sum > V(0)) {
+                g.sigma[j] = sum;
+                g.S[j] = I(d);
+                found = true;
+                flag_overflow(sum, d, ctl);
+            }
+        }
+        return found;
+    }
+
+    // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u
+    template <typename I, typename V>
+    static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
+        if (!g.directed) {
+            // A == Aᵀ: pull. Thread v (at depth d−1) sums u over its neighbours at depth d.
+            for (long long v = g.tid; v < g.n; v += g.nthreads) {
+                if (load_cg(g.S + v) != I(d - 1)) {
+                    continue;
+                }
+                V sum = V(0);
+                const I end = __ldg(g.a + v + 1);
+                for (I k = __ldg(g.a + v); k < end; ++k) {
+                    const I w = __ldg(g.b + k);
+                    if (load_cg(g.S + w) == I(d)) {
+                        sum += V(1) / load_cg(g.sigma + w) + load_cg(g.t + w);
+                    }
+                }
+                g.t[v] = sum * scale;
+            }
+        } else {
+            // Only Aᵀ is stored: push. Thread w (at depth d) adds u(w) to its in-neighbours v
+            // at depth d−1, which is t = A u read column by column.
+            for (long long w = g.tid; w < g.n; w += g.nthreads) {
+                if (load_cg(g.S + w) != I(d)) {
+                    continue;
+                }
+                const V u = (V(1) / load_cg(g.sigma + w) + load_cg(g.t + w)) * scale;
+                const I end = __ldg(g.a + w + 1);
+                for (I k = __ldg(g.a + w); k < end; ++k) {
+                    const I v = __ldg(g.b + k);
+                    if (load_cg(g.S + v) == I(d - 1)) {
+                        atomicAdd(g.t + v, u);
+                    }
+                }
+            }
+        }
+    }
+};
+
+}  // namespace tbc
+
+template <typename I, typename V>
+__global__ void __launch_bounds__(512)
+bc_sccsc(const I* __restrict__ colptr, const I* __restrict__ rowidx, I n, I m,
+         const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
+         int* shifts, unsigned long long* ctl, int directed, int endpoints) {
+    const tbc::Sweep<I, V> g{colptr, rowidx, n, m, S, sigma, t, directed != 0,
+                             (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                             (long long)gridDim.x * blockDim.x};
+    tbc::run_sweep<tbc::ScCSC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
+}

@@ -1,0 +1,214 @@
+// Shared pieces of the single-source BC sweep (TurboBC paper, Algorithm 1).
+//
+// One persistent kernel runs the whole of Algorithm 1 for a range of sources: the forward BFS
+// levels, the backward dependency levels and the bc update, separated by a software grid
+// barrier. The host launches it once per chunk of sources, so a level costs one barrier
+// (a few microseconds) instead of two or three kernel launches and a host round trip.
+//
+// Vectors (all length n, on the device):
+//   S      depth at which each vertex was discovered, -1 if not (yet) reached
+//   sigma  path counts σ̂ = σ / 2^E_d, scaled per level so that they never overflow
+//   t      backward accumulator: δ(v) = σ̂(v) · t(v)   (t = A u of the paper, accumulated)
+//   bc     the raw result, summed over sources
+// The frontier f of the paper is never stored: f = σ̂<S == d−1>.
+//
+// The kernels differ only in how the two SpMV products are parallelized (the policies
+// in sccsc.cu, sccooc.cu and vecsc.cu): each provides
+//   forward(d)          f<¬σ> = Aᵀ f ; σ += f ; S<f> = d          (returns "discovered any")
+//   backward(d, scale)  u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u   (with u(w) = 1/σ̂(w) + t(w))
+#pragma once
+
+#define TBC_FULL_MASK 0xffffffffu
+
+namespace tbc {
+
+// Slots of the control block `ctl` (unsigned long long[16], zeroed once by the host).
+enum Ctl : int {
+    BAR_COUNT = 0,    // grid barrier: blocks arrived
+    BAR_GEN = 1,      // grid barrier: generation
+    FLAG0 = 2,        // "level d discovered a vertex", rotating over FLAG0 + d % 3
+    OVF_LEVEL = 5,    // last level whose σ̂ passed the overflow limit
+    MAX_BITS = 6,     // bit pattern of max σ̂ over that level (positive doubles order as integers)
+    REACHED = 7,      // vertices reached (other than the source), for endpoints
+    N_CTL = 16
+};
+
+// Values that may change during a launch are read through L2 (ld.cg): the L1 caches of other
+// SMs are not coherent, and a grid barrier does not invalidate them.
+template <typename T>
+__device__ __forceinline__ T load_cg(const T* p) { return __ldcg(p); }
+
+// Software grid barrier. Valid because the host never launches more blocks than can be resident
+// at once (checked with the occupancy API, and the launch is cooperative).
+__device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned long long* gen = ctl + BAR_GEN;
+        const unsigned long long my_gen = *gen;
+        __threadfence();
+        const unsigned long long arrived = atomicAdd(ctl + BAR_COUNT, 1ull);
+        if (arrived == gridDim.x - 1) {
+            atomicExch(ctl + BAR_COUNT, 0ull);
+            __threadfence();
+            atomicAdd(ctl + BAR_GEN, 1ull);
+        } else {
+            while (*gen == my_gen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// σ̂ above this limit triggers a rescale of its level (DESIGN section 3).
+template <typename V> __device__ __forceinline__ V overflow_limit();
+template <> __device__ __forceinline__ double overflow_limit<double>() { return 0x1p512; }
+template <> __device__ __forceinline__ float overflow_limit<float>() { return 0x1p64f; }
+
+template <typename V>
+__device__ __forceinline__ void flag_overflow(V value, int d, unsigned long long* ctl) {
+    if (value > overflow_limit<V>()) {
+        atomicMax(ctl + OVF_LEVEL, (unsigned long long)d);
+    }
+}
+
+__device__ __forceinline__ unsigned long long order_bits(double x) {
+    return (unsigned long long)__double_as_longlong(x);
+}
+__device__ __forceinline__ unsigned long long order_bits(float x) {
+    return (unsigned long long)__float_as_uint(x);
+}
+__device__ __forceinline__ double from_order_bits(unsigned long long b, double) {
+    return __longlong_as_double((long long)b);
+}
+__device__ __forceinline__ float from_order_bits(unsigned long long b, float) {
+    return __uint_as_float((unsigned int)b);
+}
+
+// Arguments every policy sees. `a` and `b` are the storage format: CSC (a = column pointers,
+// b = row indices) or COOC (a = column of each entry, b = row of each entry).
+template <typename I, typename V>
+struct Sweep {
+    const I* __restrict__ a;
+    const I* __restrict__ b;
+    I n;
+    I m;
+    I* S;
+    V* sigma;
+    V* t;
+    bool directed;
+    long long tid;
+    long long nthreads;
+};
+
+// The whole of Algorithm 1 for sources[0 .. nsrc), accumulated into bc.
+template <class Policy, typename I, typename V>
+__device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, long long nsrc,
+                          V* bc, int* shifts, unsigned long long* ctl, bool endpoints) {
+    const long long tid = g.tid, nthreads = g.nthreads;
+    const unsigned lane = threadIdx.x & 31u;
+    for (long long si = 0; si < nsrc; ++si) {
+        const I s = sources[si];
+
+        // σ = e_s, S = -1 except S(s) = 0, t = 0
+        for (long long v = tid; v < g.n; v += nthreads) {
+            g.S[v] = (v == s) ? I(0) : I(-1);
+            g.sigma[v] = (v == s) ? V(1) : V(0);
+            g.t[v] = V(0);
+        }
+        if (tid == 0) {
+            ctl[FLAG0 + 1] = 0;
+            ctl[OVF_LEVEL] = 0;
+            ctl[MAX_BITS] = 0;
+            ctl[REACHED] = 0;
+        }
+        grid_sync(ctl);
+
+        // Forward sweep: one level per barrier.
+        int d = 0;
+        while (true) {
+            ++d;
+            // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d        (f = σ̂<S == d−1>)
+            const bool found = Policy::forward(g, d, ctl);
+            if (__any_sync(TBC_FULL_MASK, found) && lane == 0) {
+                ctl[FLAG0 + d % 3] = 1;
+            }
+            if (tid == 0) {
+                ctl[FLAG0 + (d + 1) % 3] = 0;  // read last after barrier d - 2: free again
+            }
+            grid_sync(ctl);
+            if (load_cg(ctl + FLAG0 + d % 3) == 0) {
+                break;  // f == 0
+            }
+            int shift = 0;
+            if ((int)load_cg(ctl + OVF_LEVEL) == d) {
+                // σ̂<S==d> *= 2^-shift_d with shift_d = floor(log2 max σ̂<S==d>), exact.
+                for (long long v = tid; v < g.n; v += nthreads) {
+                    if (load_cg(g.S + v) == I(d)) {
+                        atomicMax(ctl + MAX_BITS, order_bits(load_cg(g.sigma + v)));
+                    }
+                }
+                grid_sync(ctl);
+                shift = ilogb(from_order_bits(load_cg(ctl + MAX_BITS), V(0)));
+                for (long long v = tid; v < g.n; v += nthreads) {
+                    if (load_cg(g.S + v) == I(d)) {
+                        g.sigma[v] = scalbn(load_cg(g.sigma + v), -shift);
+                    }
+                }
+                grid_sync(ctl);
+                if (tid == 0) {
+                    ctl[MAX_BITS] = 0;  // next read after at least two more barriers
+                }
+            }
+            if (tid == 0) {
+                shifts[d] = shift;
+            }
+        }
+        const int depth = d - 1;  // deepest non-empty level
+
+        // Backward sweep, d from the deepest level down to 2 (level 1 only feeds the source).
+        for (d = depth; d >= 2; --d) {
+            // u<S==d> = (1 + δ)./σ ; t = A u ; δ<S==d−1> += t .* σ   (δ = σ̂ .* t, scaled by 2^-shift_d)
+            const V scale = scalbn(V(1), -load_cg(shifts + d));
+            Policy::backward(g, d, scale);
+            grid_sync(ctl);
+        }
+
+        // bc += δ (v ≠ s); endpoints: +1 for every reached v ≠ s, reached − 1 for s
+        unsigned long long reached = 0;
+        for (long long v = tid; v < g.n; v += nthreads) {
+            const I depth_v = load_cg(g.S + v);
+            if (depth_v > I(0)) {
+                V delta = load_cg(g.sigma + v) * load_cg(g.t + v);
+                if (endpoints) {
+                    delta += V(1);
+                    ++reached;
+                }
+                bc[v] += delta;
+            }
+        }
+        if (endpoints) {
+            for (int off = 16; off > 0; off >>= 1) {
+                reached += __shfl_down_sync(TBC_FULL_MASK, reached, off);
+            }
+            if (lane == 0 && reached) {
+                atomicAdd(ctl + REACHED, reached);
+            }
+        }
+        grid_sync(ctl);
+        if (endpoints && tid == 0) {
+            bc[s] += V(load_cg(ctl + REACHED));
+        }
+    }
+}
+
+// Sum over a warp, result in lane 0 (Algorithm 4, lines 17 to 21).
+template <typename V>
+__device__ __forceinline__ V warp_sum(V x) {
+    for (int off = 16; off > 0; off >>= 1) {
+        x += __shfl_down_sync(TBC_FULL_MASK, x, off);
+    }
+    return x;
+}
+
+}  // namespace tbc

@@ -1,0 +1,93 @@
+// veCSC: one warp per vertex (column of the CSC matrix), lanes stride over its neighbours,
+// reduction by __shfl_down_sync (TurboBC paper, Algorithm 4). Storage: CSC only,
+// g.a = column pointers, g.b = row indices; column j lists the in-neighbours of j.
+#include "sweep.cuh"
+
+namespace tbc {
+
+struct VeCSC {
+    // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : a warp pulls over the in-neighbours of undiscovered j.
+    template <typename I, typename V>
+    static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
+                                                   unsigned long long* ctl) {
+        const int lane = threadIdx.x & 31;
+        const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
+        bool found = false;
+        for (long long j = warp; j < g.n; j += nwarps) {
+            if (load_cg(g.S + j) != I(-1)) {
+                continue;  // mask ¬σ, uniform over the warp
+            }
+            V sum = V(0);
+            const I end = __ldg(g.a + j + 1);
+            for (I k = __ldg(g.a + j) + lane; k < end; k += 32) {
+                const I i = __ldg(g.b + k);
+                if (load_cg(g.S + i) == I(d - 1)) {
+                    sum += load_cg(g.sigma + i);
+                }
+            }
+            sum = warp_sum(sum);
+            if (lane == 0 && sum > V(0)) {
+                g.sigma[j] = sum;
+                g.S[j] = I(d);
+                found = true;
+                flag_overflow(sum, d, ctl);
+            }
+        }
+        return found;
+    }
+
+    // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u
+    template <typename I, typename V>
+    static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
+        const int lane = threadIdx.x & 31;
+        const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
+        if (!g.directed) {
+            // A == Aᵀ: pull. Warp v (at depth d−1) sums u over its neighbours at depth d.
+            for (long long v = warp; v < g.n; v += nwarps) {
+                if (load_cg(g.S + v) != I(d - 1)) {
+                    continue;
+                }
+                V sum = V(0);
+                const I end = __ldg(g.a + v + 1);
+                for (I k = __ldg(g.a + v) + lane; k < end; k += 32) {
+                    const I w = __ldg(g.b + k);
+                    if (load_cg(g.S + w) == I(d)) {
+                        sum += V(1) / load_cg(g.sigma + w) + load_cg(g.t + w);
+                    }
+                }
+                sum = warp_sum(sum);
+                if (lane == 0) {
+                    g.t[v] = sum * scale;
+                }
+            }
+        } else {
+            // Only Aᵀ is stored: push. Warp w (at depth d) adds u(w) to its in-neighbours.
+            for (long long w = warp; w < g.n; w += nwarps) {
+                if (load_cg(g.S + w) != I(d)) {
+                    continue;
+                }
+                const V u = (V(1) / load_cg(g.sigma + w) + load_cg(g.t + w)) * scale;
+                const I end = __ldg(g.a + w + 1);
+                for (I k = __ldg(g.a + w) + lane; k < end; k += 32) {
+                    const I v = __ldg(g.b + k);
+                    if (load_cg(g.S + v) == I(d - 1)) {
+                        atomicAdd(g.t + v, u);
+                    }
+                }
+            }
+        }
+    }
+};
+
+}  // namespace tbc
+
+template <typename I, typename V>
+__global__ void __launch_bounds__(512)
+bc_vecsc(const I* __restrict__ colptr, const I* __restrict__ rowidx, I n, I m,
+         const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
+         int* shifts, unsigned long long* ctl, int directed, int endpoints) {
+    const tbc::Sweep<I, V> g{colptr, rowidx, n, m, S, sigma, t, directed != 0,
+                             (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                             (long long)gridDim.x * blockDim.x};
+    tbc::run_sweep<tbc::VeCSC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
+}

@@ -1,0 +1,52 @@
+"""Helpers for the GPU engine tests: graphs as turbobc Graph objects, and the two oracles
+(the graphblas engine's raw sums, and networkx's raw sums)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from turbobc._graph import Graph
+
+
+def make_graph(A, directed: bool) -> Graph:
+    """A canonical :class:`Graph` (pattern of ``A``, no diagonal; symmetrized when undirected)."""
+    csr = sp.csr_array(A, dtype=np.float64)
+    if not directed:
+        csr = sp.csr_array(csr + csr.T)
+    csr.setdiag(0)
+    csr.eliminate_zeros()
+    csr.sum_duplicates()
+    csr.sort_indices()
+    csr.data[:] = 1.0
+    return Graph(pattern=csr, directed=directed)
+
+
+def networkx_raw(graph: Graph, sources) -> np.ndarray:
+    """Σ over ``sources`` of Brandes' δ_s(v) (ordered pairs, not halved), from networkx."""
+    G = nx.from_scipy_sparse_array(graph.pattern,
+                                   create_using=nx.DiGraph if graph.directed else nx.Graph)
+    values = nx.betweenness_centrality_subset(G, list(map(int, sources)), list(G),
+                                              normalized=False)
+    raw = np.array([values[v] for v in range(graph.n)], dtype=np.float64)
+    # networkx halves the subset sums of undirected graphs.
+    return raw if graph.directed else 2 * raw
+
+
+def graphblas_raw(graph: Graph, sources, endpoints: bool = False) -> np.ndarray:
+    """The CPU engine's raw sums (the reference engine)."""
+    from turbobc._graphblas import accumulate
+
+    return accumulate(graph, np.asarray(sources, dtype=np.int64), endpoints=endpoints,
+                      progress=None)
+
+
+class Counter:
+    """Stands in for the tqdm bar: counts update() calls."""
+
+    def __init__(self):
+        self.n = 0
+
+    def update(self, k=1):
+        self.n += k

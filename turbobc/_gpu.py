@@ -1,0 +1,180 @@
+"""The GPU engine: Algorithm 1 of the TurboBC paper on the device, one source per sweep.
+
+:func:`accumulate` uploads exactly one storage format (CSC for scCSC and veCSC, COOC for
+scCOOC), allocates the sweep vectors once, and launches one persistent kernel per chunk of
+sources (spmv/kernels/sweep.cuh): inside it, each BFS level and each dependency level is one
+grid barrier, so there is no host round trip per level at all.
+
+Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 1)::
+
+    format  CSC: b (n + 1 + m)        COOC: 2 b m
+    S       b n       depth of discovery (the frontier is σ<S == d−1>, never stored)
+    σ, t    16 n      path counts (scaled per level) and the backward accumulator
+    bc      8 n       the result
+    shifts  4 n       per-level power-of-two scale of σ
+    sources b k
+
+so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import spmv
+from spmv import _launch
+
+from ._graph import Graph, index_dtype_for
+
+__all__ = ["accumulate", "memory_model", "last_run"]
+
+_CTL_SLOTS = 16  # unsigned long long control block, see spmv/kernels/sweep.cuh
+
+last_run: dict = {}
+"""Facts about the latest :func:`accumulate` call (kernel, grid, scf, peak pool bytes), for
+benchmarks and tests."""
+
+
+def memory_model(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
+    """Bytes of device memory a run needs (the arrays of this module's docstring)."""
+    b = np.dtype(index_dtype).itemsize
+    fmt = 2 * b * m if kernel == "sccooc" else b * (n + 1 + m)
+    return fmt + b * n + 24 * n + 4 * (n + 2) + 8 * _CTL_SLOTS + b * num_sources
+
+
+class _DeviceSweep:
+    """Device arrays of one run: the storage format and the sweep vectors."""
+
+    def __init__(self, graph: Graph, sources: np.ndarray, kernel: str, index_dtype):
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        self.baseline = self.peak = pool.used_bytes()
+        n, m = graph.n, graph.nnz
+        csc = graph.csc
+        # CSC on the device: column j lists the in-neighbours of j.
+        colptr = cupy.asarray(csc.indptr.astype(index_dtype, copy=False))
+        rowidx = cupy.asarray(csc.indices.astype(index_dtype, copy=False))
+        self._mark(pool)
+        self.stats = None
+        if kernel == "auto":
+            self.stats = spmv.stats_device(colptr, rowidx, n, m, graph.directed)
+            self.peak = max(self.peak, pool.used_bytes() + 8 * n + 8)
+            kernel = spmv.select(self.stats)
+        self.kernel = kernel
+        if kernel == "sccooc":
+            # COOC: row = the CSC row indices, col expanded from the column pointers; then the
+            # pointers go, so only one format stays on the device.
+            col = cupy.empty(m, dtype=index_dtype)
+            _launch.expand_columns(colptr, n, col)
+            self._mark(pool)
+            del colptr
+            self.a, self.b = col, rowidx
+        else:
+            self.a, self.b = colptr, rowidx
+        self.sources = cupy.asarray(sources.astype(index_dtype))
+        self.S = cupy.empty(n, dtype=index_dtype)
+        self.sigma = cupy.empty(n, dtype=np.float64)
+        self.t = cupy.empty(n, dtype=np.float64)
+        self.bc = cupy.zeros(n, dtype=np.float64)
+        self.shifts = cupy.empty(n + 2, dtype=np.int32)
+        self.ctl = cupy.zeros(_CTL_SLOTS, dtype=np.uint64)
+        self._mark(pool)
+
+    def _mark(self, pool):
+        self.peak = max(self.peak, pool.used_bytes())
+
+    def launch(self, graph: Graph, begin: int, end: int, endpoints: bool) -> int:
+        """Run sources[begin:end]; returns the grid size used."""
+        return _launch.SWEEPS[self.kernel](
+            self.a, self.b, graph.n, graph.nnz, self.sources[begin:end], self.S, self.sigma,
+            self.t, self.bc, self.shifts, self.ctl, directed=graph.directed,
+            endpoints=endpoints)
+
+
+def _free_bytes() -> str:
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    free, total = cupy.cuda.runtime.memGetInfo()
+    limit = pool.get_limit()
+    text = (f"{free} bytes free on the device of {total}, {pool.free_bytes()} more cached in "
+            f"CuPy's memory pool")
+    if limit:
+        text += f", pool limit {limit} bytes with {pool.used_bytes()} in use"
+    return text
+
+
+def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
+               _index_dtype=None) -> np.ndarray:
+    """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
+
+    Parameters
+    ----------
+    graph : Graph
+        The validated pattern.
+    sources : numpy.ndarray
+        Distinct source vertices, int64, 1-D (possibly empty).
+    endpoints : bool
+        Also count the endpoints of each path (networkx ``endpoints=True``).
+    kernel : str
+        ``"auto"`` (the selector ``spmv.select`` on the device-computed scf) or a name in
+        ``spmv.KERNELS``.
+    progress : tqdm or None
+        Updated once per finished source.
+    _index_dtype : numpy dtype, optional
+        Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, length n: ``raw[v] = Σ_{s in sources, s != v} δ_s(v)`` over ordered pairs (not
+        halved for undirected graphs); with ``endpoints``, +1 for every vertex reached from s
+        other than s, and (reached − 1) for s itself.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel name.
+    MemoryError
+        When the device cannot hold the run; says how many bytes were needed and free.
+        Everything allocated is released first.
+    """
+    import cupy
+
+    if kernel != "auto" and kernel not in spmv.KERNELS:
+        raise ValueError(f"kernel must be 'auto' or one of {spmv.KERNELS}; got {kernel!r}")
+    n, m = graph.n, graph.nnz
+    sources = np.asarray(sources, dtype=np.int64)
+    if sources.size == 0 or n == 0:
+        return np.zeros(n, dtype=np.float64)
+    index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
+    failure = None
+    try:
+        run = _DeviceSweep(graph, sources, kernel, index_dtype)
+    except cupy.cuda.memory.OutOfMemoryError as exc:
+        # The traceback (and the partly allocated arrays its frames hold) dies with this
+        # block, so the pool is back at its baseline before MemoryError is raised.
+        failure = str(exc)
+    if failure is not None:
+        need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
+                            sources.size)
+        raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
+                          f"graph (n={n}, {m} stored edges, kernel={kernel!r}); {_free_bytes()}. "
+                          f"CuPy said: {failure}")
+    chunk, done, grid = 1, 0, 0
+    while done < sources.size:
+        end = min(sources.size, done + chunk)
+        grid = run.launch(graph, done, end, endpoints)
+        cupy.cuda.get_current_stream().synchronize()
+        if progress is not None:
+            for _ in range(end - done):
+                progress.update(1)
+        done, chunk = end, min(2 * chunk, 4096)
+    raw = run.bc.get()
+    last_run.clear()
+    last_run.update(kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
+                    scf=None if run.stats is None else run.stats.scf,
+                    peak_pool_bytes=run.peak - run.baseline, model_bytes=4 * m + 48 * n,
+                    expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size))
+    return raw
