@@ -1,0 +1,1 @@
+"""turbobc benchmarks: each writes JSON records to bench/results/ (see bench/records.py)."""
