@@ -92,6 +92,9 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     holding about 40 bytes per (source, reached vertex) pair of a batch.
     Path counts are float64 rescaled by powers of two per BFS level, so
     counts far beyond 1e308 (deep grids, meshes, roads) still give correct BC.
+    The one limit: within a single BFS level the largest and smallest count
+    must lie within a factor 2^1000 of each other (no known graph class comes
+    near; a 600 x 600 grid spans 2^1190 overall but at most 2^600 per level).
 
     Examples
     --------
