@@ -26,12 +26,19 @@ python3 -c "import cupy; print('cupy', cupy.__version__, 'runtime', cupy.cuda.ru
 status=0
 BENCH_ONLY=${BENCH_ONLY:-0}
 if [ "$BENCH_ONLY" != 1 ]; then
-    timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -m gpu -p no:cacheprovider -n 8 \
+    timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -m gpu -p no:cacheprovider -p no:benchmark -n 8 \
         --durations=15 "$@" tests 2>&1 | tee "$OUT/tests.log" | tail -n 60
     status=$?
 fi
 timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
     ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
 bstatus=$?
+if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
+    for bps in $BENCH_BPS; do
+        timeout 120 python3 bench/single_source.py --blocks-per-sm $bps --repeats 5 \
+            --graphs ${BPS_GRAPHS:-road340 del16 ego-Facebook} --out "$OUT/bps$bps.json" \
+            2>&1 | tail -n 5
+    done
+fi
 echo "tests exit $status, bench exit $bstatus"
 [ $status -eq 0 ] && [ $bstatus -eq 0 ]

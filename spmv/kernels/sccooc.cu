@@ -6,11 +6,19 @@
 namespace tbc {
 
 struct ScCOOC {
+    static constexpr bool kCanPush = false;  // a thread per edge scans every edge anyway
+
+    template <typename I, typename V>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>&, I) {
+        return 0;
+    }
+
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : edge i -> j adds σ̂(i) to σ̂(j) when i is in the
     // frontier and j was undiscovered before this level.
     template <typename I, typename V>
     static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
-                                                   unsigned long long* ctl) {
+                                                   unsigned long long* ctl,
+                                                   unsigned long long&) {
         bool found = false;
         for (long long k = g.tid; k < g.m; k += g.nthreads) {
             const I j = __ldg(g.a + k);
@@ -29,6 +37,13 @@ struct ScCOOC {
             flag_overflow(total, d, ctl);  // σ̂ only grows: the last addition sees the final value
         }
         return found;
+    }
+
+    template <typename I, typename V>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+                                                        unsigned long long* ctl,
+                                                        unsigned long long& edges) {
+        return forward(g, d, ctl, edges);  // never chosen: kCanPush is false
     }
 
     // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u : edge v -> w adds u(w) to t(v).

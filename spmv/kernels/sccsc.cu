@@ -6,10 +6,18 @@
 namespace tbc {
 
 struct ScCSC {
+    static constexpr bool kCanPush = true;
+
+    template <typename I, typename V>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>& g, I v) {
+        return (unsigned long long)(__ldg(g.a + v + 1) - __ldg(g.a + v));
+    }
+
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : pull over in-neighbours, only for undiscovered j.
     template <typename I, typename V>
     static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
-                                                   unsigned long long* ctl) {
+                                                   unsigned long long* ctl,
+                                                   unsigned long long& edges) {
         bool found = false;
         for (long long j = g.tid; j < g.n; j += g.nthreads) {
             if (load_cg(g.S + j) != I(-1)) {
@@ -27,7 +35,32 @@ struct ScCSC {
                 g.sigma[j] = sum;
                 g.S[j] = I(d);
                 found = true;
+                edges += (unsigned long long)(end - __ldg(g.a + j));
                 flag_overflow(sum, d, ctl);
+            }
+        }
+        return found;
+    }
+
+    // The same product pushed from the frontier (undirected graphs, small frontiers): thread i
+    // (at depth d−1) adds σ̂(i) into its undiscovered neighbours, with atomics.
+    template <typename I, typename V>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+                                                        unsigned long long* ctl,
+                                                        unsigned long long& edges) {
+        bool found = false;
+        for (long long i = g.tid; i < g.n; i += g.nthreads) {
+            if (load_cg(g.S + i) != I(d - 1)) {
+                continue;  // f(i) == 0
+            }
+            const V x = load_cg(g.sigma + i);
+            const I end = __ldg(g.a + i + 1);
+            for (I k = __ldg(g.a + i); k < end; ++k) {
+                const I j = __ldg(g.b + k);
+                if (push_into(g.S, g.sigma, j, x, d, ctl)) {
+                    found = true;
+                    edges += degree(g, j);
+                }
             }
         }
         return found;

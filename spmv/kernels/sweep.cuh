@@ -30,13 +30,18 @@ enum Ctl : int {
     OVF_LEVEL = 5,    // last level whose σ̂ passed the overflow limit
     MAX_BITS = 6,     // bit pattern of max σ̂ over that level (positive doubles order as integers)
     REACHED = 7,      // vertices reached (other than the source), for endpoints
+    EDGES0 = 8,       // Σ degree of the vertices found at level d, rotating over EDGES0 + d % 3
     N_CTL = 16
 };
 
-// Values that may change during a launch are read through L2 (ld.cg): the L1 caches of other
-// SMs are not coherent, and a grid barrier does not invalidate them.
+// Vectors written during a launch (S, σ, t) are read with ordinary loads: within a phase the
+// values a thread acts on are not written by others (the benign exceptions are commented where
+// they occur), and the gpu-scope fence of the grid barrier orders each phase after the last.
 template <typename T>
-__device__ __forceinline__ T load_cg(const T* p) { return __ldcg(p); }
+__device__ __forceinline__ T load_cg(const T* p) { return *p; }
+
+// Push instead of pull while the frontier's edges are fewer than the unexplored ones over this.
+constexpr unsigned long long PUSH_RATIO = 10;
 
 // Software grid barrier. Valid because the host never launches more blocks than can be resident
 // at once (checked with the occupancy API, and the launch is cooperative).
@@ -85,6 +90,39 @@ __device__ __forceinline__ float from_order_bits(unsigned long long b, float) {
     return __uint_as_float((unsigned int)b);
 }
 
+// Claim an undiscovered vertex for level d: returns the depth it had (-1: this thread won).
+__device__ __forceinline__ int claim(int* S, int d) { return atomicCAS(S, -1, d); }
+__device__ __forceinline__ long long claim(long long* S, int d) {
+    return (long long)atomicCAS((unsigned long long*)S, ~0ull, (unsigned long long)d);
+}
+
+// Push one frontier value x into vertex j (edge i -> j of an undirected graph):
+// σ̂(j) += x if j is undiscovered before level d. Returns true when this call discovered j.
+template <typename I, typename V>
+__device__ __forceinline__ bool push_into(I* S, V* sigma, I j, V x, int d,
+                                          unsigned long long* ctl) {
+    I depth = load_cg(S + j);  // stale only as -1 where another thread just wrote d
+    bool won = false;
+    if (depth == I(-1)) {
+        depth = claim(S + j, d);
+        won = depth == I(-1);
+    }
+    if (won || depth == I(d)) {
+        const V total = atomicAdd(sigma + j, x) + x;
+        flag_overflow(total, d, ctl);  // σ̂ only grows: the last addition sees the final value
+    }
+    return won;
+}
+
+// Sum over a warp, result in lane 0 (Algorithm 4, lines 17 to 21).
+template <typename V>
+__device__ __forceinline__ V warp_sum(V x) {
+    for (int off = 16; off > 0; off >>= 1) {
+        x += __shfl_down_sync(TBC_FULL_MASK, x, off);
+    }
+    return x;
+}
+
 // Arguments every policy sees. `a` and `b` are the storage format: CSC (a = column pointers,
 // b = row indices) or COOC (a = column of each entry, b = row of each entry).
 template <typename I, typename V>
@@ -118,28 +156,44 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
         }
         if (tid == 0) {
             ctl[FLAG0 + 1] = 0;
+            ctl[EDGES0 + 1] = 0;
             ctl[OVF_LEVEL] = 0;
             ctl[MAX_BITS] = 0;
             ctl[REACHED] = 0;
         }
         grid_sync(ctl);
 
-        // Forward sweep: one level per barrier.
+        // Forward sweep: one level per barrier. Undirected graphs push from the frontier while
+        // it is small (direction optimization), pull otherwise; directed graphs always pull.
+        unsigned long long frontier_edges = Policy::degree(g, s);
+        unsigned long long explored = frontier_edges;
         int d = 0;
         while (true) {
             ++d;
+            const bool push = Policy::kCanPush && !g.directed &&
+                              frontier_edges * PUSH_RATIO < (unsigned long long)g.m - explored;
             // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d        (f = σ̂<S == d−1>)
-            const bool found = Policy::forward(g, d, ctl);
-            if (__any_sync(TBC_FULL_MASK, found) && lane == 0) {
+            unsigned long long edges = 0;
+            const bool found = push ? Policy::forward_push(g, d, ctl, edges)
+                                    : Policy::forward(g, d, ctl, edges);
+            const bool any_found = __any_sync(TBC_FULL_MASK, found);
+            edges = warp_sum(edges);
+            if (lane == 0 && any_found) {
                 ctl[FLAG0 + d % 3] = 1;
+                if (edges) {
+                    atomicAdd(ctl + EDGES0 + d % 3, edges);
+                }
             }
             if (tid == 0) {
                 ctl[FLAG0 + (d + 1) % 3] = 0;  // read last after barrier d - 2: free again
+                ctl[EDGES0 + (d + 1) % 3] = 0;
             }
             grid_sync(ctl);
             if (load_cg(ctl + FLAG0 + d % 3) == 0) {
                 break;  // f == 0
             }
+            frontier_edges = load_cg(ctl + EDGES0 + d % 3);
+            explored += frontier_edges;
             int shift = 0;
             if ((int)load_cg(ctl + OVF_LEVEL) == d) {
                 // σ̂<S==d> *= 2^-shift_d with shift_d = floor(log2 max σ̂<S==d>), exact.
@@ -200,15 +254,6 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
             bc[s] += V(load_cg(ctl + REACHED));
         }
     }
-}
-
-// Sum over a warp, result in lane 0 (Algorithm 4, lines 17 to 21).
-template <typename V>
-__device__ __forceinline__ V warp_sum(V x) {
-    for (int off = 16; off > 0; off >>= 1) {
-        x += __shfl_down_sync(TBC_FULL_MASK, x, off);
-    }
-    return x;
 }
 
 }  // namespace tbc

@@ -6,10 +6,18 @@
 namespace tbc {
 
 struct VeCSC {
+    static constexpr bool kCanPush = true;
+
+    template <typename I, typename V>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>& g, I v) {
+        return (unsigned long long)(__ldg(g.a + v + 1) - __ldg(g.a + v));
+    }
+
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : a warp pulls over the in-neighbours of undiscovered j.
     template <typename I, typename V>
     static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
-                                                   unsigned long long* ctl) {
+                                                   unsigned long long* ctl,
+                                                   unsigned long long& edges) {
         const int lane = threadIdx.x & 31;
         const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
         bool found = false;
@@ -30,7 +38,34 @@ struct VeCSC {
                 g.sigma[j] = sum;
                 g.S[j] = I(d);
                 found = true;
+                edges += (unsigned long long)(end - __ldg(g.a + j));
                 flag_overflow(sum, d, ctl);
+            }
+        }
+        return found;
+    }
+
+    // The same product pushed from the frontier (undirected graphs, small frontiers): warp i
+    // (at depth d−1) adds σ̂(i) into its undiscovered neighbours, lanes striding, with atomics.
+    template <typename I, typename V>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+                                                        unsigned long long* ctl,
+                                                        unsigned long long& edges) {
+        const int lane = threadIdx.x & 31;
+        const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
+        bool found = false;
+        for (long long i = warp; i < g.n; i += nwarps) {
+            if (load_cg(g.S + i) != I(d - 1)) {
+                continue;  // f(i) == 0, uniform over the warp
+            }
+            const V x = load_cg(g.sigma + i);
+            const I end = __ldg(g.a + i + 1);
+            for (I k = __ldg(g.a + i) + lane; k < end; k += 32) {
+                const I j = __ldg(g.b + k);
+                if (push_into(g.S, g.sigma, j, x, d, ctl)) {
+                    found = true;
+                    edges += degree(g, j);
+                }
             }
         }
         return found;
