@@ -115,6 +115,14 @@ def road(k: int, drop: float = 0.12, seed: int = 1) -> sp.csr_array:
     return sp.csr_array(A[big][:, big])
 
 
+def _mmread(path):
+    import inspect
+
+    if "spmatrix" in inspect.signature(scipy.io.mmread).parameters:
+        return scipy.io.mmread(path, spmatrix=False)
+    return scipy.io.mmread(path)
+
+
 def read_file(name: str, directed: bool = False) -> sp.csr_array:
     """A real graph file: Matrix Market (.mtx[.gz]) or SNAP edge list ('#' comments, ids
     relabelled in increasing order); symmetrized unless ``directed``."""
@@ -122,7 +130,7 @@ def read_file(name: str, directed: bool = False) -> sp.csr_array:
     if path is None:
         raise FileNotFoundError(f"{name} not found in {[str(d) for d in DATA_DIRS]}")
     if ".mtx" in name:
-        A = sp.csr_array(scipy.io.mmread(path))
+        A = sp.csr_array(_mmread(path))
         rows, cols = A.nonzero()
         n = A.shape[0]
     else:

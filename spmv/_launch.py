@@ -39,30 +39,50 @@ def _resident_blocks(kernel) -> int:
 
 
 def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, ctl, *,
-           directed, endpoints, work_items):
+           directed, endpoints, work_items, units=None):
     itype = S.dtype.type
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
     grid = min(_resident_blocks(kernel), max(1, math.ceil(work_items / BLOCK)))
+    unit_col, unit_start = units if units is not None else (S[:0], S[:0])
     kernel((grid,), (BLOCK,), (a, b, itype(n), itype(m), sources, np.int64(sources.size), S,
-                               sigma, t, bc, shifts, ctl, np.int32(directed), np.int32(endpoints)))
+                               sigma, t, bc, shifts, ctl, np.int32(directed), np.int32(endpoints),
+                               unit_col, unit_start, np.int64(unit_col.size)))
     return grid
 
 
+HEAVY_CHUNK = 1024
+"""veCSC splits columns longer than this into units of this many entries (sweep.cuh)."""
+
+
+def heavy_units(colptr: np.ndarray, index_dtype):
+    """Host arrays (unit_col, unit_start) of the veCSC hub units: every column with more than
+    HEAVY_CHUNK entries, cut into pieces of HEAVY_CHUNK entries starting at unit_start."""
+    deg = np.diff(colptr)
+    heavy = np.flatnonzero(deg > HEAVY_CHUNK)
+    counts = -(-deg[heavy] // HEAVY_CHUNK)
+    unit_col = np.repeat(heavy, counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    unit_start = colptr[unit_col] + (np.arange(unit_col.size) - first) * HEAVY_CHUNK
+    return unit_col.astype(index_dtype), unit_start.astype(index_dtype)
+
+
 def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints):
+                endpoints, units=None):
     """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
     return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
                   ctl, directed=directed, endpoints=endpoints, work_items=n)
 
 
 def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints):
-    """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
+                endpoints, units=None):
+    """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``); ``units``:
+    the device arrays of :func:`heavy_units`."""
     return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, work_items=32 * n)
+                  ctl, directed=directed, endpoints=endpoints, work_items=32 * n, units=units)
 
 
-def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints):
+def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints,
+                 units=None):
     """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
     return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
                   ctl, directed=directed, endpoints=endpoints, work_items=m)

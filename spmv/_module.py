@@ -37,6 +37,8 @@ SOURCES = {
 
 _VALUE_TEMPLATED = {"bc_sccsc", "bc_sccooc", "bc_vecsc"}
 
+_COOPERATIVE = {"sccsc.cu", "sccooc.cu", "vecsc.cu"}  # launched with all blocks resident
+
 OPTIONS = ("--std=c++17", f"-I{KERNEL_DIR}")
 """NVRTC options (CuPy adds the architecture of the device; CI adds ``-arch=compute_90``)."""
 
@@ -133,7 +135,7 @@ def _module(filename: str):
         if module is None:
             module = cupy.RawModule(code=source_text(filename), options=OPTIONS,
                                     name_expressions=name_expressions(filename),
-                                    enable_cooperative_groups=True)
+                                    enable_cooperative_groups=filename in _COOPERATIVE)
             try:
                 module.compile()
             except cupy.cuda.compiler.CompileException as exc:

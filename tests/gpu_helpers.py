@@ -39,7 +39,21 @@ def graphblas_raw(graph: Graph, sources, endpoints: bool = False) -> np.ndarray:
     from turbobc._graphblas import accumulate
 
     return accumulate(graph, np.asarray(sources, dtype=np.int64), endpoints=endpoints,
-                      progress=None)
+                      progress=Counter())
+
+
+def read_graph(name: str, directed: bool) -> Graph:
+    """A graph file of the shared data folder as a :class:`Graph` (bench/graphs.py reader:
+    Matrix Market, or SNAP edge lists with ids relabelled in increasing order)."""
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import graphs
+
+    return make_graph(graphs.read_file(name, directed=directed), directed)
 
 
 class Counter:

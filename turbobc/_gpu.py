@@ -13,8 +13,13 @@ Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31
     bc      8 n       the result
     shifts  4 n       per-level power-of-two scale of σ
     sources b k
+    units   2 b m / 1024 at most   (veCSC: hub columns cut into pieces of 1024 entries)
 
 so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model.
+The frontier f and the dependencies δ are never stored: f = σ̂<S == d−1> and δ = σ̂ .* t, so
+the paper's "free the BFS vectors before allocating the dependency vectors" holds trivially.
+scCOOC stores 2m indices, so it fits the model only for mean degree below about 3 or small
+graphs; ``kernel="auto"`` therefore chooses it only where it fits (spmv.select).
 """
 
 from __future__ import annotations
@@ -72,6 +77,10 @@ class _DeviceSweep:
             self.a, self.b = col, rowidx
         else:
             self.a, self.b = colptr, rowidx
+        self.units = None
+        if kernel == "vecsc":  # hub columns cut into units (a few bytes per 1024 entries)
+            self.units = tuple(cupy.asarray(x) for x in
+                               _launch.heavy_units(csc.indptr, index_dtype))
         self.sources = cupy.asarray(sources.astype(index_dtype))
         self.S = cupy.empty(n, dtype=index_dtype)
         self.sigma = cupy.empty(n, dtype=np.float64)
@@ -89,7 +98,7 @@ class _DeviceSweep:
         return _launch.SWEEPS[self.kernel](
             self.a, self.b, graph.n, graph.nnz, self.sources[begin:end], self.S, self.sigma,
             self.t, self.bc, self.shifts, self.ctl, directed=graph.directed,
-            endpoints=endpoints)
+            endpoints=endpoints, units=self.units)
 
 
 def _free_bytes() -> str:

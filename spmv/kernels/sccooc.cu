@@ -70,9 +70,10 @@ template <typename I, typename V>
 __global__ void __launch_bounds__(512)
 bc_sccooc(const I* __restrict__ col, const I* __restrict__ row, I n, I m,
           const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
-          int* shifts, unsigned long long* ctl, int directed, int endpoints) {
+          int* shifts, unsigned long long* ctl, int directed, int endpoints,
+          const I* __restrict__ unit_col, const I* __restrict__ unit_start, long long nunits) {
     const tbc::Sweep<I, V> g{col, row, n, m, S, sigma, t, directed != 0,
                              (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                             (long long)gridDim.x * blockDim.x};
+                             (long long)gridDim.x * blockDim.x, unit_col, unit_start, nunits};
     tbc::run_sweep<tbc::ScCOOC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
 }

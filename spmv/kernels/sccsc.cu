@@ -56,10 +56,11 @@ struct ScCSC {
             const V x = load_cg(g.sigma + i);
             const I end = __ldg(g.a + i + 1);
             for (I k = __ldg(g.a + i); k < end; ++k) {
-                const I j = __ldg(g.b + k);
-                if (push_into(g.S, g.sigma, j, x, d, ctl)) {
+                const unsigned long long won =
+                    push_into(g.a, g.S, g.sigma, __ldg(g.b + k), x, d, ctl);
+                if (won) {
                     found = true;
-                    edges += degree(g, j);
+                    edges += won;
                 }
             }
         }
@@ -111,9 +112,10 @@ template <typename I, typename V>
 __global__ void __launch_bounds__(512)
 bc_sccsc(const I* __restrict__ colptr, const I* __restrict__ rowidx, I n, I m,
          const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
-         int* shifts, unsigned long long* ctl, int directed, int endpoints) {
+         int* shifts, unsigned long long* ctl, int directed, int endpoints,
+          const I* __restrict__ unit_col, const I* __restrict__ unit_start, long long nunits) {
     const tbc::Sweep<I, V> g{colptr, rowidx, n, m, S, sigma, t, directed != 0,
                              (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                             (long long)gridDim.x * blockDim.x};
+                             (long long)gridDim.x * blockDim.x, unit_col, unit_start, nunits};
     tbc::run_sweep<tbc::ScCSC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
 }

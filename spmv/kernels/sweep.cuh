@@ -48,19 +48,21 @@ constexpr unsigned long long PUSH_RATIO = 10;
 __device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        volatile unsigned long long* gen = ctl + BAR_GEN;
-        const unsigned long long my_gen = *gen;
-        __threadfence();
-        const unsigned long long arrived = atomicAdd(ctl + BAR_COUNT, 1ull);
+        const unsigned long long my_gen = *(volatile unsigned long long*)(ctl + BAR_GEN);
+        unsigned long long arrived;
+        // arrive: releases this block's writes of the phase (the bar.sync above ordered them)
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
+                     : "=l"(arrived) : "l"(ctl + BAR_COUNT) : "memory");
         if (arrived == gridDim.x - 1) {
-            atomicExch(ctl + BAR_COUNT, 0ull);
-            __threadfence();
-            atomicAdd(ctl + BAR_GEN, 1ull);
+            ctl[BAR_COUNT] = 0;
+            asm volatile("red.release.gpu.global.add.u64 [%0], 1;" :: "l"(ctl + BAR_GEN) : "memory");
         } else {
-            while (*gen == my_gen) {
-            }
+            unsigned long long gen;
+            do {  // acquire: every block's writes of the phase are visible after this
+                asm volatile("ld.acquire.gpu.global.u64 %0, [%1];"
+                             : "=l"(gen) : "l"(ctl + BAR_GEN) : "memory");
+            } while (gen == my_gen);
         }
-        __threadfence();
     }
     __syncthreads();
 }
@@ -96,20 +98,29 @@ __device__ __forceinline__ long long claim(long long* S, int d) {
     return (long long)atomicCAS((unsigned long long*)S, ~0ull, (unsigned long long)d);
 }
 
-// Push one frontier value x into vertex j (edge i -> j of an undirected graph):
-// σ̂(j) += x if j is undiscovered before level d. Returns true when this call discovered j.
+// Push one frontier value x into vertex j along an edge of an undirected graph:
+// σ̂(j) += x if j was undiscovered before level d. Returns the degree of j when this call
+// discovered it (claimed S(j) = d), else 0.
 template <typename I, typename V>
-__device__ __forceinline__ bool push_into(I* S, V* sigma, I j, V x, int d,
-                                          unsigned long long* ctl) {
+__device__ __forceinline__ unsigned long long push_into(const I* __restrict__ colptr, I* S,
+                                                        V* sigma, I j, V x, int d,
+                                                        unsigned long long* ctl) {
     I depth = load_cg(S + j);  // stale only as -1 where another thread just wrote d
-    bool won = false;
+    const I begin = __ldg(colptr + j), end = __ldg(colptr + j + 1);  // in flight with S(j)
+    unsigned long long won = 0;
     if (depth == I(-1)) {
         depth = claim(S + j, d);
-        won = depth == I(-1);
+        if (depth == I(-1)) {
+            won = (unsigned long long)(end - begin);
+            depth = I(d);
+        }
     }
-    if (won || depth == I(d)) {
-        const V total = atomicAdd(sigma + j, x) + x;
-        flag_overflow(total, d, ctl);  // σ̂ only grows: the last addition sees the final value
+    if (depth == I(d)) {
+        atomicAdd(sigma + j, x);  // result unused: a fire-and-forget reduction
+        // σ̂(j) <= deg(j) · max x: flag the level when that bound passes the limit
+        if (x > overflow_limit<V>() / V(end - begin)) {
+            atomicMax(ctl + OVF_LEVEL, (unsigned long long)d);
+        }
     }
     return won;
 }
@@ -137,7 +148,14 @@ struct Sweep {
     bool directed;
     long long tid;
     long long nthreads;
+    // veCSC only: columns longer than HEAVY_CHUNK split into units of HEAVY_CHUNK entries,
+    // unit u covers column unit_col[u] from entry unit_start[u] (empty for the other kernels).
+    const I* __restrict__ unit_col;
+    const I* __restrict__ unit_start;
+    long long nunits;
 };
+
+constexpr int HEAVY_CHUNK = 1024;
 
 // The whole of Algorithm 1 for sources[0 .. nsrc), accumulated into bc.
 template <class Policy, typename I, typename V>
@@ -203,15 +221,18 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
                     }
                 }
                 grid_sync(ctl);
-                shift = ilogb(from_order_bits(load_cg(ctl + MAX_BITS), V(0)));
-                for (long long v = tid; v < g.n; v += nthreads) {
-                    if (load_cg(g.S + v) == I(d)) {
-                        g.sigma[v] = scalbn(load_cg(g.sigma + v), -shift);
+                const V level_max = from_order_bits(load_cg(ctl + MAX_BITS), V(0));
+                if (level_max > overflow_limit<V>()) {  // pushes flag conservatively
+                    shift = ilogb(level_max);
+                    for (long long v = tid; v < g.n; v += nthreads) {
+                        if (load_cg(g.S + v) == I(d)) {
+                            g.sigma[v] = scalbn(load_cg(g.sigma + v), -shift);
+                        }
                     }
                 }
                 grid_sync(ctl);
                 if (tid == 0) {
-                    ctl[MAX_BITS] = 0;  // next read after at least two more barriers
+                    ctl[MAX_BITS] = 0;  // every thread read it before the barrier above
                 }
             }
             if (tid == 0) {
