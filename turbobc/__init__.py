@@ -9,8 +9,10 @@ Importing turbobc does no GPU work; see :func:`show_config` for what was found.
 from . import exceptions
 from ._api import bc
 from ._config import show_config
+from ._io import read_graph
 from .datasets import load_ego_facebook
 
 __version__ = "0.1.0"
 
-__all__ = ["bc", "exceptions", "load_ego_facebook", "show_config", "__version__"]
+__all__ = ["bc", "exceptions", "load_ego_facebook", "read_graph", "show_config",
+           "__version__"]

@@ -1,0 +1,378 @@
+"""turbobc.read_graph: every shared graph loads with the curator's n and m, the formats'
+corner cases, and malformed files name the file and the line."""
+
+from __future__ import annotations
+
+import doctest
+import gzip
+import re
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import turbobc
+import turbobc._io
+from data_files import DATA, load as independent_load
+from turbobc._io import load
+
+# Copied from ../shared/data/README.md ("The datasets" table, computed independently by the
+# data's curator with numpy/scipy): file, dir (U/D), n, m (undirected edges once, arcs for D,
+# self loops and repeats ignored), max (out-)degree, the lowest-indexed max-degree vertex in
+# the ids the file uses.
+README_TABLE = [
+    ("facebook_combined.txt.gz", "U", 4039, 88234, 1045, 107),
+    ("ego-Twitter-undirected.mtx.gz", "U", 81306, 1342296, 3383, 7511),
+    ("wiki-Vote.txt.gz", "D", 7115, 103689, 893, 2565),
+    ("email-Enron.txt.gz", "U", 36692, 183831, 1383, 5038),
+    ("email-Eu-core.txt.gz", "D", 1005, 24929, 333, 160),
+    ("ca-GrQc.txt.gz", "U", 5242, 14484, 81, 21012),
+    ("CA-HepTh.txt.gz", "U", 9877, 25973, 65, 1441),
+    ("CA-CondMat.txt.gz", "U", 23133, 93439, 279, 73647),
+    ("astro-ph.mtx.gz", "U", 16706, 121251, 360, 5503),
+    ("PGPgiantcompo.mtx", "U", 10680, 24316, 205, 1144),
+    ("cit-HepTh.mtx.gz", "D", 27770, 352768, 562, 812),
+    ("cit-HepPh.mtx.gz", "D", 34546, 421534, 411, 8181),
+    ("p2p-Gnutella08.txt", "D", 6301, 20777, 48, 5831),
+    ("p2p-Gnutella31.txt.gz", "D", 62586, 147892, 78, 5319),
+    ("as20000102.txt", "U", 6474, 12572, 1458, 1),
+    ("as-caida20070917.txt.gz", "U", 8020, 18203, 1452, 701),
+    ("as-caida20071105.mtx.gz", "U", 26475, 53381, 2628, 2229),
+    ("power.mtx", "U", 4941, 6594, 19, 2554),
+    ("road-luxembourg-osm.mtx.gz", "U", 114599, 119666, 6, 6398),
+    ("road-minnesota.mtx", "U", 2642, 3303, 5, 2418),
+    ("delaunay_n10.mtx", "U", 1024, 3056, 12, 561),
+    ("delaunay_n11.mtx", "U", 2048, 6127, 13, 984),
+    ("delaunay_n12.mtx", "U", 4096, 12264, 14, 1967),
+    ("delaunay_n13.mtx", "U", 8192, 24547, 12, 3977),
+    ("delaunay_n14.mtx.gz", "U", 16384, 49122, 16, 7888),
+    ("delaunay_n15.mtx.gz", "U", 32768, 98274, 18, 10112),
+    ("delaunay_n16.mtx.gz", "U", 65536, 196575, 17, 27895),
+    ("4elt.mtx.gz", "U", 15606, 45878, 10, 14132),
+    ("wing.mtx.gz", "U", 62032, 121544, 4, 4959),
+]
+
+# README "Provenance": self-loop counts, and the id ranges of the SNAP files.
+README_SELF_LOOPS = {"email-Eu-core.txt.gz": 642, "ca-GrQc.txt.gz": 12, "CA-HepTh.txt.gz": 25,
+                     "CA-CondMat.txt.gz": 58, "as20000102.txt": 1323}
+README_ID_RANGES = {"ca-GrQc.txt.gz": (13, 26196), "CA-HepTh.txt.gz": (1, 68745),
+                    "CA-CondMat.txt.gz": (1, 108299), "wiki-Vote.txt.gz": (3, 8297),
+                    "as-caida20070917.txt.gz": (3, 65535)}
+
+
+def test_the_table_lists_every_shared_graph():
+    on_disk = {p.name for p in DATA.iterdir() if p.name != "README.md"}
+    assert on_disk == {row[0] for row in README_TABLE}
+
+
+@pytest.mark.parametrize("name, kind, n, m, max_degree, max_degree_vertex", README_TABLE,
+                         ids=[row[0] for row in README_TABLE])
+def test_shared_graph_loads_with_readme_counts(name, kind, n, m, max_degree,
+                                               max_degree_vertex):
+    directed = kind == "D"
+    # .mtx files say their direction ('general' or 'symmetric'); edge lists need the flag
+    graph = load(DATA / name, directed=True if directed and ".mtx" not in name else None)
+    assert graph.directed is directed
+    assert (graph.n, graph.m) == (n, m)
+    A, labels = turbobc.read_graph(DATA / name,
+                                   directed=True if directed and ".mtx" not in name else None)
+    assert A.shape == (n, n) and len(labels) == n
+    degree = np.diff(A.indptr)  # out-degree, as the README defines it for D graphs
+    assert degree.max() == max_degree
+    assert labels[int(np.argmax(degree))] == max_degree_vertex
+    assert graph.self_loops == README_SELF_LOOPS.get(name, 0)
+    if name in README_ID_RANGES:
+        assert (labels[0], labels[-1]) == README_ID_RANGES[name]
+    if ".mtx" in name:
+        np.testing.assert_array_equal(labels, np.arange(1, n + 1))
+    # the same pattern as the tests' own minimal reader (diagonal removed there)
+    other = sp.csr_array(independent_load(name, directed=directed))
+    other.setdiag(0)
+    other.eliminate_zeros()
+    assert (A != other).nnz == 0
+    np.testing.assert_array_equal(A.data, 1.0)
+    assert A.has_sorted_indices and A.diagonal().sum() == 0
+
+
+def test_docstring_example_runs():
+    result = doctest.testmod(turbobc._io, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def _write(path, text, *, compress=False):
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def _edges(A, labels):
+    """Edges of a pattern as a set of (label, label) pairs."""
+    coo = sp.coo_array(A)
+    return {(labels[i].item() if hasattr(labels[i], "item") else labels[i],
+             labels[j].item() if hasattr(labels[j], "item") else labels[j])
+            for i, j in zip(coo.row, coo.col)}
+
+
+SNAP_TEXT = ("# Directed graph (each unordered pair of nodes is saved once): x.txt\r\n"
+             "# FromNodeId\tToNodeId\r\n"
+             "30\t1412\r\n"
+             "1412\t30\r\n"
+             "\r\n"
+             "7 7\r\n"
+             "30\t9\t-1\r\n")
+
+
+def test_snap_edge_list_as_undirected(tmp_path):
+    A, labels = turbobc.read_graph(_write(tmp_path / "x.txt", SNAP_TEXT))
+    assert labels.tolist() == [7, 9, 30, 1412]
+    assert labels.dtype == np.int64
+    expected = nx.Graph([(30, 1412), (30, 9)])
+    expected.add_node(7)  # only a self loop: kept, isolated
+    assert _edges(A, labels) == {(u, v) for u, v in expected.to_directed().edges}
+
+
+def test_snap_edge_list_as_directed(tmp_path):
+    graph = load(_write(tmp_path / "x.txt", SNAP_TEXT), directed=True)
+    assert graph.directed and graph.m == 3 and graph.self_loops == 1
+    assert _edges(graph.matrix, graph.labels) == {(30, 1412), (1412, 30), (30, 9)}
+
+
+def test_gzip_and_plain_read_the_same(tmp_path):
+    plain = turbobc.read_graph(_write(tmp_path / "x.txt", SNAP_TEXT))
+    packed = turbobc.read_graph(_write(tmp_path / "x.txt.gz", SNAP_TEXT, compress=True))
+    assert (plain[0] != packed[0]).nnz == 0
+    np.testing.assert_array_equal(plain[1], packed[1])
+
+
+@pytest.mark.parametrize("suffix, sep", [(".csv", ","), (".tsv", "\t")])
+def test_csv_tsv_with_names_and_header(tmp_path, suffix, sep):
+    text = sep.join(["source", "target", "weight"]) + "\n" + "\n".join(
+        sep.join(row) for row in [("bob", "alice", "2"), ("alice", "carol", "1"),
+                                  ("carol", "bob", "5"), ("dave", "dave", "1")]) + "\n"
+    A, labels = turbobc.read_graph(_write(tmp_path / f"g{suffix}", text))
+    assert labels.tolist() == ["bob", "alice", "carol", "dave"]  # order of first appearance
+    triangle = nx.Graph([("bob", "alice"), ("alice", "carol"), ("carol", "bob")])
+    assert _edges(A, labels) == set(triangle.to_directed().edges)
+
+
+def test_csv_integer_ids_with_header_and_without(tmp_path):
+    with_header = turbobc.read_graph(_write(tmp_path / "a.csv", "u,v\n5,3\n3,10\n"))
+    without = turbobc.read_graph(_write(tmp_path / "b.csv", "5,3\n3,10\n"))
+    for A, labels in (with_header, without):
+        assert labels.tolist() == [3, 5, 10]
+        assert _edges(A, labels) == {(3, 5), (5, 3), (3, 10), (10, 3)}
+    odd_header = turbobc.read_graph(_write(tmp_path / "c.csv", "who,whom\n5,3\n"))
+    assert odd_header[1].tolist() == [3, 5]
+
+
+def test_format_argument_overrides_the_suffix(tmp_path):
+    path = _write(tmp_path / "edges.dat", "1,2\n2,3\n")
+    A, labels = turbobc.read_graph(path, format="csv")
+    assert labels.tolist() == [1, 2, 3] and A.nnz == 4
+
+
+def _mtx(path, text):
+    return _write(path, "%%MatrixMarket matrix coordinate pattern " + text)
+
+
+def test_matrix_market_direction_from_the_header(tmp_path):
+    symmetric = _mtx(tmp_path / "s.mtx", "symmetric\n% comment\n4 4 3\n2 1\n3 2\n3 3\n")
+    graph = load(symmetric)
+    assert not graph.directed and graph.m == 2 and graph.self_loops == 1
+    assert graph.labels.tolist() == [1, 2, 3, 4]  # the declared dimension: vertex 4 isolated
+    assert _edges(graph.matrix, graph.labels) == {(1, 2), (2, 1), (2, 3), (3, 2)}
+    as_directed = load(symmetric, directed=True)
+    assert as_directed.directed and as_directed.m == 4
+
+    general = _mtx(tmp_path / "g.mtx.gz", "general\n3 3 2\n1 2\n2 3\n")
+    general.write_bytes(gzip.compress(general.read_bytes()))
+    graph = load(general)
+    assert graph.directed and _edges(graph.matrix, graph.labels) == {(1, 2), (2, 3)}
+    assert load(general, directed=False).m == 2
+
+
+def test_matrix_market_values_and_explicit_zeros(tmp_path):
+    path = _write(tmp_path / "r.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                      "3 3 3\n1 2 2.5\n2 3 0\n3 1 -1\n")
+    graph = load(path)
+    assert _edges(graph.matrix, graph.labels) == {(1, 2), (3, 1)}
+    np.testing.assert_array_equal(graph.matrix.data, 1.0)
+
+
+METIS_MANUAL = """% the example graph of the METIS manual (Figure 2)
+7 11
+5 3 2
+1 3 4
+5 4 2 1
+2 3 6 7
+1 3 6
+5 4 7
+6 4
+"""
+METIS_MANUAL_ADJ = {1: [5, 3, 2], 2: [1, 3, 4], 3: [5, 4, 2, 1], 4: [2, 3, 6, 7],
+                    5: [1, 3, 6], 6: [5, 4, 7], 7: [6, 4]}
+
+
+def test_metis_manual_example(tmp_path):
+    graph = load(_write(tmp_path / "m.graph", METIS_MANUAL))
+    assert not graph.directed and (graph.n, graph.m) == (7, 11)
+    expected = nx.Graph(nx.from_dict_of_lists(METIS_MANUAL_ADJ))
+    assert _edges(graph.matrix, graph.labels) == set(expected.to_directed().edges)
+
+
+def test_metis_weights_and_isolated_vertices(tmp_path):
+    # fmt 011: one vertex weight, then (neighbour, edge weight) pairs; vertex 4 has no edges
+    text = "% weighted\n4 2 011\n7 2 9\n8 1 9 3 4\n6 2 4\n5\n"
+    graph = load(_write(tmp_path / "w.graph", text))
+    assert (graph.n, graph.m) == (4, 2)
+    assert _edges(graph.matrix, graph.labels) == {(1, 2), (2, 1), (2, 3), (3, 2)}
+    two_weights = "3 1 111 2\n1 5 5 2 9\n1 5 5 1 9\n1 5 5\n"  # size, 2 vertex weights, edges
+    graph = load(_write(tmp_path / "v.graph", two_weights))
+    assert _edges(graph.matrix, graph.labels) == {(1, 2), (2, 1)} and graph.n == 3
+    # without weights, an empty line is a vertex without neighbours
+    graph = load(_write(tmp_path / "e.graph", "3 1\n2\n1\n\n"))
+    assert graph.n == 3 and _edges(graph.matrix, graph.labels) == {(1, 2), (2, 1)}
+
+
+def test_metis_of_a_real_graph_equals_its_matrix_market(tmp_path):
+    A, labels = turbobc.read_graph(DATA / "delaunay_n10.mtx")
+    lines = [f"{A.shape[0]} {A.nnz // 2}"]
+    lines += [" ".join(str(j + 1) for j in A.indices[A.indptr[i]:A.indptr[i + 1]])
+              for i in range(A.shape[0])]
+    B, metis_labels = turbobc.read_graph(_write(tmp_path / "d.graph", "\n".join(lines) + "\n"))
+    assert (A != B).nnz == 0
+    np.testing.assert_array_equal(labels, metis_labels)
+
+
+def test_read_graph_feeds_bc_like_networkx(tmp_path):
+    G = nx.les_miserables_graph()
+    path = tmp_path / "les.tsv"
+    path.write_text("".join(f"{u}\t{v}\n" for u, v in G.edges))
+    A, labels = turbobc.read_graph(path)
+    ours = dict(zip(labels.tolist(), turbobc.bc(A, engine="graphblas").tolist()))
+    theirs = nx.betweenness_centrality(G)
+    assert ours.keys() == theirs.keys()
+    assert all(ours[v] == pytest.approx(theirs[v], rel=1e-12, abs=1e-15) for v in G)
+
+
+# --------------------------------------------------------------------------- malformed files
+
+def _raises_at(path, line, match, **kwargs):
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line {line}") + ".*" + match):
+        load(path, **kwargs)
+
+
+def test_snap_line_with_one_field(tmp_path):
+    path = _write(tmp_path / "x.txt", "# c\n1 2\n3\n")
+    _raises_at(path, 3, "expected two vertex ids separated by white space; got '3'")
+
+
+def test_snap_non_integer_id(tmp_path):
+    path = _write(tmp_path / "x.txt.gz", "1 2\r\n2 3\r\n3 abc\r\n", compress=True)
+    _raises_at(path, 3, re.escape("SNAP vertex ids are integers; got 'abc' (read names with "
+                                  "format='csv' or 'tsv')"))
+
+
+def test_snap_id_beyond_64_bits(tmp_path):
+    path = _write(tmp_path / "x.txt", "1 2\n2 99999999999999999999\n")
+    _raises_at(path, 2, "vertex id 99999999999999999999 does not fit in 64 bits")
+
+
+def test_csv_empty_field(tmp_path):
+    path = _write(tmp_path / "x.csv", "a,b\nb,\n")
+    _raises_at(path, 2, "empty vertex id in 'b,'")
+
+
+def test_csv_single_column(tmp_path):
+    path = _write(tmp_path / "x.csv", "a,b\nc\n")
+    _raises_at(path, 2, "expected two vertex ids separated by a comma")
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "x.txt"
+    path.write_bytes(b"1 2\n2 3\n\xff\xfe 4\n")
+    _raises_at(path, 3, "not UTF-8 text")
+
+
+def test_bad_gzip(tmp_path):
+    path = _write(tmp_path / "x.txt.gz", "1 2\n")  # not compressed
+    with pytest.raises(ValueError, match=re.escape(f"{path}: cannot read the file")):
+        load(path)
+
+
+def test_mtx_bad_entry_line(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 3 2\n2 1\nx 3\n")
+    _raises_at(path, 4, "Invalid integer value")
+
+
+def test_mtx_index_out_of_range(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 3 2\n2 1\n4 3\n")
+    _raises_at(path, 4, "out of bounds")
+
+
+def test_mtx_truncated(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 3 3\n2 1\n1 3\n")
+    _raises_at(path, "5 (end of file)", "Truncated")
+
+
+def test_mtx_missing_banner(tmp_path):
+    path = _write(tmp_path / "x.mtx", "3 3 1\n1 2\n")
+    _raises_at(path, 1, "not a Matrix Market file")
+
+
+def test_mtx_not_square(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 4 1\n1 2\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: an adjacency matrix must be "
+                                                   "square; the size line declares 3 x 4")):
+        load(path)
+
+
+def test_metis_bad_header(tmp_path):
+    _raises_at(_write(tmp_path / "a.graph", "% c\n7 x\n"), 2,
+               re.escape("METIS header must be 'n m [fmt [ncon]]' with integers"))
+    _raises_at(_write(tmp_path / "b.graph", "3 1 102\n"), 1, "fmt made of up to three 0/1")
+    _raises_at(_write(tmp_path / "c.graph", "% only comments\n"), 2, "no header line")
+
+
+def test_metis_neighbour_out_of_range(tmp_path):
+    _raises_at(_write(tmp_path / "x.graph", "2 1\n2\n3\n"), 3,
+               re.escape("neighbour 3 of vertex 2 is outside 1..2"))
+
+
+def test_metis_too_few_and_too_many_lines(tmp_path):
+    _raises_at(_write(tmp_path / "a.graph", "3 1\n2\n1\n"), "4 (end of file)",
+               "only 2 adjacency lines")
+    _raises_at(_write(tmp_path / "b.graph", "2 1\n2\n1\n1\n"), 4, "more adjacency lines")
+
+
+def test_metis_edge_count_mismatch(tmp_path):
+    _raises_at(_write(tmp_path / "x.graph", "% c\n3 3\n2\n1 3\n2\n"), 2,
+               re.escape("the header declares m = 3 edges, so the adjacency lines should hold "
+                         "2m = 6 entries; they hold 4"))
+
+
+def test_metis_non_integer_and_odd_weight_pairs(tmp_path):
+    _raises_at(_write(tmp_path / "a.graph", "2 1\n2\n1.5\n"), 3, "hold integers")
+    _raises_at(_write(tmp_path / "b.graph", "2 1 1\n2 5\n1\n"), 3,
+               "with fmt 001 and ncon 0, expected 0 leading value")
+
+
+def test_unknown_suffix_and_format(tmp_path):
+    path = _write(tmp_path / "x.gml", "graph [ ]")
+    with pytest.raises(ValueError, match=re.escape(f"cannot tell the format of {path} from its "
+                                                   "suffix '.gml'")):
+        load(path)
+    with pytest.raises(ValueError, match=re.escape("format must be one of 'mtx', 'snap', "
+                                                   "'csv', 'tsv', 'metis'; got 'gml'")):
+        load(path, format="gml")
+
+
+def test_missing_file_and_bad_argument_types(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such graph file"):
+        load(tmp_path / "missing.mtx")
+    with pytest.raises(TypeError, match="directed must be True, False or None; got str 'yes'"):
+        load(tmp_path / "missing.mtx", directed="yes")
+    with pytest.raises(TypeError, match="path must be a str or os.PathLike; got int"):
+        load(3)
+
