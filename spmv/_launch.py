@@ -22,6 +22,12 @@ BLOCK = 512
 blocks_per_sm: int | None = None
 """Cap on resident blocks per multiprocessor for the sweeps (None: as many as fit). For tuning."""
 
+VERTICES_PER_THREAD = 2
+"""scCSC (vertices per thread) and veCSC (per warp) grid size: at most n / this threads."""
+
+EDGES_PER_THREAD = 8
+"""scCOOC grid size: at most m / this threads (two unrolled rounds of four edges)."""
+
 _STATS_BLOCK = 256
 
 
@@ -43,6 +49,8 @@ def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, 
     itype = S.dtype.type
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
     grid = min(_resident_blocks(kernel), max(1, math.ceil(work_items / BLOCK)))
+    # (work_items is already divided by the items each thread should take per level: a
+    # smaller grid makes the per-level grid barrier cheaper, which deep graphs feel most)
     unit_col, unit_start = units if units is not None else (S[:0], S[:0])
     kernel((grid,), (BLOCK,), (a, b, itype(n), itype(m), sources, np.int64(sources.size), S,
                                sigma, t, bc, shifts, ctl, np.int32(directed), np.int32(endpoints),
@@ -70,7 +78,8 @@ def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, 
                 endpoints, units=None):
     """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
     return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, work_items=n)
+                  ctl, directed=directed, endpoints=endpoints,
+                  work_items=math.ceil(n / VERTICES_PER_THREAD))
 
 
 def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
@@ -78,14 +87,16 @@ def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, 
     """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``); ``units``:
     the device arrays of :func:`heavy_units`."""
     return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, work_items=32 * n, units=units)
+                  ctl, directed=directed, endpoints=endpoints,
+                  work_items=32 * math.ceil(n / VERTICES_PER_THREAD), units=units)
 
 
 def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints,
                  units=None):
     """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
     return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, work_items=m)
+                  ctl, directed=directed, endpoints=endpoints,
+                  work_items=math.ceil(m / EDGES_PER_THREAD))
 
 
 SWEEPS = {"sccsc": sweep_sccsc, "sccooc": sweep_sccooc, "vecsc": sweep_vecsc}

@@ -187,7 +187,7 @@ def test_peak_memory_within_model():
     from turbobc import _gpu
 
     graph = hubs_graph(9, False)
-    for kernel in ("sccsc", "vecsc"):
+    for kernel in ("auto", "sccsc", "vecsc"):
         gpu_raw(graph, [0], kernel)
         run = _gpu.last_run
         assert run["peak_pool_bytes"] <= run["model_bytes"] + 2 * 2**20, run

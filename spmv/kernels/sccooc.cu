@@ -14,27 +14,39 @@ struct ScCOOC {
     }
 
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : edge i -> j adds σ̂(i) to σ̂(j) when i is in the
-    // frontier and j was undiscovered before this level.
+    // frontier and j was undiscovered before this level. Each thread takes UNROLL edges at a
+    // time (strided by the grid, so every load stays coalesced) and issues their index and
+    // depth loads together before acting on any of them.
     template <typename I, typename V>
     static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
                                                    unsigned long long* ctl,
                                                    unsigned long long&) {
         bool found = false;
-        for (long long k = g.tid; k < g.m; k += g.nthreads) {
-            const I j = __ldg(g.a + k);
-            const I depth_j = load_cg(g.S + j);
-            if (depth_j != I(-1) && depth_j != I(d)) {
-                continue;  // mask ¬σ (S(j) == d: found earlier in this same level)
+        for (long long base = g.tid; base < g.m; base += UNROLL * g.nthreads) {
+            I j[UNROLL], i[UNROLL], dj[UNROLL], di[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const long long k = base + u * g.nthreads;
+                j[u] = k < g.m ? __ldg(g.a + k) : I(0);
+                i[u] = k < g.m ? __ldg(g.b + k) : I(0);
             }
-            const I i = __ldg(g.b + k);
-            if (load_cg(g.S + i) != I(d - 1)) {
-                continue;  // f(i) == 0
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const long long k = base + u * g.nthreads;
+                dj[u] = k < g.m ? load_cg(g.S + j[u]) : I(-2);
+                di[u] = load_cg(g.S + i[u]);
             }
-            const V x = load_cg(g.sigma + i);
-            const V total = atomicAdd(g.sigma + j, x) + x;
-            g.S[j] = I(d);
-            found = true;
-            flag_overflow(total, d, ctl);  // σ̂ only grows: the last addition sees the final value
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                // mask ¬σ (S(j) == d: found earlier in this same level), and f(i) != 0
+                if ((dj[u] == I(-1) || dj[u] == I(d)) && di[u] == I(d - 1)) {
+                    const V x = load_cg(g.sigma + i[u]);
+                    const V total = atomicAdd(g.sigma + j[u], x) + x;
+                    g.S[j[u]] = I(d);
+                    found = true;
+                    flag_overflow(total, d, ctl);  // σ̂ only grows: the last addition sees it
+                }
+            }
         }
         return found;
     }
@@ -49,19 +61,31 @@ struct ScCOOC {
     // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u : edge v -> w adds u(w) to t(v).
     template <typename I, typename V>
     static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
-        for (long long k = g.tid; k < g.m; k += g.nthreads) {
-            const I w = __ldg(g.a + k);
-            if (load_cg(g.S + w) != I(d)) {
-                continue;
+        for (long long base = g.tid; base < g.m; base += UNROLL * g.nthreads) {
+            I w[UNROLL], v[UNROLL], dw[UNROLL], dv[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const long long k = base + u * g.nthreads;
+                w[u] = k < g.m ? __ldg(g.a + k) : I(0);
+                v[u] = k < g.m ? __ldg(g.b + k) : I(0);
             }
-            const I v = __ldg(g.b + k);
-            if (load_cg(g.S + v) != I(d - 1)) {
-                continue;
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const long long k = base + u * g.nthreads;
+                dw[u] = k < g.m ? load_cg(g.S + w[u]) : I(-2);
+                dv[u] = load_cg(g.S + v[u]);
             }
-            const V u = (V(1) / load_cg(g.sigma + w) + load_cg(g.t + w)) * scale;
-            atomicAdd(g.t + v, u);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                if (dw[u] == I(d) && dv[u] == I(d - 1)) {
+                    const V uw = (V(1) / load_cg(g.sigma + w[u]) + load_cg(g.t + w[u])) * scale;
+                    atomicAdd(g.t + v[u], uw);
+                }
+            }
         }
     }
+
+    static constexpr int UNROLL = 4;
 };
 
 }  // namespace tbc
