@@ -20,10 +20,14 @@ __all__ = ["select", "cooc_fits", "VECSC_MIN_MEAN_DEGREE", "VECSC_MIN_SCF",
            "MODEL_SLACK_BYTES", "THRESHOLDS_SOURCE"]
 
 VECSC_MIN_MEAN_DEGREE = 16.0
-"""From this mean degree up, a warp per vertex (veCSC) wins: its 32 lanes have work."""
+"""From this mean degree up, a warp per vertex (veCSC) wins: its 32 lanes have work. (Every
+graph measured above it was also far above :data:`VECSC_MIN_SCF`; below it, sw100000 at mean
+degree 10 and scf 1.02 ran scCSC 0.285 ms against veCSC 0.393 ms.)"""
 
-VECSC_MIN_SCF = 4.0
-"""From this scf up, veCSC wins even on sparse graphs: hubs would stall a thread per vertex."""
+VECSC_MIN_SCF = 1.2
+"""From this scf up, veCSC wins: between del16 (scf 1.10: scCSC 2.11 ms, veCSC 2.21 ms) and
+rgg16 (scf 1.26: scCSC 4.51 ms, veCSC 3.38 ms); every scale-free graph (scf 4.6 to 557) ran
+veCSC 15 to 80 times faster than scCSC, whose thread per vertex stalls on hubs."""
 
 MODEL_SLACK_BYTES = 2 * 2**20
 """The memory model allows 4m + 48n bytes plus this."""
