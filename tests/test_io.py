@@ -166,6 +166,14 @@ def test_csv_integer_ids_with_header_and_without(tmp_path):
     assert odd_header[1].tolist() == [3, 5]
 
 
+def test_csv_quoted_names(tmp_path):
+    A, labels = turbobc.read_graph(_write(tmp_path / "q.csv",
+                                          '"Smith, J.",Doe\nDoe,"O\'Neil, K."\n'))
+    assert labels.tolist() == ["Smith, J.", "Doe", "O'Neil, K."]
+    assert _edges(A, labels) == {("Smith, J.", "Doe"), ("Doe", "Smith, J."),
+                                 ("Doe", "O'Neil, K."), ("O'Neil, K.", "Doe")}
+
+
 def test_format_argument_overrides_the_suffix(tmp_path):
     path = _write(tmp_path / "edges.dat", "1,2\n2,3\n")
     A, labels = turbobc.read_graph(path, format="csv")

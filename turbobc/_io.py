@@ -8,6 +8,7 @@ the line.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import os
 import re
@@ -115,7 +116,8 @@ def read_graph(path, *, format=None, directed=None):
     Edge lists: lines starting with ``#`` or ``%`` and blank lines are skipped; CRLF line ends
     are accepted; columns after the second (weights, labels) are ignored. CSV/TSV files may
     start with a header line (recognized when its first two fields are not integers while
-    the next line's are, or are usual column names such as ``source,target``). Parsing is in
+    the next line's are, or are usual column names such as ``source,target``); fields may be
+    quoted as the ``csv`` module reads them. Parsing is in
     Python, about a million lines in a second or two; Matrix Market goes through
     ``scipy.io.mmread``.
 
@@ -242,7 +244,8 @@ def _read_edge_list(path: Path, fmt: str, directed) -> GraphFile:
         line = raw.strip()
         if not line or line[0] in "#%":
             continue
-        fields = line.split(delimiter)
+        fields = line.split() if delimiter is None else next(csv.reader([line],
+                                                                        delimiter=delimiter))
         if len(fields) < 2:
             raise ValueError(f"{path}, line {number}: expected two vertex ids separated by "
                              f"{_delimiter_name(delimiter)}; got {raw[:80]!r}")
