@@ -32,6 +32,7 @@ SOURCES = {
     "sccooc.cu": ("bc_sccooc",),
     "vecsc.cu": ("bc_vecsc",),
     "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
+    "batched.cu": tuple(f"bcb_{k}{w}" for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
 }
 """Each source file and the ``__global__`` templates it defines."""
 

@@ -33,7 +33,8 @@ def test_every_kernel_is_in_a_source_file():
     assert set(p.name for p in _module.KERNEL_DIR.glob("*.cu")) == set(_module.SOURCES)
 
 
-@pytest.mark.parametrize("filename", ["sccsc.cu", "sccooc.cu", "vecsc.cu", "stats.cu"])
+@pytest.mark.parametrize("filename", ["sccsc.cu", "sccooc.cu", "vecsc.cu", "stats.cu",
+                                      "batched.cu"])
 def test_kernel_compiles_for_compute_90(filename):
     _nvrtc_or_skip()
     from spmv import _module

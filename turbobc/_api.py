@@ -57,8 +57,13 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         "auto" uses the GPU when CuPy sees a device, else the CPU engine
         (python-graphblas, which is also the reference).
     kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"
-        SpMV kernel of the GPU engine; "auto" chooses by the scf metric.
-        Naming one requires the GPU.
+        SpMV kernel of the GPU engine; naming one requires the GPU. With one
+        source: thread per vertex (sccsc), thread per stored edge (sccooc),
+        warp per vertex (vecsc), "auto" chooses by the scf metric. With more
+        sources each runs its batched generalization, B sources per sweep:
+        thread per (vertex, source) dense pull (sccsc), warp per (stored edge,
+        32 sources) with atomics (sccooc), warp per (vertex, 32 sources) with
+        frontier push/pull (vecsc, what "auto" picks).
     progress : bool, default False
         Show a progress bar (sources done, time left) on stderr.
 
@@ -90,6 +95,8 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     transposed products accumulates dependencies δ. Work is O(|sources| · m).
     The CPU engine sweeps a batch of sources at once as B x n sparse matrices,
     holding about 40 bytes per (source, reached vertex) pair of a batch.
+    The GPU engine sweeps many sources at once as n x B blocks (about 18
+    bytes per vertex and source of a batch; B from free device memory).
     Path counts are float64 rescaled by powers of two per BFS level, so
     counts far beyond 1e308 (deep grids, meshes, roads) still give correct BC.
     The one limit: within a single BFS level the largest and smallest count
@@ -115,7 +122,11 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         return np.zeros(0, dtype=np.float64)
     with source_progress(len(call.sources), call.progress, call.engine) as bar:
         if call.engine == "gpu":
-            from ._gpu import accumulate as accumulate_gpu
+            # One source: the single-source engine; more: B sources per sweep.
+            if len(call.sources) > 1:
+                from ._gpu_batched import accumulate as accumulate_gpu
+            else:
+                from ._gpu import accumulate as accumulate_gpu
 
             raw = accumulate_gpu(graph, call.sources, endpoints=call.endpoints,
                                  kernel=call.kernel, progress=bar)

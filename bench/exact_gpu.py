@@ -1,0 +1,182 @@
+"""Exact BC on the GPU (the batched engine) on the issue-4 graphs, against the memory floor.
+
+For each graph: compile and warm up on a few sources, then time ``turbobc.bc(A,
+engine="gpu")`` end to end (validation on the host included) and the engine's own device
+loop (``turbobc._gpu_batched.last_run["sweep_seconds"]``). GTEPS = n · nnz / t
+(bench/records.py). The memory floor is 16 bytes of traffic per (source, stored edge) at the
+device's copy bandwidth, measured in the same run with a large device-to-device copy
+(bytes read + bytes written per second); ``floor_fraction`` = floor / sweep seconds.
+
+When a probe (one batch of random sources) predicts more than ``--max-seconds`` for the
+exact run, the graph runs on ``k`` sources only and the record says ``"extrapolated": true``
+with the seconds scaled by n / k: such a row is an estimate, not an exact run.
+
+Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import graphs  # noqa: E402
+from records import RESULTS, gteps, write_record  # noqa: E402
+
+DEFAULT_GRAPHS = ["ego-Facebook", "myc14", "del16", "delaunay_n16.mtx.gz",
+                  "road-luxembourg-osm.mtx.gz", "kron18", "myc16"]
+LABELS = {"delaunay_n16.mtx.gz": "delaunay_n16", "road-luxembourg-osm.mtx.gz":
+          "road-luxembourg-osm"}
+TARGET_S = {"ego-Facebook": 0.05, "myc14": 0.1, "delaunay_n16": 5.0, "road-luxembourg-osm": 15.0,
+            "del16": 10.0, "kron18": 60.0}
+FLOOR_TARGET = {"kron18": 3.0, "myc16": 3.0}  # within 3x of the memory floor
+FLOOR_BYTES_PER_PAIR = 16
+
+
+def copy_bandwidth(nbytes: int = 4 * 2**30, repeats: int = 5) -> float:
+    """Device-to-device copy bandwidth in bytes/s (read + write), best of ``repeats``."""
+    import cupy
+
+    src = cupy.ones(nbytes // 8, dtype=np.float64)
+    dst = cupy.empty_like(src)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    best = float("inf")
+    for _ in range(repeats + 1):
+        start.record()
+        cupy.copyto(dst, src)
+        stop.record()
+        stop.synchronize()
+        best = min(best, cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    del src, dst
+    cupy.get_default_memory_pool().free_all_blocks()
+    return 2 * nbytes / best
+
+
+def run_once(A, kernel: str, sources=None) -> tuple[float, dict]:
+    import cupy
+
+    import turbobc
+    from turbobc import _gpu_batched
+
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    turbobc.bc(A, engine="gpu", kernel=kernel, sources=sources)
+    cupy.cuda.Device().synchronize()
+    return time.perf_counter() - t0, dict(_gpu_batched.last_run)
+
+
+def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) -> dict:
+    import cupy
+
+    label = LABELS.get(name, name)
+    t0 = time.perf_counter()
+    A = graphs.graph(name)
+    n, nnz = A.shape[0], A.nnz
+    record = {"graph": label, "n": n, "nnz": nnz, "generate_s": time.perf_counter() - t0,
+              "kernel_requested": kernel}
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    free0 = cupy.cuda.runtime.memGetInfo()[0]
+    # warm-up: compile, and a probe of one batch of random sources to predict the exact time
+    run_once(A, kernel, sources=list(range(min(n, 64))))
+    rng = np.random.default_rng(0)
+    probe_k = min(n, 4096)
+    probe = np.sort(rng.choice(n, probe_k, replace=False)).tolist()
+    probe_s, probe_run = run_once(A, kernel, sources=probe)
+    predicted = probe_run["sweep_seconds"] * n / probe_k
+    record.update(probe_sources=probe_k, probe_sweep_seconds=probe_run["sweep_seconds"],
+                  predicted_exact_seconds=predicted)
+    if probe_k == n or predicted <= max_seconds:
+        seconds, run = run_once(A, kernel)  # exact (warm, when the probe already was)
+        k = n
+    else:
+        k = int(min(n, max(probe_k, n * max_seconds / predicted)))
+        sources = np.sort(rng.choice(n, k, replace=False)).tolist()
+        seconds, run = run_once(A, kernel, sources=sources)
+    free1 = cupy.cuda.runtime.memGetInfo()[0]
+    scale = n / k
+    sweep = run["sweep_seconds"] * scale
+    total = seconds * scale
+    floor = FLOOR_BYTES_PER_PAIR * n * nnz / bandwidth
+    record.update(
+        sources=k, extrapolated=k < n, seconds=total, sweep_seconds=sweep,
+        gteps=gteps(n, nnz, total), sweep_gteps=gteps(n, nnz, sweep),
+        batch=run["batch"], batches=run["batches"], depth=run["depth"], kernel=run["kernel"],
+        level_dtype=run["level_dtype"], reruns=run["reruns"], grid=run["grid"],
+        peak_pool_bytes=run["peak_pool_bytes"], model_bytes=run["model_bytes"],
+        device_bytes_used=int(free0 - free1), floor_seconds=floor,
+        floor_fraction=floor / sweep, times_floor=sweep / floor)
+    if label in TARGET_S:
+        record["target_seconds"] = TARGET_S[label]
+        record["target_met"] = bool(total <= TARGET_S[label]) and k == n
+    if label in FLOOR_TARGET:
+        record["floor_target_times"] = FLOOR_TARGET[label]
+        record["floor_target_met"] = bool(sweep <= FLOOR_TARGET[label] * floor) and k == n
+    return record
+
+
+def check_against_graphblas(name: str) -> float:
+    """Largest relative difference of exact GPU BC from the graphblas engine."""
+    import turbobc
+
+    A = graphs.graph(name)
+    gpu = turbobc.bc(A, engine="gpu")
+    cpu = turbobc.bc(A, engine="graphblas")
+    return float(np.abs(gpu - cpu).max() / max(np.abs(cpu).max(), 1e-300))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=DEFAULT_GRAPHS)
+    parser.add_argument("--kernel", default="auto")
+    parser.add_argument("--kernels", nargs="*", default=[],
+                        help="graphs on which every kernel is timed as well")
+    parser.add_argument("--max-seconds", type=float, default=120.0)
+    parser.add_argument("--check", nargs="*", default=["ego-Facebook"],
+                        help="graphs whose exact GPU BC is compared with the graphblas engine")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    bandwidth = copy_bandwidth()
+    print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)", flush=True)
+    rows, comparisons = [], []
+    for name in args.graphs:
+        rec = bench_graph(name, args.kernel, bandwidth, args.max_seconds)
+        rows.append(rec)
+        print(f"{rec['graph']:20s} n={rec['n']:8d} nnz={rec['nnz']:10d} {rec['seconds']:9.3f} s "
+              f"(sweep {rec['sweep_seconds']:9.3f}) {rec['gteps']:7.2f} GTEPS  B={rec['batch']:5d}"
+              f" x{rec['batches']:4d} depth {rec['depth']:5d} peak "
+              f"{rec['peak_pool_bytes'] / 2**30:6.2f} GiB  floor x{rec['times_floor']:6.2f}"
+              f"{'  EXTRAPOLATED from %d sources' % rec['sources'] if rec['extrapolated'] else ''}"
+              f"  target {rec.get('target_seconds', '-')} met={rec.get('target_met', '-')}",
+              flush=True)
+    for name in args.kernels:
+        for kernel in ("sccsc", "sccooc", "vecsc"):
+            rec = bench_graph(name, kernel, bandwidth, args.max_seconds / 4)
+            comparisons.append(rec)
+            print(f"  kernel {kernel:7s} {rec['graph']:20s} {rec['seconds']:9.3f} s "
+                  f"(sweep {rec['sweep_seconds']:9.3f}){' extrapolated' if rec['extrapolated'] else ''}",
+                  flush=True)
+    checks = {}
+    for name in args.check:
+        checks[name] = check_against_graphblas(name)
+        print(f"max relative difference from graphblas on {name}: {checks[name]:.3g}", flush=True)
+    path = write_record("exact_gpu", {"copy_bandwidth_bytes_per_s": bandwidth,
+                                      "floor_bytes_per_source_edge": FLOOR_BYTES_PER_PAIR,
+                                      "graphs": rows, "kernel_comparison": comparisons,
+                                      "graphblas_check_max_rel_diff": checks},
+                        results=args.out)
+    print(f"record: {path}")
+    print(json.dumps([{k: r[k] for k in ("graph", "seconds", "gteps", "batch", "times_floor",
+                                         "extrapolated")} for r in rows]))
+
+
+if __name__ == "__main__":
+    main()

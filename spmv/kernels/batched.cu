@@ -1,0 +1,19 @@
+// Batched sweeps: B sources per launch as n x B vertex-major blocks (see batched.cuh).
+// Each kernel name ends in the width of its level type: 16 (short, depths below 32766) or
+// 32 (int, the fallback the host switches to when a batch goes deeper).
+//
+//   bcb_sccsc*   thread per (vertex, source): every level is the dense masked pull
+//                F<¬Σ> = F A, and the backward pull over every unit (the batched scCSC)
+//   bcb_vecsc*   warp per (vertex, 32-source chunk), lane per source, with frontier units:
+//                push from small frontiers, pull from large ones; backward only over units
+//                whose depth range holds the level (the batched veCSC)
+//   bcb_sccooc*  warp per (stored edge, 32-source chunk), atomics into the target, in both
+//                directions (the batched scCOOC)
+#include "batched.cuh"
+
+TBCB_KERNEL(bcb_sccsc16, 0, short)
+TBCB_KERNEL(bcb_sccsc32, 0, int)
+TBCB_KERNEL(bcb_vecsc16, 1, short)
+TBCB_KERNEL(bcb_vecsc32, 1, int)
+TBCB_KERNEL(bcb_sccooc16, 2, short)
+TBCB_KERNEL(bcb_sccooc32, 2, int)

@@ -1,0 +1,550 @@
+// Shared pieces of the batched BC sweep: B sources at once (DESIGN section 5,
+// research/peers.md section d). Every per-source vector of Algorithm 1 becomes an n x B block,
+// vertex-major within chunks of 32 sources: entry (v, b) sits at ((b / 32) n + v) 32 + b % 32,
+// so the 32 values of a vertex in one chunk are contiguous (a warp reads them in one go) and
+// each chunk's n x 32 slice is contiguous too (warps working on one chunk share the L2 cache):
+//
+//   level  L(v, b)   depth of v from source b; -1 not (yet) reached; LMAX: padding lane
+//   sigma  σ̂(v, b)   path counts, scaled by 2^-E per (source, level) so they never overflow
+//   t      t(v, b)   backward: δ(v, b) = σ̂(v, b) · t(v, b); once v's level is done it holds
+//                    u(v, b) = 1 / σ̂(v, b) + t(v, b), what its parents read
+//
+// A *unit* u = c n + v is vertex v in chunk c (32 consecutive sources): a warp with a lane
+// per source; its entries are u·32 + lane. Units are visited in that (chunk-major) order. Two small per-unit arrays (flag0, flag1, of the level type) keep the sweep
+// proportional to the frontier: in the forward sweep flag[d % 2](unit) == d marks "some lane
+// of this unit was discovered at depth d"; in the backward sweep they hold the least and the
+// greatest depth of the unit's lanes (lo, hi).
+//
+// The whole batch (forward levels, overflow rescaling, backward levels, the bc update) is one
+// persistent launch; levels are separated by the software grid barrier of sweep.cuh.
+#pragma once
+
+#include "sweep.cuh"
+
+namespace tbcb {
+
+using tbc::grid_sync;
+
+// Slots of the control block (unsigned long long[16], zeroed once by the host). Slots 0 and 1
+// belong to the grid barrier (tbc::BAR_COUNT, tbc::BAR_GEN).
+enum Ctl : int {
+    FLAG0 = 2,       // "level d discovered a vertex", rotating over FLAG0 + d % 3
+    OVF_LEVEL = 5,   // last level whose σ̂ passed the overflow limit
+    EDGES0 = 6,      // unit-edges of the units discovered at level d, over EDGES0 + d % 3
+    STATUS = 9,      // 0 done; 1 level type too small; 2 shift table too small
+    DEPTH = 10,      // deepest level of the batch
+    N_CTL = 16
+};
+
+enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2 };
+
+// Push while the frontier's unit-edges times this are fewer than the unexplored ones.
+constexpr unsigned long long PUSH_RATIO = 8;
+
+template <typename L> __device__ __forceinline__ L level_max();
+template <> __device__ __forceinline__ short level_max<short>() { return 32767; }
+template <> __device__ __forceinline__ int level_max<int>() { return 2147483647; }
+
+// Power-of-two shift that brings a level whose largest count is `largest` back to [0.5, 1)
+// (frexp's exponent), or 0 when the level is within range.
+__device__ __forceinline__ int shift_for(unsigned long long largest_bits) {
+    const double largest = __longlong_as_double((long long)largest_bits);
+    return largest > 0x1p512 ? ilogb(largest) + 1 : 0;
+}
+
+template <typename I, typename L>
+struct Batch {
+    const I* __restrict__ in_ptr;   // CSC: column j lists the in-neighbours of j (pull forward)
+    const I* __restrict__ in_idx;
+    const I* __restrict__ out_ptr;  // CSR: row i lists the out-neighbours of i (push forward,
+    const I* __restrict__ out_idx;  //      pull backward); the same arrays when undirected
+    const I* __restrict__ erow;     // COO edges erow[k] -> ecol[k] (edge-parallel kernel only)
+    const I* __restrict__ ecol;
+    I n;
+    I m;
+    long long B;        // lanes of the batch, a multiple of 32
+    long long nchunks;  // B / 32
+    const I* __restrict__ sources;  // lane b < nsrc runs from sources[b]
+    long long nsrc;
+    L* level;
+    double* sigma;
+    double* t;
+    L* flag0;
+    L* flag1;
+    int* shifts;        // shifts[d * B + b]: σ(v, b) = σ̂(v, b) · 2^(Σ_{d' ≤ d} shifts)
+    long long dcap;     // levels the shift table holds
+    unsigned long long* maxbits;  // per lane: bits of the largest σ̂ of the level being rescaled
+    unsigned long long* reached;  // per lane: vertices reached other than the source
+    double* bc;
+    unsigned long long* ctl;
+    bool endpoints;
+    long long tid;
+    long long nthreads;
+    long long warp;
+    long long nwarps;
+    int lane;
+
+    __device__ __forceinline__ long long units() const { return (long long)n * nchunks; }
+    // Entry of vertex w for this lane, in the chunk whose first unit is `base` (= c n).
+    __device__ __forceinline__ long long entry(long long base, I w) const {
+        return (base + (long long)w) * 32 + lane;
+    }
+    __device__ __forceinline__ L* flags(int d) const { return (d & 1) ? flag1 : flag0; }
+    __device__ __forceinline__ unsigned long long out_degree(I v) const {
+        return (unsigned long long)(__ldg(out_ptr + v + 1) - __ldg(out_ptr + v));
+    }
+};
+
+// f(w) for every w in idx[ptr[v] .. ptr[v+1]): the warp loads 32 indices at once (one per
+// lane, coalesced) and broadcasts them, so each lane reads its own source's value of w.
+template <typename I, typename F>
+__device__ __forceinline__ void for_each_neighbour(const I* __restrict__ ptr,
+                                                   const I* __restrict__ idx, I v, int lane,
+                                                   F&& f) {
+    const I beg = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+    for (I k0 = beg; k0 < end; k0 += 32) {
+        const I mine = (k0 + lane < end) ? __ldg(idx + k0 + lane) : I(0);
+        const int count = (end - k0 < I(32)) ? (int)(end - k0) : 32;
+#pragma unroll 4
+        for (int q = 0; q < count; ++q) {
+            f(__shfl_sync(TBC_FULL_MASK, mine, q));
+        }
+    }
+}
+
+// Sum of a double over the warp, result in every lane.
+__device__ __forceinline__ double warp_allsum(double x) {
+    for (int off = 16; off > 0; off >>= 1) {
+        x += __shfl_xor_sync(TBC_FULL_MASK, x, off);
+    }
+    return x;
+}
+
+// Mark unit (v, c) as holding level d (racy writers all store the same value); count its
+// unit-edges once per warp that saw it unmarked (duplicates only bias the push heuristic).
+template <typename I, typename L>
+__device__ __forceinline__ void mark(const Batch<I, L>& g, I v, long long base, int d,
+                                     unsigned long long& edges) {
+    L* next = g.flags(d) + base + v;
+    if (*next != L(d)) {
+        *next = L(d);
+        edges += g.out_degree(v);
+    }
+}
+
+// σ = e_s, S(s) = 0, everything else undiscovered; t = 0; padding lanes never take part.
+template <typename I, typename L>
+__device__ void init_batch(const Batch<I, L>& g) {
+    const L lmax = level_max<L>();
+    const long long total = (long long)g.n * g.B;
+    for (long long e = g.tid; e < total; e += g.nthreads) {
+        const long long b = (e >> 5) / g.n * 32 + (e & 31);
+        g.level[e] = (b < g.nsrc) ? L(-1) : lmax;
+        g.sigma[e] = 0.0;
+        g.t[e] = 0.0;
+    }
+    for (long long u = g.tid; u < g.units(); u += g.nthreads) {
+        g.flag0[u] = L(-1);
+        g.flag1[u] = L(-1);
+    }
+    for (long long b = g.tid; b < g.B; b += g.nthreads) {
+        g.maxbits[b] = 0;
+        g.reached[b] = 0;
+        g.shifts[b] = 0;
+    }
+    if (g.tid == 0) {
+        for (int k = FLAG0; k < N_CTL; ++k) {
+            g.ctl[k] = 0;
+        }
+    }
+    grid_sync(g.ctl);
+    unsigned long long edges = 0;
+    for (long long b = g.tid; b < g.nsrc; b += g.nthreads) {
+        const I s = g.sources[b];
+        const long long u = (b / 32) * g.n + s;
+        const long long e = u * 32 + (b & 31);
+        g.level[e] = L(0);
+        g.sigma[e] = 1.0;
+        g.flag0[u] = L(0);
+        edges += g.out_degree(s);
+    }
+    if (edges) {
+        atomicAdd(g.ctl + EDGES0, edges);
+    }
+    grid_sync(g.ctl);
+}
+
+// Forward product of level d, pulled: every unit with an undiscovered lane sums the counts of
+// its in-neighbours at depth d−1.   F<¬Σ> = F A  (row form; per lane f<¬σ> = Aᵀ f)
+template <typename I, typename L>
+__device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& edges) {
+    bool found = false;
+    for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+        const long long base = u / g.n * g.n;
+        const I v = (I)(u - base);
+        const long long e = u * 32 + g.lane;
+        const bool open = g.level[e] == L(-1);  // mask ¬σ
+        if (!__any_sync(TBC_FULL_MASK, open)) {
+            continue;
+        }
+        double sum = 0.0;
+        for_each_neighbour(g.in_ptr, g.in_idx, v, g.lane, [&](I i) {
+            const long long ei = g.entry(base, i);
+            if (open && g.level[ei] == L(d - 1)) {
+                sum += g.sigma[ei];
+            }
+        });
+        const bool hit = open && sum > 0.0;
+        if (hit) {
+            // σ += f ; S<f> = d
+            g.sigma[e] = sum;
+            g.level[e] = L(d);
+            tbc::flag_overflow(sum, d, g.ctl);
+        }
+        if (__any_sync(TBC_FULL_MASK, hit)) {
+            found = true;
+            if (g.lane == 0) {
+                mark(g, v, base, d, edges);
+            }
+        }
+    }
+    return found;
+}
+
+// The same product pushed from the frontier units (flag == d−1): each frontier lane adds its
+// count into its out-neighbours not discovered before level d, with atomics.
+template <typename I, typename L>
+__device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& edges) {
+    bool found = false;
+    const L* cur = g.flags(d - 1);
+    const long long nunits = g.units();
+    for (long long base = g.warp * 32; base < nunits; base += g.nwarps * 32) {
+        const long long mine = base + g.lane;
+        unsigned todo = __ballot_sync(TBC_FULL_MASK, mine < nunits && cur[mine] == L(d - 1));
+        while (todo) {
+            const int bit = __ffs(todo) - 1;
+            todo &= todo - 1;
+            const long long u = base + bit;
+            const long long first = u / g.n * g.n;
+            const I i = (I)(u - first);
+            const long long e = u * 32 + g.lane;
+            const bool front = g.level[e] == L(d - 1);  // f(i) != 0 for this lane
+            const double x = front ? g.sigma[e] : 0.0;
+            for_each_neighbour(g.out_ptr, g.out_idx, i, g.lane, [&](I j) {
+                bool hit = false;
+                if (front) {
+                    const long long ej = g.entry(first, j);
+                    const L lj = g.level[ej];
+                    if (lj == L(-1) || lj == L(d)) {  // ¬σ before this level
+                        g.level[ej] = L(d);
+                        const double total = atomicAdd(g.sigma + ej, x) + x;
+                        tbc::flag_overflow(total, d, g.ctl);
+                        hit = true;
+                    }
+                }
+                if (__any_sync(TBC_FULL_MASK, hit)) {
+                    found = true;
+                    if (g.lane == 0) {
+                        mark(g, j, first, d, edges);
+                    }
+                }
+            });
+        }
+    }
+    return found;
+}
+
+// Edge-parallel forward product: a warp per (stored edge i -> j, chunk), lanes over sources,
+// atomics into σ̂(j) (the batched scCOOC).
+template <typename I, typename L>
+__device__ bool forward_edges(const Batch<I, L>& g, int d, unsigned long long& edges) {
+    bool found = false;
+    const L* cur = g.flags(d - 1);
+    const long long items = (long long)g.m * g.nchunks;
+    for (long long it = g.warp; it < items; it += g.nwarps) {
+        const long long c = it / g.m, k = it - c * g.m, base = c * g.n;
+        const I i = __ldg(g.erow + k);
+        if (cur[base + i] != L(d - 1)) {
+            continue;  // no lane of unit (i, c) is in the frontier
+        }
+        const I j = __ldg(g.ecol + k);
+        const long long ei = g.entry(base, i), ej = g.entry(base, j);
+        bool hit = false;
+        if (g.level[ei] == L(d - 1)) {
+            const L lj = g.level[ej];
+            if (lj == L(-1) || lj == L(d)) {
+                g.level[ej] = L(d);
+                const double x = g.sigma[ei];
+                const double total = atomicAdd(g.sigma + ej, x) + x;
+                tbc::flag_overflow(total, d, g.ctl);
+                hit = true;
+            }
+        }
+        if (__any_sync(TBC_FULL_MASK, hit)) {
+            found = true;
+            if (g.lane == 0) {
+                mark(g, j, base, d, edges);
+            }
+        }
+    }
+    return found;
+}
+
+// Rescale level d per source: σ̂<S==d>(:, b) *= 2^-shift_b with shift_b the frexp exponent of
+// the largest count of source b at depth d (exact: a power of two). Records shifts[d].
+template <typename I, typename L>
+__device__ void rescale_level(const Batch<I, L>& g, int d) {
+    const L* at_d = g.flags(d);
+    for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+        if (at_d[u] != L(d)) {
+            continue;
+        }
+        const long long b = u / g.n * 32 + g.lane, e = u * 32 + g.lane;
+        if (g.level[e] == L(d)) {
+            atomicMax(g.maxbits + b, tbc::order_bits(g.sigma[e]));
+        }
+    }
+    grid_sync(g.ctl);
+    for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+        if (at_d[u] != L(d)) {
+            continue;
+        }
+        const long long b = u / g.n * 32 + g.lane, e = u * 32 + g.lane;
+        const int shift = shift_for(g.maxbits[b]);
+        if (shift != 0 && g.level[e] == L(d)) {
+            g.sigma[e] = scalbn(g.sigma[e], -shift);
+        }
+    }
+    for (long long b = g.tid; b < g.B; b += g.nthreads) {
+        g.shifts[(long long)d * g.B + b] = shift_for(g.maxbits[b]);
+    }
+    grid_sync(g.ctl);
+    for (long long b = g.tid; b < g.B; b += g.nthreads) {
+        g.maxbits[b] = 0;  // read again only after at least two more barriers
+    }
+}
+
+// Forward sweep, one level per barrier. Returns the deepest non-empty level, or -1 when the
+// batch must be rerun (ctl[STATUS] says why).
+template <int Mode, typename I, typename L>
+__device__ int forward_sweep(const Batch<I, L>& g) {
+    const unsigned long long total = (unsigned long long)g.m * (unsigned long long)g.nchunks;
+    unsigned long long explored = g.ctl[EDGES0];
+    int d = 0;
+    while (true) {
+        ++d;
+        if (d >= (int)level_max<L>() - 1 || (long long)d >= g.dcap) {
+            if (g.tid == 0) {
+                g.ctl[STATUS] = (d >= (int)level_max<L>() - 1) ? LEVEL_OVERFLOW
+                                                                : SHIFT_TABLE_FULL;
+            }
+            return -1;  // uniform: every thread sees the same d
+        }
+        const unsigned long long frontier = tbc::load_cg(g.ctl + EDGES0 + (d - 1) % 3);
+        // F<¬Σ> = F A ; Σ += F ; S<F> = d        (F = Σ̂<S == d−1>)
+        unsigned long long edges = 0;
+        bool found;
+        if (Mode == 2) {
+            found = forward_edges(g, d, edges);
+        } else if (Mode == 1 && frontier * PUSH_RATIO < total - (explored < total ? explored
+                                                                                   : total)) {
+            found = forward_push(g, d, edges);
+        } else {
+            found = forward_pull(g, d, edges);
+        }
+        const bool any_found = __any_sync(TBC_FULL_MASK, found);
+        edges = tbc::warp_sum(edges);
+        if (g.lane == 0 && any_found) {
+            g.ctl[FLAG0 + d % 3] = 1;
+            if (edges) {
+                atomicAdd(g.ctl + EDGES0 + d % 3, edges);
+            }
+        }
+        if (g.tid == 0) {
+            g.ctl[FLAG0 + (d + 1) % 3] = 0;  // last read after barrier d − 2: free again
+            g.ctl[EDGES0 + (d + 1) % 3] = 0;
+        }
+        grid_sync(g.ctl);
+        if (tbc::load_cg(g.ctl + FLAG0 + d % 3) == 0) {
+            break;  // F == 0
+        }
+        explored += tbc::load_cg(g.ctl + EDGES0 + d % 3);
+        if ((int)tbc::load_cg(g.ctl + OVF_LEVEL) == d) {
+            rescale_level(g, d);
+        } else {
+            for (long long b = g.tid; b < g.B; b += g.nthreads) {
+                g.shifts[(long long)d * g.B + b] = 0;
+            }
+        }
+    }
+    return d - 1;
+}
+
+// lo/hi of every unit (least and greatest depth ≥ 1 of its lanes, into flag0/flag1) and, per
+// lane, the number of vertices its source reached (for endpoints).
+template <typename I, typename L>
+__device__ void summarize_levels(const Batch<I, L>& g) {
+    const L lmax = level_max<L>();
+    unsigned long long count = 0;
+    long long chunk = -1;
+    for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+        const long long c = u / g.n;
+        const L lv = g.level[u * 32 + g.lane];
+        const bool in = lv >= L(1) && lv != lmax;
+        const int lo = __reduce_min_sync(TBC_FULL_MASK, in ? (int)lv : 2147483647);
+        const int hi = __reduce_max_sync(TBC_FULL_MASK, in ? (int)lv : -1);
+        if (g.lane == 0) {
+            g.flag0[u] = (lo == 2147483647) ? lmax : L(lo);
+            g.flag1[u] = L(hi);
+        }
+        if (g.endpoints) {
+            if (c != chunk) {
+                if (count) {
+                    atomicAdd(g.reached + chunk * 32 + g.lane, count);
+                }
+                chunk = c;
+                count = 0;
+            }
+            count += in ? 1 : 0;
+        }
+    }
+    if (g.endpoints && count) {
+        atomicAdd(g.reached + chunk * 32 + g.lane, count);
+    }
+}
+
+// Finish lanes at depth d−1 of unit (v, c) once their t holds Σ_children u:
+//   δ = σ̂ .* t ; bc += δ (+1 with endpoints) ; u = 1 ./ σ̂ + t for the parents.
+template <typename I, typename L>
+__device__ __forceinline__ void finish_unit(const Batch<I, L>& g, long long v, long long e,
+                                            bool mine, double tv) {
+    double add = 0.0;
+    if (mine) {
+        const double s = g.sigma[e];
+        add = s * tv + (g.endpoints ? 1.0 : 0.0);
+        g.t[e] = 1.0 / s + tv;
+    }
+    add = warp_allsum(add);
+    if (g.lane == 0 && add != 0.0) {
+        atomicAdd(g.bc + v, add);
+    }
+}
+
+__device__ __forceinline__ double level_scale(const int* shifts, long long B, int d, int depth,
+                                              long long b) {
+    return d <= depth ? scalbn(1.0, -shifts[(long long)d * B + b]) : 1.0;
+}
+
+// Backward sweep pulled over out-neighbours, d from depth + 1 down to 2 (level 1 only feeds
+// the source). Skip = true visits only units whose [lo, hi] holds d − 1.
+//   u<S==d> = (1 + δ) ./ σ ;  T<S==d−1> = U Aᵀ ;  δ<S==d−1> += t .* σ
+template <bool Skip, typename I, typename L>
+__device__ void backward_pull(const Batch<I, L>& g, int depth) {
+    for (int d = depth + 1; d >= 2; --d) {
+        for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+            if (Skip && (g.flag0[u] > L(d - 1) || g.flag1[u] < L(d - 1))) {
+                continue;
+            }
+            const long long base = u / g.n * g.n, b = u / g.n * 32 + g.lane;
+            const I v = (I)(u - base);
+            const long long e = u * 32 + g.lane;
+            const bool mine = g.level[e] == L(d - 1);
+            if (!__any_sync(TBC_FULL_MASK, mine)) {
+                continue;
+            }
+            double sum = 0.0;
+            if (d <= depth) {
+                // t(v) = Σ over out-neighbours w at depth d of u(w)
+                for_each_neighbour(g.out_ptr, g.out_idx, v, g.lane, [&](I w) {
+                    const long long ew = g.entry(base, w);
+                    if (mine && g.level[ew] == L(d)) {
+                        sum += g.t[ew];
+                    }
+                });
+            }
+            finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
+        }
+        grid_sync(g.ctl);
+    }
+}
+
+// Backward sweep edge-parallel (the batched scCOOC): a warp per (edge v -> w, chunk) adds
+// u(w) into t(v) with atomics, then the units at depth d − 1 are finished.
+template <typename I, typename L>
+__device__ void backward_edges(const Batch<I, L>& g, int depth) {
+    const long long items = (long long)g.m * g.nchunks;
+    for (int d = depth + 1; d >= 2; --d) {
+        if (d <= depth) {
+            for (long long it = g.warp; it < items; it += g.nwarps) {
+                const long long c = it / g.m, k = it - c * g.m, base = c * g.n;
+                const I v = __ldg(g.erow + k);
+                if (g.flag0[base + v] > L(d - 1) || g.flag1[base + v] < L(d - 1)) {
+                    continue;
+                }
+                const I w = __ldg(g.ecol + k);
+                const long long ev = g.entry(base, v), ew = g.entry(base, w);
+                if (g.level[ev] == L(d - 1) && g.level[ew] == L(d)) {
+                    atomicAdd(g.t + ev, g.t[ew]);  // t = A u
+                }
+            }
+            grid_sync(g.ctl);
+        }
+        for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+            if (g.flag0[u] > L(d - 1) || g.flag1[u] < L(d - 1)) {
+                continue;
+            }
+            const long long v = u % g.n, b = u / g.n * 32 + g.lane, e = u * 32 + g.lane;
+            const bool mine = g.level[e] == L(d - 1);
+            const double tv = mine ? g.t[e] : 0.0;
+            finish_unit(g, v, e, mine, tv * level_scale(g.shifts, g.B, d, depth, b));
+        }
+        grid_sync(g.ctl);
+    }
+}
+
+// The whole of Algorithm 1 for one batch. Mode 0: pull (batched scCSC), 1: push/pull with
+// frontier units (batched veCSC), 2: edge-parallel (batched scCOOC).
+template <int Mode, typename I, typename L>
+__device__ void run_batch(Batch<I, L>& g) {
+    init_batch(g);
+    const int depth = forward_sweep<Mode>(g);
+    if (depth < 0) {
+        return;
+    }
+    if (g.tid == 0) {
+        g.ctl[DEPTH] = (unsigned long long)depth;
+    }
+    summarize_levels(g);
+    grid_sync(g.ctl);
+    if (Mode == 2) {
+        backward_edges(g, depth);
+    } else {
+        backward_pull<Mode == 1>(g, depth);
+    }
+    // endpoints: bc[s] += (vertices reached from s) − 1
+    if (g.endpoints) {
+        for (long long b = g.tid; b < g.nsrc; b += g.nthreads) {
+            atomicAdd(g.bc + g.sources[b], (double)g.reached[b]);
+        }
+    }
+}
+
+}  // namespace tbcb
+
+#define TBCB_KERNEL(NAME, MODE, LEVEL)                                                          \
+    template <typename I>                                                                       \
+    __global__ void __launch_bounds__(256)                                                      \
+    NAME(const I* __restrict__ in_ptr, const I* __restrict__ in_idx,                            \
+         const I* __restrict__ out_ptr, const I* __restrict__ out_idx,                          \
+         const I* __restrict__ erow, const I* __restrict__ ecol, I n, I m, long long B,         \
+         const I* __restrict__ sources, long long nsrc, LEVEL* level, double* sigma, double* t, \
+         LEVEL* flag0, LEVEL* flag1, int* shifts, long long dcap, unsigned long long* maxbits,  \
+         unsigned long long* reached, double* bc, unsigned long long* ctl, int endpoints) {     \
+        const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;                 \
+        const long long nthreads = (long long)gridDim.x * blockDim.x;                           \
+        tbcb::Batch<I, LEVEL> g{in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n, m, B, B / 32,  \
+                                sources, nsrc, level, sigma, t, flag0, flag1, shifts, dcap,     \
+                                maxbits, reached, bc, ctl, endpoints != 0, tid, nthreads,       \
+                                tid >> 5, nthreads >> 5, (int)(threadIdx.x & 31)};              \
+        tbcb::run_batch<MODE>(g);                                                               \
+    }

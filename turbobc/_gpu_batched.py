@@ -1,0 +1,348 @@
+"""The batched GPU engine: B sources per sweep, as n x B vertex-major blocks on the device.
+
+Used by :func:`turbobc.bc` whenever more than one source is needed (exact BC, ``k``,
+``sources``); one source goes to :mod:`turbobc._gpu`. Every per-source vector of
+Algorithm 1 becomes an n x B block whose row holds the B values of one vertex (DESIGN
+section 5, research/peers.md section d). Per batch, one persistent launch
+(spmv/kernels/batched.cuh) runs
+
+    forward, d = 1, 2, ...      F<¬Σ> = F A ;  Σ += F ;  S<F> = d      (per lane f<¬σ> = Aᵀ f)
+    backward, d = D .. 2        u<S==d> = (1 + δ) ./ σ ;  t = A u ;  δ<S==d−1> += t .* σ
+    bc += Σ_lanes δ  (and the endpoint terms)
+
+with a grid barrier between levels, so a batch costs one launch and one host round trip.
+
+Kernels (``kernel=``): each name of ``spmv.KERNELS`` means its batched generalization,
+``sccsc`` thread per (vertex, source) dense pull, ``vecsc`` warp per (vertex, 32 sources)
+with frontier push/pull, ``sccooc`` warp per (stored edge, 32 sources) with atomics; "auto"
+is :func:`spmv._batched.select_batched`.
+
+Device memory, n vertices, m stored edges, index size b, level size ℓ (2: int16, or 4 when a
+batch is deeper than 32765 levels), B lanes, D_cap levels of the shift table::
+
+    format   b (n + 1 + m), twice for directed graphs (CSR and CSC); scCOOC: b (n + 1 + 2m)
+    per lane n (ℓ + 16)       level, σ̂ and t of every vertex
+             n ℓ / 16         two per-unit flag arrays (frontier marks, then depth ranges)
+             4 D_cap + 24     shift table column, largest count, reached count, source
+    bc       8 n
+
+so a batch needs about 18 bytes per (vertex, source). Nothing depends on the size of a
+frontier, so the batch size chosen from free memory (:func:`choose_batch`) cannot run out
+mid-sweep.
+
+Overflow-safe counts: when a level's largest count of some source passes 2^512, that
+(source, level) is scaled to [0.5, 1) by a power of two and the shift is recorded; the
+backward ratio σ_{d−1}/σ_d then carries 2^-shift, exactly as the CPU engine does
+(:func:`turbobc._graphblas._keep_in_range`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import spmv
+from spmv import _batched
+
+from ._graph import Graph, index_dtype_for
+
+__all__ = ["accumulate", "choose_batch", "memory_model", "locality_order", "last_run",
+           "MEMORY_FRACTION", "MAX_BATCH", "DEPTH_CAP"]
+
+MEMORY_FRACTION = 0.8
+"""Share of the free device memory (plus CuPy's cached blocks) a run may take."""
+
+MAX_BATCH = 16384
+"""Most lanes per batch: beyond this, fewer batches no longer pay for the memory."""
+
+DEPTH_CAP = 2048
+"""Levels of the shift table at first; a deeper batch is rerun with four times as many."""
+
+LANES = _batched.LANES
+
+last_run: dict = {}
+"""Facts about the latest :func:`accumulate` call (kernel, batch, batches, depth, peak pool
+bytes, memory model), for benchmarks and tests."""
+
+
+def _round_up(x: int, k: int) -> int:
+    return -(-x // k) * k
+
+
+def format_bytes(n: int, m: int, index_bytes: int, directed: bool, kernel: str) -> int:
+    """Bytes of the storage format a batched kernel keeps on the device."""
+    if kernel == "sccooc":
+        return index_bytes * (n + 1 + 2 * m)
+    return index_bytes * (n + 1 + m) * (2 if directed else 1)
+
+
+def lane_bytes(n: int, level_bytes: int, depth_cap: int) -> int:
+    """Bytes one lane (one source of a batch) costs: see the module docstring."""
+    return n * (level_bytes + 16) + _round_up(2 * level_bytes * n, LANES) // LANES \
+        + 4 * depth_cap + 24
+
+
+def memory_model(n: int, m: int, *, kernel: str, index_bytes: int, level_bytes: int,
+                 batch: int, depth_cap: int, directed: bool) -> int:
+    """Device bytes of a run with ``batch`` lanes (format, batch blocks, bc, control)."""
+    return (format_bytes(n, m, index_bytes, directed, kernel)
+            + batch * lane_bytes(n, level_bytes, depth_cap) + 8 * n + 8 * _batched.CTL_SLOTS)
+
+
+def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
+                 level_bytes: int = 2, directed: bool = False, kernel: str = "vecsc",
+                 depth_cap: int = DEPTH_CAP) -> int:
+    """Lanes per batch: as many as :data:`MEMORY_FRACTION` of ``free_bytes`` holds.
+
+    A pure function. The result is a multiple of 32, at most :data:`MAX_BATCH` and at most
+    ``num_sources`` rounded up to 32, and the batches it implies are as even as possible
+    (``ceil(num_sources / batch)`` batches of nearly equal size). Returns 0 when not even
+    32 lanes fit (the caller then runs one source at a time) or there is no source.
+
+    Parameters
+    ----------
+    n, m : int
+        Vertices and stored edges.
+    num_sources : int
+        Sources still to run.
+    free_bytes : int
+        Device memory available to the run (free plus CuPy's cached blocks).
+    index_bytes, level_bytes : int
+        Sizes of an index (4 or 8) and of a level (2 or 4).
+    directed : bool
+        Directed graphs keep CSR and CSC.
+    kernel : str
+        The batched kernel (its storage format).
+    depth_cap : int
+        Levels of the shift table.
+    """
+    if num_sources <= 0:
+        return 0
+    budget = int(MEMORY_FRACTION * free_bytes) - format_bytes(n, m, index_bytes, directed,
+                                                              kernel) - 8 * n - 1024
+    lanes = max(0, budget) // lane_bytes(n, level_bytes, depth_cap) // LANES * LANES
+    if lanes < LANES:
+        return 0
+    batch = min(lanes, MAX_BATCH, _round_up(num_sources, LANES))
+    batches = -(-num_sources // batch)
+    return _round_up(-(-num_sources // batches), LANES)
+
+
+def locality_order(graph: Graph) -> np.ndarray:
+    """Rank of every vertex in reverse Cuthill-McKee order (neighbours get nearby ranks).
+
+    Sources are swept in this order, so the 32 sources of a unit sit close together: their
+    distances to any vertex differ little, and a unit takes part in few levels.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    order = reverse_cuthill_mckee(sp.csr_matrix(graph.pattern),
+                                  symmetric_mode=not graph.directed)
+    rank = np.empty(graph.n, dtype=np.int64)
+    rank[order] = np.arange(graph.n, dtype=np.int64)
+    return rank
+
+
+def _device_free_bytes() -> int:
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    available = free + pool.free_bytes()
+    limit = pool.get_limit()
+    if limit:
+        available = min(available, limit - pool.used_bytes())
+    return max(0, available)
+
+
+class _Format:
+    """The storage format on the device (CSR, plus CSC for directed graphs; COO for scCOOC)."""
+
+    def __init__(self, graph: Graph, kernel: str, index_dtype):
+        import cupy
+
+        csr = graph.pattern
+        self.out_ptr = cupy.asarray(csr.indptr.astype(index_dtype, copy=False))
+        self.out_idx = cupy.asarray(csr.indices.astype(index_dtype, copy=False))
+        self.in_ptr, self.in_idx = self.out_ptr, self.out_idx  # A == Aᵀ when undirected
+        self.erow, self.ecol = self.out_idx, self.out_idx      # unused unless scCOOC
+        if kernel == "sccooc":
+            rows = np.repeat(np.arange(graph.n, dtype=index_dtype), np.diff(csr.indptr))
+            self.erow = cupy.asarray(rows)
+        elif graph.directed:
+            csc = graph.csc
+            self.in_ptr = cupy.asarray(csc.indptr.astype(index_dtype, copy=False))
+            self.in_idx = cupy.asarray(csc.indices.astype(index_dtype, copy=False))
+
+
+class _Workspace:
+    """The n x B blocks of one batch size, level type and shift-table depth."""
+
+    def __init__(self, n: int, batch: int, level_dtype, depth_cap: int):
+        import cupy
+
+        self.batch, self.level_dtype, self.depth_cap = batch, np.dtype(level_dtype), depth_cap
+        units = n * (batch // LANES)
+        self.level = cupy.empty(n * batch, dtype=level_dtype)
+        self.sigma = cupy.empty(n * batch, dtype=np.float64)
+        self.t = cupy.empty(n * batch, dtype=np.float64)
+        self.flag0 = cupy.empty(units, dtype=level_dtype)
+        self.flag1 = cupy.empty(units, dtype=level_dtype)
+        self.shifts = cupy.empty(batch * depth_cap, dtype=np.int32)
+        self.maxbits = cupy.empty(batch, dtype=np.uint64)
+        self.reached = cupy.empty(batch, dtype=np.uint64)
+
+
+def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
+    from ._gpu import _free_bytes
+
+    return MemoryError(f"the batched GPU engine needs about "
+                       f"{batch * lane_bytes(n, 2, DEPTH_CAP)} bytes of device memory for a "
+                       f"batch of {batch} sources (n={n}, {m} stored edges, kernel={kernel!r})"
+                       f"; {_free_bytes()}. CuPy said: {failure}")
+
+
+def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
+               _batch: int | None = None, _level_dtype=None, _index_dtype=None,
+               _depth_cap: int | None = None) -> np.ndarray:
+    """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
+
+    Parameters
+    ----------
+    graph : Graph
+        The validated pattern.
+    sources : numpy.ndarray
+        Distinct source vertices, int64, 1-D (possibly empty).
+    endpoints : bool
+        Also count the endpoints of each path (networkx ``endpoints=True``).
+    kernel : str
+        ``"auto"`` or a name in ``spmv.KERNELS``, meaning its batched generalization (module
+        docstring).
+    progress : tqdm or None
+        Updated once per finished batch, by the batch's number of sources.
+    _batch : int, optional
+        Force the number of sources per batch (tests); default :func:`choose_batch`.
+    _level_dtype : numpy dtype, optional
+        Start with int32 levels instead of int16 (tests of the wide path).
+    _index_dtype : numpy dtype, optional
+        Force int32 or int64 indices (tests of the int64 path).
+    _depth_cap : int, optional
+        Initial levels of the shift table (tests of its growth).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, length n: ``raw[v] = Σ_{s in sources, s != v} δ_s(v)`` over ordered pairs
+        (not halved for undirected graphs); with ``endpoints``, +1 for every vertex reached
+        from s other than s, and (reached − 1) for s itself.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel name.
+    MemoryError
+        When the device cannot hold even the storage format; everything allocated is
+        released first. When the format fits but no batch of 32 sources does, the run goes
+        one source at a time through :mod:`turbobc._gpu` instead.
+    """
+    import cupy
+
+    if kernel != "auto" and kernel not in spmv.KERNELS:
+        raise ValueError(f"kernel must be 'auto' or one of {spmv.KERNELS}; got {kernel!r}")
+    n, m = graph.n, graph.nnz
+    sources = np.asarray(sources, dtype=np.int64)
+    if sources.size == 0 or n == 0:
+        return np.zeros(n, dtype=np.float64)
+    name = kernel if kernel != "auto" else _batched.select_batched(n, m, sources.size)
+    index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
+    level_dtype = np.dtype(_level_dtype) if _level_dtype is not None else np.dtype(np.int16)
+    depth_cap = min(n + 2, _depth_cap or DEPTH_CAP)
+    # Sweep the sources in locality order: nearby sources share units (module docstring).
+    sources = sources[np.argsort(locality_order(graph)[sources], kind="stable")]
+
+    pool = cupy.get_default_memory_pool()
+    baseline = pool.used_bytes()
+    peak = baseline
+    failure = None
+    try:
+        fmt = _Format(graph, name, index_dtype)
+    except cupy.cuda.memory.OutOfMemoryError as exc:
+        failure = str(exc)
+    if failure is not None:
+        raise _out_of_memory(n, m, name, LANES, failure)
+
+    def size_for(remaining: int) -> int:
+        if _batch is not None:
+            return min(_batch, remaining)
+        return choose_batch(n, m, remaining, _device_free_bytes(),
+                            index_bytes=index_dtype.itemsize, level_bytes=level_dtype.itemsize,
+                            directed=graph.directed, kernel=name, depth_cap=depth_cap)
+
+    ws = None
+    batch = size_for(sources.size)
+    if batch == 0:
+        # Not even 32 lanes fit: one source at a time (its memory model is far smaller).
+        del fmt
+        from ._gpu import accumulate as accumulate_single
+
+        return accumulate_single(graph, sources, endpoints=endpoints, kernel=kernel,
+                                 progress=progress, _index_dtype=_index_dtype)
+    bc = cupy.zeros(n, dtype=np.float64)
+    ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
+    dev_sources = cupy.asarray(sources.astype(index_dtype))
+    start, batches, depth, reruns, grid = 0, 0, 0, 0, 0
+    began = time.perf_counter()
+    while start < sources.size:
+        if ws is None:
+            try:
+                ws = _Workspace(n, _round_up(batch, LANES), level_dtype, depth_cap)
+            except cupy.cuda.memory.OutOfMemoryError as exc:
+                failure = str(exc)
+            if failure is not None:
+                del bc, ctl, dev_sources, fmt
+                raise _out_of_memory(n, m, name, batch, failure)
+            peak = max(peak, pool.used_bytes())
+        end = min(sources.size, start + batch)
+        grid = _batched.sweep_batch(
+            name, in_ptr=fmt.in_ptr, in_idx=fmt.in_idx, out_ptr=fmt.out_ptr,
+            out_idx=fmt.out_idx, erow=fmt.erow, ecol=fmt.ecol, n=n, m=m,
+            stride=_round_up(end - start, LANES), sources=dev_sources[start:end],
+            level=ws.level, sigma=ws.sigma, t=ws.t, flag0=ws.flag0, flag1=ws.flag1,
+            shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits, reached=ws.reached, bc=bc,
+            ctl=ctl, endpoints=endpoints)
+        status, batch_depth = (int(x) for x in
+                               ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+        if status != 0:
+            # The batch went deeper than the level type or the shift table: nothing was
+            # added to bc yet; widen, re-size and run the same sources again.
+            reruns += 1
+            if status == _batched.LEVEL_OVERFLOW:
+                level_dtype = np.dtype(np.int32)
+            else:
+                depth_cap = min(n + 2, 4 * depth_cap)
+            ws = None  # its blocks go back to the pool, counted free by size_for
+            batch = size_for(sources.size - start)
+            if batch == 0:
+                raise _out_of_memory(n, m, name, LANES, "no room for 32 lanes after widening")
+            continue
+        depth = max(depth, batch_depth)
+        batches += 1
+        if progress is not None:
+            progress.update(end - start)
+        start = end
+    raw = bc.get()
+    seconds = time.perf_counter() - began
+    last_run.clear()
+    last_run.update(kernel=name, sweep_seconds=seconds, batch=batch, batches=batches,
+                    depth=depth, reruns=reruns,
+                    grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
+                    depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
+                    model_bytes=memory_model(n, m, kernel=name,
+                                             index_bytes=index_dtype.itemsize,
+                                             level_bytes=level_dtype.itemsize,
+                                             batch=_round_up(batch, LANES),
+                                             depth_cap=depth_cap, directed=graph.directed))
+    return raw
+
