@@ -8,13 +8,13 @@ facebook_combined.txt.gz).
 
 from __future__ import annotations
 
-import gzip
 import re
 from pathlib import Path
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
+
+from turbobc import read_graph
 
 __all__ = ["graph", "mycielskian", "kronecker", "watts_strogatz", "delaunay", "rgg", "road",
            "read_file", "DATA_DIRS"]
@@ -115,39 +115,13 @@ def road(k: int, drop: float = 0.12, seed: int = 1) -> sp.csr_array:
     return sp.csr_array(A[big][:, big])
 
 
-def _mmread(path):
-    import inspect
-
-    if "spmatrix" in inspect.signature(scipy.io.mmread).parameters:
-        return scipy.io.mmread(path, spmatrix=False)
-    return scipy.io.mmread(path)
-
-
 def read_file(name: str, directed: bool = False) -> sp.csr_array:
-    """A real graph file: Matrix Market (.mtx[.gz]) or SNAP edge list ('#' comments, ids
-    relabelled in increasing order); symmetrized unless ``directed``."""
+    """A real graph file (Matrix Market or SNAP edge list, through ``turbobc.read_graph``),
+    symmetrized unless ``directed``."""
     path = next((d / name for d in DATA_DIRS if (d / name).is_file()), None)
     if path is None:
         raise FileNotFoundError(f"{name} not found in {[str(d) for d in DATA_DIRS]}")
-    if ".mtx" in name:
-        A = sp.csr_array(_mmread(path))
-        rows, cols = A.nonzero()
-        n = A.shape[0]
-    else:
-        opener = gzip.open if name.endswith(".gz") else open
-        with opener(path, "rt") as fh:
-            pairs = np.loadtxt(fh, dtype=np.int64, comments="#", usecols=(0, 1), ndmin=2)
-        ids, flat = np.unique(pairs, return_inverse=True)
-        rows, cols = flat.reshape(-1, 2).T
-        n = ids.size
-    if directed:
-        keep = rows != cols
-        A = sp.csr_array((np.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=(n, n))
-        A.sum_duplicates()
-        A.data[:] = 1.0
-        A.sort_indices()
-        return A
-    return _canonical(rows, cols, n)
+    return read_graph(path, directed=directed)[0]
 
 
 def graph(name: str) -> sp.csr_array:
