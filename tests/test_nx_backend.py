@@ -354,3 +354,16 @@ def test_networkx_betweenness_tests_without_fallback(tmp_path):
             assert re.fullmatch(r"'edge_betweenness_centrality(_subset)?' not implemented by "
                                 r"turbobc", reason), reason
     assert set(declined) | set(untouched) <= set(xfail_reasons)
+
+
+def test_importing_networkx_does_not_import_turbobc():
+    """networkx reads backend_info at import; that entry point lives in a module that
+    imports nothing, so registering turbobc costs `import networkx` no time."""
+    import subprocess
+    import sys
+
+    code = ("import sys, networkx; "
+            "print('turbobc' in networkx.utils.backends.backend_info, 'turbobc' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "False"]

@@ -1,7 +1,8 @@
 """The networkx backend: ``nx.betweenness_centrality(G, backend="turbobc")``.
 
 Registered in pyproject.toml under the ``networkx.backends`` entry point (the object
-:data:`BackendInterface`) and ``networkx.backend_info`` (:func:`backend_info`). networkx
+:data:`BackendInterface`) and ``networkx.backend_info`` (``_turbobc_nx.backend_info``, a top-level module that imports
+nothing, so that ``import networkx`` stays fast). networkx
 converts a graph once with :meth:`BackendInterface.convert_from_nx` (cached on the graph while
 it is not mutated) and calls the functions below with the converted graph; results are dicts
 keyed by the original nodes, in ``list(G)`` order.
@@ -27,46 +28,11 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["BackendInterface", "TurboBCGraph", "backend_info"]
+__all__ = ["BackendInterface", "TurboBCGraph"]
 
 SHOULD_RUN_MIN_NODES = 50
 """Automatic dispatch (``nx.config.backend_priority``) leaves graphs with fewer nodes to
 networkx, which is faster there (see :meth:`BackendInterface.should_run`)."""
-
-_EXTRA_PARAMETERS = {
-    'engine : {"auto", "gpu", "graphblas"}, default "auto"':
-        "turbobc engine: the GPU when CuPy sees one, else the CPU (python-graphblas).",
-    'kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"':
-        "GPU SpMV kernel; auto chooses by the scf metric.",
-    "progress : bool, default False": "Show a progress bar (sources done, time left).",
-}
-
-
-def backend_info() -> dict:
-    """What networkx shows about this backend (``networkx.backend_info`` entry point)."""
-    return {
-        "backend_name": "turbobc",
-        "project": "turbobc",
-        "package": "turbobc",
-        "url": "https://github.com/turbobc/turbobc",
-        "short_summary": "Betweenness centrality as sparse linear algebra on NVIDIA GPUs "
-                         "(CuPy) or the CPU (python-graphblas).",
-        "default_config": {},
-        "functions": {
-            "betweenness_centrality": {
-                "additional_docs": "Unweighted (or all weights equal), exact or sampled "
-                                   "with k: the same numbers and sampled sources as "
-                                   "networkx. Other weights are declined.",
-                "additional_parameters": _EXTRA_PARAMETERS,
-            },
-            "betweenness_centrality_subset": {
-                "additional_docs": "Served when targets holds every node (all-targets "
-                                   "subset BC); other targets are declined.",
-                "additional_parameters": _EXTRA_PARAMETERS,
-            },
-        },
-    }
-
 
 class TurboBCGraph:
     """A networkx graph converted for turbobc: its adjacency pattern and its nodes.

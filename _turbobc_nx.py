@@ -1,0 +1,42 @@
+"""networkx's ``backend_info`` entry point for turbobc.
+
+networkx calls :func:`backend_info` while it is imported, so this module is top-level and
+imports nothing (not even turbobc): registering the backend costs ``import networkx`` nothing.
+The backend itself is ``turbobc._nx_backend.BackendInterface``.
+"""
+
+__all__ = ["backend_info"]
+
+_EXTRA_PARAMETERS = {
+    'engine : {"auto", "gpu", "graphblas"}, default "auto"':
+        "turbobc engine: the GPU when CuPy sees one, else the CPU (python-graphblas).",
+    'kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"':
+        "GPU SpMV kernel; auto chooses by the scf metric.",
+    "progress : bool, default False": "Show a progress bar (sources done, time left).",
+}
+
+
+def backend_info() -> dict:
+    """What networkx shows about this backend (``networkx.backend_info`` entry point)."""
+    return {
+        "backend_name": "turbobc",
+        "project": "turbobc",
+        "package": "turbobc",
+        "url": "https://github.com/turbobc/turbobc",
+        "short_summary": "Betweenness centrality as sparse linear algebra on NVIDIA GPUs "
+                         "(CuPy) or the CPU (python-graphblas).",
+        "default_config": {},
+        "functions": {
+            "betweenness_centrality": {
+                "additional_docs": "Unweighted (or all weights equal), exact or sampled "
+                                   "with k: the same numbers and sampled sources as "
+                                   "networkx. Other weights are declined.",
+                "additional_parameters": _EXTRA_PARAMETERS,
+            },
+            "betweenness_centrality_subset": {
+                "additional_docs": "Served when targets holds every node (all-targets "
+                                   "subset BC); other targets are declined.",
+                "additional_parameters": _EXTRA_PARAMETERS,
+            },
+        },
+    }
