@@ -178,3 +178,17 @@ def test_main_in_process(tmp_path, capsys):
     assert "--top must be 0 or more; got -1" in capsys.readouterr().err
     assert main(["info", str(DATA / "road-minnesota.mtx")]) == 0
     assert "vertices (n):   2,642" in capsys.readouterr().out
+
+
+def test_python_dash_m_turbobc_is_the_command(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "missing.mtx"
+    result = subprocess.run([sys.executable, "-m", "turbobc", "info", str(missing)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "turbobc info: error:" in result.stderr and "missing.mtx" in result.stderr
+    help_text = subprocess.run([sys.executable, "-m", "turbobc", "--help"], capture_output=True,
+                               text=True, check=True).stdout
+    assert "betweenness centrality of every vertex" in help_text
