@@ -38,7 +38,9 @@ enum Ctl : int {
 
 enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2 };
 
-// Push while the frontier's unit-edges times this are fewer than the unexplored ones.
+// Push while the frontier's unit-edges times this are fewer than all unit-edges (m · chunks).
+// Unexplored edges are no measure here: a unit stays open until its last lane is reached, so on
+// deep graphs a pull would scan nearly every unit at every level.
 constexpr unsigned long long PUSH_RATIO = 8;
 
 template <typename L> __device__ __forceinline__ L level_max();
@@ -105,7 +107,7 @@ __device__ __forceinline__ void for_each_neighbour(const I* __restrict__ ptr,
     for (I k0 = beg; k0 < end; k0 += 32) {
         const I mine = (k0 + lane < end) ? __ldg(idx + k0 + lane) : I(0);
         const int count = (end - k0 < I(32)) ? (int)(end - k0) : 32;
-#pragma unroll 4
+#pragma unroll 8
         for (int q = 0; q < count; ++q) {
             f(__shfl_sync(TBC_FULL_MASK, mine, q));
         }
@@ -329,7 +331,6 @@ __device__ void rescale_level(const Batch<I, L>& g, int d) {
 template <int Mode, typename I, typename L>
 __device__ int forward_sweep(const Batch<I, L>& g) {
     const unsigned long long total = (unsigned long long)g.m * (unsigned long long)g.nchunks;
-    unsigned long long explored = g.ctl[EDGES0];
     int d = 0;
     while (true) {
         ++d;
@@ -346,8 +347,7 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
         bool found;
         if (Mode == 2) {
             found = forward_edges(g, d, edges);
-        } else if (Mode == 1 && frontier * PUSH_RATIO < total - (explored < total ? explored
-                                                                                   : total)) {
+        } else if (Mode == 1 && frontier * PUSH_RATIO < total) {
             found = forward_push(g, d, edges);
         } else {
             found = forward_pull(g, d, edges);
@@ -368,7 +368,6 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
         if (tbc::load_cg(g.ctl + FLAG0 + d % 3) == 0) {
             break;  // F == 0
         }
-        explored += tbc::load_cg(g.ctl + EDGES0 + d % 3);
         if ((int)tbc::load_cg(g.ctl + OVF_LEVEL) == d) {
             rescale_level(g, d);
         } else {
