@@ -1,0 +1,71 @@
+"""``python -m bench SUITE [...]``: run named benchmark suites, or ``report``.
+
+    python -m bench cpu-small                 # small graphs, every engine here, ratios
+    python -m bench exact                     # DESIGN section 8 exact-BC graphs
+    python -m bench single-source             # every GPU kernel per source (GPU only)
+    python -m bench memory --budget 300       # peak device memory up to 1e9 stored edges
+    python -m bench all                       # the four above
+    python -m bench report [--readme]         # markdown of the records (README's Results)
+
+Each suite writes ``<out>/<suite>-<UTC time>.json`` (bench/records.py: environment, commit,
+units) and the markdown summary beside it (``.md``), and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bench.records import RESULTS, write_record
+from bench.report import results_markdown, summary, update_readme
+from bench.suites import SUITES, timed
+
+ALL = ("cpu-small", "exact", "single-source", "memory")
+
+
+def _max_pairs(text: str) -> dict:
+    engine, _, cap = text.partition("=")
+    return {engine: float(cap)}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("suite", choices=sorted(SUITES) + ["all", "report"])
+    p.add_argument("--graphs", nargs="+", default=None,
+                   help="graph names (bench/graphs.py) instead of the suite's own")
+    p.add_argument("--scales", nargs="+", type=int, default=None,
+                   help="memory: Kronecker scales instead of the default ones")
+    p.add_argument("--budget", type=float, default=300.0,
+                   help="memory: seconds the suite may take (sizes predicted to overrun are "
+                        "skipped with the reason)")
+    p.add_argument("--max-pairs", type=_max_pairs, action="append", default=[],
+                   metavar="ENGINE=N", help="cap on n·nnz for an engine, e.g. networkx=1e9")
+    p.add_argument("--out", type=Path, default=RESULTS, help="where records go")
+    p.add_argument("--readme", action="store_true",
+                   help="report: rewrite the README's '## Results' section")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    args.max_pairs = {k: v for d in args.max_pairs for k, v in d.items()}
+    if args.suite == "report":
+        if args.readme:
+            update_readme(results=args.out)
+            print("README.md: '## Results' rewritten from", args.out)
+        else:
+            print(results_markdown(args.out))
+        return 0
+    for suite in ALL if args.suite == "all" else (args.suite,):
+        print(f"== {suite}", flush=True)
+        record = timed(suite, args, log=lambda line: print(line, flush=True))
+        path = write_record(suite, record, args.out)
+        text = summary(record)
+        path.with_suffix(".md").write_text(text)
+        print(f"\n{text}\nrecord: {path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""Memory footprint: peak device memory of single-source and batched runs against the models.
+
+For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.py) from about
+1 million to more than 1 billion stored edges:
+
+- single source: the engine's device arrays (``turbobc._gpu._DeviceSweep``, kernel auto)
+  for a few sources, each timed with CUDA events after a warm-up launch (median of
+  ``repeats``); peak CuPy pool bytes and the drop of ``cudaMemGetInfo``'s free bytes against
+  the model 4m + 48n bytes (int32 indices) and the engine's itemized model
+  (``turbobc._gpu.memory_model``);
+- batched: one batch of the size the engine chooses from free memory
+  (``turbobc._gpu_batched.choose_batch``), run by ``turbobc._gpu_batched.accumulate``; its peak
+  pool bytes against ``turbobc._gpu_batched.memory_model`` (format b(n + 1 + m), per source
+  n(ℓ + 16) + nℓ/16 + 4·D_cap + 24, bc 8n: about 18 bytes per (vertex, source) with int16
+  levels), and the time per source = sweep seconds / batch.
+
+Then, by the models, the largest Kronecker scale whose single-source run fits the device
+(and an 80 GB H100: :data:`H100_BYTES`), with stored edges per vertex extrapolated linearly in
+the scale from the measured graphs, and whether a batch of 32 sources fits too.
+
+On a machine without a GPU the suite records why the measurements were skipped and still
+writes the model rows (host-generated Kronecker graphs of small scales).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from bench import graphs
+from bench.records import gteps, mteps
+
+__all__ = ["DEVICE_SCALES", "HOST_SCALES", "H100_BYTES", "single_model", "largest_fitting",
+           "run"]
+
+DEVICE_SCALES = (14, 16, 18, 20, 22, 24, 23)
+"""Kronecker scales measured on a GPU, in the order they run (kron24 before the optional
+kron23, so the billion-edge point comes first when the time budget runs short)."""
+
+HOST_SCALES = (10, 12, 14)
+"""Scales generated on the host for the model rows when no GPU is present."""
+
+H100_BYTES = 81559 * 2**20
+"""Device memory of an H100 80 GB (HBM3) as nvidia-smi reports it (81,559 MiB)."""
+
+CONTEXT_BYTES = 2**30
+"""Reserve for the CUDA context and CuPy's own allocations when a capacity is not measured."""
+
+
+def single_model(n: int, m: int) -> int:
+    """The single-source model in bytes: 4m + 48n (float64 values, int32 indices)."""
+    return 4 * m + 48 * n
+
+
+def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
+    from turbobc._gpu import memory_model
+    from turbobc._graph import index_dtype_for
+
+    return memory_model(n, m, kernel, index_dtype_for(n, m))
+
+
+def _batched_expected(n: int, m: int, batch: int) -> int:
+    from turbobc._gpu_batched import DEPTH_CAP, memory_model
+    from turbobc._graph import index_dtype_for
+
+    return memory_model(n, m, kernel="vecsc", index_bytes=index_dtype_for(n, m).itemsize,
+                        level_bytes=2, batch=batch, depth_cap=DEPTH_CAP, directed=False)
+
+
+def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> dict:
+    """The largest Kronecker scale whose single-source run, and whose 32-source batch, fit
+    ``capacity`` bytes by the engines' itemized models.
+
+    Stored edges per vertex is fitted linearly in the scale over ``points`` (dicts with
+    ``scale``, ``n``, ``nnz``), so scales past the measured ones are an extrapolation.
+    """
+    scales = np.array([p["scale"] for p in points], dtype=float)
+    degree = np.array([p["nnz"] / p["n"] for p in points])
+    slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
+    from turbobc._gpu_batched import MEMORY_FRACTION, choose_batch
+
+    out = {"capacity_bytes": int(capacity), "degree_fit": [float(slope), float(intercept)],
+           "single_source": None, "batched": None, "rows": []}
+    for s in range(int(scales.min()), max_scale + 1):
+        n = 2**s
+        m = int(round(n * (slope * s + intercept)))
+        single = _single_expected(n, m)
+        lanes = choose_batch(n, m, n, capacity, index_bytes=4 if max(n, m) < 2**31 - 1 else 8)
+        row = {"scale": s, "n": n, "nnz_estimated": m, "single_expected_bytes": single,
+               "single_fits": single <= capacity, "batch_lanes": lanes,
+               "batch_expected_bytes": _batched_expected(n, m, lanes) if lanes else None}
+        out["rows"].append(row)
+        if row["single_fits"]:
+            out["single_source"] = {k: row[k] for k in ("scale", "n", "nnz_estimated",
+                                                         "single_expected_bytes")}
+        if lanes:
+            out["batched"] = {k: row[k] for k in ("scale", "n", "nnz_estimated", "batch_lanes",
+                                                   "batch_expected_bytes")}
+        if not row["single_fits"]:
+            break
+    out["batched_memory_fraction"] = MEMORY_FRACTION
+    return out
+
+
+def _measure_single(graph, repeats: int, num_sources: int) -> dict:
+    import cupy
+
+    from turbobc import _gpu
+    from turbobc._graph import index_dtype_for
+
+    n, m = graph.n, graph.nnz
+    rng = np.random.default_rng(0)
+    sources = np.sort(rng.choice(np.flatnonzero(graph.out_degree > 0), num_sources,
+                                 replace=False))
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    free0 = cupy.cuda.runtime.memGetInfo()[0]
+    index_dtype = index_dtype_for(n, m)
+    run = _gpu._DeviceSweep(graph, sources, "auto", index_dtype)
+    cupy.cuda.Device().synchronize()
+    delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    per_source = []
+    for i in range(sources.size):
+        run.launch(graph, i, i + 1, False)  # warm-up
+        times = []
+        for _ in range(repeats):
+            start.record()
+            run.launch(graph, i, i + 1, False)
+            stop.record()
+            stop.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, stop))
+        per_source.append(statistics.median(times))
+    ms = statistics.median(per_source)
+    record = {"kernel": run.kernel, "scf": None if run.stats is None else run.stats.scf,
+              "sources": sources.tolist(), "repeats": repeats,
+              "ms_per_source": ms, "ms_per_source_each": per_source,
+              "mteps": mteps(m, ms / 1e3),
+              "peak_pool_bytes": int(run.peak - run.baseline), "device_bytes_delta": int(delta),
+              "model_bytes": single_model(n, m),
+              "expected_bytes": int(_gpu.memory_model(n, m, run.kernel, index_dtype,
+                                                      sources.size))}
+    del run
+    pool.free_all_blocks()
+    return record
+
+
+def _measure_batched(graph) -> dict:
+    import cupy
+
+    from turbobc import _gpu_batched
+    from turbobc._graph import index_dtype_for
+
+    n, m = graph.n, graph.nnz
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    free0 = cupy.cuda.runtime.memGetInfo()[0]
+    lanes = _gpu_batched.choose_batch(n, m, n, free0,
+                                      index_bytes=index_dtype_for(n, m).itemsize)
+    if lanes == 0:
+        return {"skipped": "not even 32 sources fit the free memory"}
+    sources = np.sort(np.random.default_rng(0).permutation(n)[:lanes])
+    start = time.perf_counter()
+    _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None)
+    wall = time.perf_counter() - start
+    run = dict(_gpu_batched.last_run)
+    delta = free0 - cupy.cuda.runtime.memGetInfo()[0]  # the pool keeps its blocks until freed
+    pool.free_all_blocks()
+    sweep = run["sweep_seconds"]
+    return {"kernel": run["kernel"], "sources": int(sources.size), "batch": run["batch"],
+            "batches": run["batches"], "depth": run["depth"], "level_dtype": run["level_dtype"],
+            "index_dtype": run["index_dtype"], "wall_seconds": wall, "sweep_seconds": sweep,
+            "seconds_per_source": sweep / sources.size,
+            "gteps": gteps(sources.size, m, sweep),
+            "peak_pool_bytes": int(run["peak_pool_bytes"]), "device_bytes_delta": int(delta),
+            "model_bytes": int(run["model_bytes"]), "free_bytes_before": int(free0)}
+
+
+def _warm_up() -> None:
+    """Compile the single-source and batched kernels on a small graph."""
+    import spmv
+    from turbobc import _gpu, _gpu_batched
+    from turbobc._graph import Graph
+
+    graph = Graph(pattern=graphs.kronecker(10, device=False), directed=False)
+    sources = np.arange(4)
+    for kernel in ("auto",) + spmv.KERNELS:
+        _gpu.accumulate(graph, sources, endpoints=False, kernel=kernel, progress=None)
+    _gpu_batched.accumulate(graph, np.arange(64), endpoints=False, kernel="auto", progress=None)
+
+
+def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
+        batched: bool = True, log=print) -> dict:
+    """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
+    from turbobc._graph import Graph
+
+    on_device = graphs.device_present()
+    record = {"suite": "memory", "points": [], "skipped": None}
+    began = time.perf_counter()
+    if not on_device:
+        record["skipped"] = "no usable GPU: peak device memory needs one; model rows only"
+        for s in scales or HOST_SCALES:
+            A = graphs.kronecker(s, device=False)
+            n, m = A.shape[0], A.nnz
+            record["points"].append({"graph": f"kron{s}", "scale": s, "n": n, "nnz": m,
+                                     "generator": "numpy (host)",
+                                     "single_model_bytes": single_model(n, m),
+                                     "single_expected_bytes": _single_expected(n, m)})
+        record["capacity_source"] = "H100 80 GB (81,559 MiB) less 1 GiB for the context"
+        record["largest"] = largest_fitting(record["points"], H100_BYTES - CONTEXT_BYTES)
+        return record
+
+    import cupy
+
+    free, total = cupy.cuda.runtime.memGetInfo()
+    record.update(device_total_bytes=int(total), device_free_bytes_at_start=int(free))
+    _warm_up()
+    cost = {}  # seconds per stored edge of each step, from the last scale that ran it
+    for s in scales or DEVICE_SCALES:
+        n, expected_m = 2**s, 86 * 2**s
+        left = budget_seconds - (time.perf_counter() - began)
+        predicted = cost.get("single", 0.0) * expected_m
+        if predicted > left:
+            log(f"kron{s}: skipped, predicted {predicted:.0f} s > {left:.0f} s left")
+            record["points"].append({"graph": f"kron{s}", "scale": s, "skipped":
+                                     f"time budget: predicted {predicted:.0f} s, {left:.0f} s left"})
+            continue
+        step = time.perf_counter()
+        t0 = time.perf_counter()
+        try:
+            indptr, indices = graphs.kronecker_device(s)
+            cupy.cuda.Device().synchronize()
+        except Exception as exc:  # record it and go on: a smaller scale may still fit
+            cupy.get_default_memory_pool().free_all_blocks()
+            record["points"].append({"graph": f"kron{s}", "scale": s, "skipped":
+                                     f"generation failed: {type(exc).__name__}: {exc}"})
+            log(f"kron{s}: generation failed: {exc}")
+            continue
+        gen_s = time.perf_counter() - t0
+        A = graphs._csr_from_arrays(indptr.get(), indices.get(), n)
+        del indptr, indices
+        cupy.get_default_memory_pool().free_all_blocks()
+        m = A.nnz
+        graph = Graph(pattern=A, directed=False)
+        point = {"graph": f"kron{s}", "scale": s, "n": n, "nnz": m, "generator": "cupy (device)",
+                 "generate_seconds": gen_s, "to_host_seconds": time.perf_counter() - t0 - gen_s,
+                 "single_model_bytes": single_model(n, m),
+                 "single_expected_bytes": _single_expected(n, m)}
+        try:
+            point["single"] = _measure_single(graph, repeats, num_sources)
+        except Exception as exc:  # record the failure, go on with the other sizes
+            point["single"] = {"error": f"{type(exc).__name__}: {exc}"}
+        cost["single"] = (time.perf_counter() - step) / m
+        single = point["single"]
+        log(f"kron{s}: n={n} nnz={m} gen {gen_s:.2f} s  single {single.get('kernel')} "
+            f"{single.get('ms_per_source', float('nan')):.3f} ms/src peak "
+            f"{single.get('peak_pool_bytes', 0) / 2**30:.3f} GiB (model "
+            f"{point['single_model_bytes'] / 2**30:.3f}, itemized "
+            f"{point['single_expected_bytes'] / 2**30:.3f})")
+        left = budget_seconds - (time.perf_counter() - began)
+        predicted = cost.get("batched", 0.0) * m
+        if not batched:
+            point["batched"] = {"skipped": "batched runs not requested"}
+        elif predicted > left:
+            point["batched"] = {"skipped": f"time budget: predicted {predicted:.0f} s, "
+                                           f"{left:.0f} s left"}
+        else:
+            step = time.perf_counter()
+            try:
+                point["batched"] = _measure_batched(graph)
+            except Exception as exc:
+                point["batched"] = {"error": f"{type(exc).__name__}: {exc}"}
+            cost["batched"] = (time.perf_counter() - step) / m
+        b = point["batched"]
+        if "peak_pool_bytes" in b:
+            log(f"kron{s}: batched {b['kernel']} B={b['batch']} {b['sweep_seconds']:.2f} s "
+                f"({b['seconds_per_source'] * 1e3:.3f} ms/src) peak "
+                f"{b['peak_pool_bytes'] / 2**30:.2f} GiB (model {b['model_bytes'] / 2**30:.2f})")
+        else:
+            log(f"kron{s}: batched {b}")
+        record["points"].append(point)
+        del graph, A
+    measured = [p for p in record["points"] if "nnz" in p]
+    record["points"].sort(key=lambda p: p["scale"])
+    capacity = int(free) if "H100" in _device_name() else H100_BYTES - CONTEXT_BYTES
+    record["capacity_source"] = ("free device memory at start (this H100)" if capacity == free
+                                 else "H100 80 GB (81,559 MiB) less 1 GiB for the context")
+    record["largest"] = largest_fitting(measured, capacity)
+    record["largest_this_device"] = largest_fitting(measured, int(free))
+    return record
+
+
+def _device_name() -> str:
+    import cupy
+
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+    return name.decode() if isinstance(name, bytes) else name

@@ -1,0 +1,202 @@
+"""Markdown from the JSON records: one suite's summary, and the README's results section.
+
+``python -m bench report`` prints :func:`results_markdown` of bench/results/ and, with
+``--readme``, replaces the README's ``## Results`` section (from that heading to the end of
+the file) with it. Only the records are read: nothing is timed here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from bench.records import RESULTS, gteps, mteps
+
+__all__ = ["load_records", "summary", "results_markdown", "update_readme"]
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+HEADING = "## Results"
+
+
+def load_records(results: Path = RESULTS) -> list[dict]:
+    """Every JSON record in ``results``, each with its file name under ``"_file"``, sorted by
+    (UTC stamp, file name)."""
+    records = []
+    for path in sorted(Path(results).glob("*.json")):
+        record = json.loads(path.read_text())
+        record["_file"] = path.name
+        records.append(record)
+    return sorted(records, key=lambda r: (r.get("utc", ""), r["_file"]))
+
+
+def _device(record: dict) -> str:
+    env = record.get("environment") or record.get("env") or {}
+    if env.get("gpu"):
+        return env["gpu"].replace("NVIDIA ", "")
+    cpu = env.get("cpu", "CPU")
+    return f"{cpu} ({env['cpu_count']} cores)" if env.get("cpu_count") else cpu
+
+
+def _mib(x) -> str:
+    return "-" if x is None else f"{x / 2**20:,.1f}"
+
+
+def _gib(x) -> str:
+    return "-" if x is None else f"{x / 2**30:.4g}"
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _compare_table(record: dict) -> str:
+    engines = list(record["engines"])
+    rows = []
+    for g in record["graphs"]:
+        for engine in engines:
+            rec = g["engines"].get(engine, {})
+            if "seconds" not in rec:
+                continue
+            rows.append([g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", engine,
+                         f"{rec['seconds']:.4g}", f"{rec['gteps']:.3g}",
+                         f"{rec['ratio']:.3g}" if "ratio" in rec else "-",
+                         f"{rec['max_rel_diff']:.1e}" if "max_rel_diff" in rec else "-"])
+    skipped = sorted({f"{e}: {s['skipped']}" for e, s in record["engines"].items()
+                      if not s["available"]})
+    text = _table(["graph", "n", "stored edges", "engine", "seconds", "GTEPS",
+                   "time / turbobc's", "max rel diff vs graphblas"], rows)
+    if skipped:
+        text += "\n\nSkipped on this machine: " + "; ".join(skipped) + "."
+    return text
+
+
+def _memory_table(record: dict) -> str:
+    rows = []
+    for p in record["points"]:
+        if "nnz" not in p:
+            rows.append([p["graph"], "-", "-", p.get("skipped", "-"), "", "", "", "", "", ""])
+            continue
+        s, b = p.get("single", {}), p.get("batched", {})
+        rows.append([p["graph"], f"{p['n']:,}", f"{p['nnz']:,}",
+                     _gib(s.get("peak_pool_bytes")), _gib(p["single_model_bytes"]),
+                     f"{s['ms_per_source']:.3f}" if "ms_per_source" in s else "-",
+                     b.get("batch", "-"), _gib(b.get("peak_pool_bytes")),
+                     _gib(b.get("model_bytes")),
+                     f"{b['seconds_per_source'] * 1e3:.3f}" if "seconds_per_source" in b else "-"])
+    text = _table(["graph", "n", "stored edges", "single peak GiB", "4m + 48n GiB",
+                   "single ms/source", "batch", "batched peak GiB", "batched model GiB",
+                   "batched ms/source"], rows)
+    largest = record.get("largest") or {}
+    if largest.get("single_source"):
+        one, many = largest["single_source"], largest.get("batched") or {}
+        text += (f"\n\nBy the models, on {_gib(largest['capacity_bytes'])} GiB "
+                 f"({record.get('capacity_source', '')}): the largest Kronecker graph whose "
+                 f"single-source run fits is kron{one['scale']} (n = {one['n']:,}, about "
+                 f"{one['nnz_estimated']:,} stored edges, {_gib(one['single_expected_bytes'])} "
+                 f"GiB)")
+        if many:
+            text += (f"; the largest that still runs batched is kron{many['scale']} "
+                     f"({many['batch_lanes']} sources per batch)")
+        text += ". Edges per vertex past the measured scales are extrapolated linearly."
+    if record.get("skipped"):
+        text += f"\n\nMeasurements skipped: {record['skipped']}."
+    return text
+
+
+def _single_source_rows(record: dict, device: str) -> list[list]:
+    rows = []
+    for g in record["graphs"]:
+        auto = g["kernels"]["auto"]
+        paper = g.get("paper_ms")
+        rows.append([device, g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", auto["kernel"],
+                     f"{auto['ms_per_source']:.3f}", f"{mteps(g['nnz'], auto['ms_per_source'] / 1e3):,.0f}",
+                     _mib(auto.get("peak_pool_bytes")), _mib(auto.get("model_bytes")),
+                     f"{paper / auto['ms_per_source']:.1f}x" if paper else "-"])
+    return rows
+
+
+def summary(record: dict) -> str:
+    """Markdown summary of one record written by ``python -m bench``."""
+    suite = record.get("suite")
+    head = f"### {suite} on {_device(record)}\n\n"
+    if suite in ("cpu-small", "exact"):
+        return head + _compare_table(record) + "\n"
+    if suite == "memory":
+        return head + _memory_table(record) + "\n"
+    if suite == "single-source":
+        if record.get("skipped"):
+            return head + f"Skipped: {record['skipped']}.\n"
+        return head + _table(_SS_HEADER, _single_source_rows(record, _device(record))) + "\n"
+    raise ValueError(f"no summary for suite {suite!r}")
+
+
+_SS_HEADER = ["GPU", "graph", "n", "stored edges", "auto kernel", "ms/source", "MTEPS",
+              "peak MiB", "4m + 48n MiB", "vs paper code"]
+
+
+def _latest(records: list[dict], keep) -> list[dict]:
+    """The last record per device among those ``keep`` accepts."""
+    chosen = {}
+    for r in records:
+        if keep(r):
+            chosen[_device(r)] = r
+    return list(chosen.values())
+
+
+def results_markdown(results: Path = RESULTS) -> str:
+    """The README's results section, from the latest record of each kind and device."""
+    records = load_records(results)
+    parts = [HEADING, "",
+             "Generated by `python -m bench report --readme` from the JSON records in "
+             "`bench/results/` (file names in brackets); nothing here is typed by hand. "
+             "Single-source MTEPS = stored edges / time; exact-BC GTEPS = n · stored edges / "
+             "time; memory is peak CuPy pool bytes (bench/records.py).", ""]
+    single = _latest(records, lambda r: r.get("benchmark", "").startswith("single_source")
+                     or (r.get("suite") == "single-source" and not r.get("skipped")))
+    if single:
+        rows = []
+        for r in single:
+            rows += _single_source_rows(r, f"{_device(r)} [{r['_file']}]")
+        parts += ["### One source (auto kernel, median ms per source; ratio to the paper's "
+                  "code on the H200)", "", _table(_SS_HEADER, rows), ""]
+    exact = [r for r in records if r.get("benchmark") == "exact_gpu"]
+    if exact:
+        r = exact[-1]
+        rows = [[_device(r), g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", f"{g['seconds']:.3f}",
+                 f"{gteps(g['n'], g['nnz'], g['seconds']):.2f}", _gib(g.get("peak_pool_bytes")),
+                 "estimate from %d sources" % g["sources"] if g.get("extrapolated") else "exact",
+                 g.get("target_seconds", "-")] for g in r["graphs"]]
+        parts += [f"### Exact BC on the GPU [{r['_file']}]", "",
+                  _table(["GPU", "graph", "n", "stored edges", "seconds", "GTEPS", "peak GiB",
+                          "run", "target s"], rows), ""]
+    for suite, title in (("exact", "Exact BC, every engine in one run"),
+                         ("cpu-small", "Exact BC on small graphs, every engine in one run"),
+                         ("memory", "Memory footprint (Kronecker graphs)")):
+        for r in _latest(records, lambda r, s=suite: r.get("suite") == s):
+            body = _compare_table(r) if suite != "memory" else _memory_table(r)
+            parts += [f"### {title}: {_device(r)} [{r['_file']}]", "", body, ""]
+    cpu = [r for r in records if r.get("benchmark", "").startswith("cpu_exact")]
+    if cpu:
+        r = cpu[-1]
+        parts += [f"### CPU engine against networkx [{r['_file']}]", "",
+                  _table(["CPU", "graph", "turbobc graphblas s", "networkx s", "ratio",
+                          "max rel diff"],
+                         [[_device(r), r["graph"], f"{r['turbobc_graphblas_seconds']:.3f}",
+                           f"{r['networkx_seconds']:.2f}", f"{r['speedup_vs_networkx']:.1f}x",
+                           f"{r['max_rel_difference']:.1e}"]]), ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def update_readme(readme: Path = README, results: Path = RESULTS) -> str:
+    """Replace the README's results section (``## Results`` to the end) with a new one, or
+    append it; returns the new README text."""
+    text = readme.read_text()
+    section = results_markdown(results)
+    match = re.search(r"^## Results\s*$", text, flags=re.M)
+    head = text[:match.start()] if match else text.rstrip() + "\n\n"
+    new = head + section
+    readme.write_text(new)
+    return new

@@ -1,0 +1,142 @@
+"""The benchmark harness on the CPU: generators, peers, suites, records and the report.
+
+The GPU measurements themselves (bench/memory.py, the single-source suite) run on a GPU
+machine; here each suite is run the way a CPU-only machine runs it, which records why the GPU
+parts were skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from bench import graphs, memory, peers, report, suites
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_sorted_canonical_arrays_match_the_scipy_canonical_form():
+    rng = np.random.default_rng(3)
+    n = 50
+    rows, cols = rng.integers(0, n, 400), rng.integers(0, n, 400)  # loops and repeats too
+    indptr, indices = graphs._canonical_arrays(np, rows.astype(np.int32),
+                                               cols.astype(np.int32), n)
+    expected = graphs._canonical(rows, cols, n)
+    np.testing.assert_array_equal(indptr, expected.indptr)
+    np.testing.assert_array_equal(indices, expected.indices)
+
+
+def test_array_module_kronecker_is_canonical_with_host_like_density():
+    indptr, indices = graphs.kronecker_arrays(np, 11)
+    A = graphs._csr_from_arrays(indptr, indices, 2**11)
+    assert A.diagonal().sum() == 0 and (A != A.T).nnz == 0
+    B = sp.csr_array(A, copy=True)
+    B.sum_duplicates()
+    B.sort_indices()
+    np.testing.assert_array_equal(B.indices, A.indices)  # sorted, no repeats
+    host = graphs.kronecker(11, device=False)
+    assert abs(A.nnz / host.nnz - 1) < 0.05  # same distribution, another sample
+
+
+def test_kronecker_without_a_device_is_the_host_sample():
+    a, b = graphs.kronecker(10), graphs.kronecker(10, device=False)
+    assert (a != b).nnz == 0
+
+
+@pytest.mark.parametrize("engine", ["turbobc-graphblas", "networkit", "networkx"])
+def test_every_cpu_peer_gives_networkx_normalized_values_or_says_why_not(engine):
+    G = nx.les_miserables_graph()
+    A = nx.to_scipy_sparse_array(G, format="csr", weight=None)
+    ok, reason = peers.available(engine)
+    if not ok:
+        assert engine == "networkit" and "pip install '.[bench]'" in reason
+        return
+    out = peers.run(engine, A)
+    expected = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(out["values"], [expected[v] for v in G], rtol=1e-12,
+                               atol=1e-15)
+    assert out["seconds"] > 0
+
+
+def test_networkit_raw_scores_are_ordered_pair_sums():
+    # a path 0-1-2: vertex 1 lies on the pair (0, 2), counted (0, 2) and (2, 0)
+    raw = np.array([0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(peers.networkit_to_networkx(raw, normalized=False),
+                                  [0.0, 1.0, 0.0])
+    assert peers.max_rel_diff(np.array([1.0, 2.0]), np.array([1.0, 4.0])) == 0.5
+
+
+def test_compare_suite_records_agreement_ratios_and_skips():
+    record = suites.compare(["karate", "delaunay_n10.mtx"], log=lambda _: None,
+                            max_pairs={"networkx": 1e9})
+    assert [g["graph"] for g in record["graphs"]] == ["karate", "delaunay_n10.mtx"]
+    for g in record["graphs"]:
+        ours = g["engines"]["turbobc-graphblas"]
+        assert ours["max_rel_diff"] == 0 and ours["ratio"] >= 1
+        for engine, rec in g["engines"].items():
+            if "seconds" in rec:
+                assert rec["max_rel_diff"] < 1e-12, engine
+                assert rec["gteps"] == pytest.approx(g["n"] * g["nnz"] / rec["seconds"] / 1e9)
+            else:
+                assert rec["skipped"] == record["engines"][engine]["skipped"]
+    capped = suites.compare(["karate"], engines=("networkx",), max_pairs={"networkx": 10},
+                            log=lambda _: None)
+    assert "above this engine's cap" in capped["graphs"][0]["engines"]["networkx"]["skipped"]
+
+
+def test_memory_suite_without_a_gpu_writes_the_model_rows():
+    record = memory.run(scales=[8, 10], log=lambda _: None)
+    assert record["skipped"].startswith("no usable GPU")
+    for p in record["points"]:
+        assert p["single_model_bytes"] == 4 * p["nnz"] + 48 * p["n"]
+        assert p["single_expected_bytes"] <= p["single_model_bytes"]
+    largest = record["largest"]["single_source"]
+    assert largest["single_expected_bytes"] <= record["largest"]["capacity_bytes"]
+
+
+def test_largest_fitting_stops_at_the_first_scale_over_capacity():
+    points = [{"scale": s, "n": 2**s, "nnz": 40 * 2**s} for s in (10, 12)]
+    n, m = 2**20, 40 * 2**20
+    exact = memory._single_expected(n, m)
+    assert memory.largest_fitting(points, exact)["single_source"]["scale"] == 20
+    assert memory.largest_fitting(points, exact - 1)["single_source"]["scale"] == 19
+
+
+def test_single_source_suite_says_why_it_is_skipped_without_a_gpu():
+    ok, reason = peers.available("turbobc-gpu")
+    record = suites.single_source(["karate"], log=lambda _: None) if not ok else None
+    if not ok:
+        assert record["skipped"] == reason and record["graphs"] == []
+    else:  # on a GPU machine the suite measures instead
+        assert reason == ""
+
+
+def test_command_writes_a_record_and_its_summary(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "bench", "cpu-small", "--graphs", "karate",
+                          "--out", str(tmp_path)], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout
+    [path] = tmp_path.glob("cpu-small-*.json")
+    record = json.loads(path.read_text())
+    assert record["benchmark"] == "cpu-small" and record["environment"]["commit"]
+    summary = path.with_suffix(".md").read_text()
+    assert "| karate | 34 | 156 | turbobc-graphblas |" in summary and summary in out
+
+
+def test_report_covers_every_committed_record_and_rewrites_only_its_section(tmp_path):
+    text = report.results_markdown()
+    records = report.load_records()
+    single = {r["_file"] for r in records if r.get("benchmark", "").startswith("single_source")}
+    assert text.startswith("## Results")
+    assert any(name in text for name in single)
+    readme = tmp_path / "README.md"
+    readme.write_text("# t\n\nintro\n")
+    first = report.update_readme(readme)
+    assert first.startswith("# t\n\nintro\n\n## Results")
+    assert report.update_readme(readme) == first
