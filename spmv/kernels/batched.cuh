@@ -439,29 +439,38 @@ __device__ __forceinline__ double level_scale(const int* shifts, long long B, in
 //   u<S==d> = (1 + δ) ./ σ ;  T<S==d−1> = U Aᵀ ;  δ<S==d−1> += t .* σ
 template <bool Skip, typename I, typename L>
 __device__ void backward_pull(const Batch<I, L>& g, int depth) {
+    const long long nunits = g.units();
     for (int d = depth + 1; d >= 2; --d) {
-        for (long long u = g.warp; u < g.units(); u += g.nwarps) {
-            if (Skip && (g.flag0[u] > L(d - 1) || g.flag1[u] < L(d - 1))) {
-                continue;
+        // A warp tests 32 consecutive units at once (one per lane) and works through the ones
+        // whose [lo, hi] holds d − 1, all lanes on each.
+        for (long long first = g.warp * 32; first < nunits; first += g.nwarps * 32) {
+            const long long mine_u = first + g.lane;
+            const bool wanted = mine_u < nunits &&
+                                (!Skip || (g.flag0[mine_u] <= L(d - 1) &&
+                                           g.flag1[mine_u] >= L(d - 1)));
+            unsigned todo = __ballot_sync(TBC_FULL_MASK, wanted);
+            while (todo) {
+                const long long u = first + (__ffs(todo) - 1);
+                todo &= todo - 1;
+                const long long base = u / g.n * g.n, b = u / g.n * 32 + g.lane;
+                const I v = (I)(u - base);
+                const long long e = u * 32 + g.lane;
+                const bool mine = g.level[e] == L(d - 1);
+                if (!__any_sync(TBC_FULL_MASK, mine)) {
+                    continue;
+                }
+                double sum = 0.0;
+                if (d <= depth) {
+                    // t(v) = Σ over out-neighbours w at depth d of u(w)
+                    for_each_neighbour(g.out_ptr, g.out_idx, v, g.lane, [&](I w) {
+                        const long long ew = g.entry(base, w);
+                        if (mine && g.level[ew] == L(d)) {
+                            sum += g.t[ew];
+                        }
+                    });
+                }
+                finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
             }
-            const long long base = u / g.n * g.n, b = u / g.n * 32 + g.lane;
-            const I v = (I)(u - base);
-            const long long e = u * 32 + g.lane;
-            const bool mine = g.level[e] == L(d - 1);
-            if (!__any_sync(TBC_FULL_MASK, mine)) {
-                continue;
-            }
-            double sum = 0.0;
-            if (d <= depth) {
-                // t(v) = Σ over out-neighbours w at depth d of u(w)
-                for_each_neighbour(g.out_ptr, g.out_idx, v, g.lane, [&](I w) {
-                    const long long ew = g.entry(base, w);
-                    if (mine && g.level[ew] == L(d)) {
-                        sum += g.t[ew];
-                    }
-                });
-            }
-            finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
         }
         grid_sync(g.ctl);
     }
