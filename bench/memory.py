@@ -12,7 +12,8 @@ For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.
   (``turbobc._gpu_batched.choose_batch``), run by ``turbobc._gpu_batched.accumulate``; its peak
   pool bytes against ``turbobc._gpu_batched.memory_model`` (format b(n + 1 + m), per source
   n(ℓ + 16) + nℓ/16 + 4·D_cap + 24, bc 8n: about 18 bytes per (vertex, source) with int16
-  levels), and the time per source = sweep seconds / batch.
+  levels), and the time per source = sweep seconds / batch. The batch's sources are random
+  and swept in vertex order (:data:`SOURCE_ORDER`).
 
 Then, by the models, the largest Kronecker scale whose single-source run fits the device
 (and an 80 GB H100: :data:`H100_BYTES`), with stored edges per vertex extrapolated linearly in
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from unittest import mock
 
 import numpy as np
 
@@ -44,6 +46,12 @@ HOST_SCALES = (10, 12, 14)
 
 H100_BYTES = 81559 * 2**20
 """Device memory of an H100 80 GB (HBM3) as nvidia-smi reports it (81,559 MiB)."""
+
+SOURCE_ORDER = ("vertex order: the engine's locality order (scipy's reverse_cuthill_mckee) "
+                "sorts each vertex's new neighbours by insertion, quadratic in the largest "
+                "degree (0.5 s at kron18, minutes past kron22), and a single batch of random "
+                "sources gains little from it; memory does not depend on the order")
+"""How the batched measurement orders its sources, recorded with each point."""
 
 CONTEXT_BYTES = 2**30
 """Reserve for the CUDA context and CuPy's own allocations when a capacity is not measured."""
@@ -163,7 +171,8 @@ def _measure_batched(graph) -> dict:
         return {"skipped": "not even 32 sources fit the free memory"}
     sources = np.sort(np.random.default_rng(0).permutation(n)[:lanes])
     start = time.perf_counter()
-    _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None)
+    with mock.patch.object(_gpu_batched, "locality_order", _vertex_order):
+        _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None)
     wall = time.perf_counter() - start
     run = dict(_gpu_batched.last_run)
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]  # the pool keeps its blocks until freed
@@ -175,7 +184,12 @@ def _measure_batched(graph) -> dict:
             "seconds_per_source": sweep / sources.size,
             "gteps": gteps(sources.size, m, sweep),
             "peak_pool_bytes": int(run["peak_pool_bytes"]), "device_bytes_delta": int(delta),
-            "model_bytes": int(run["model_bytes"]), "free_bytes_before": int(free0)}
+            "model_bytes": int(run["model_bytes"]), "free_bytes_before": int(free0),
+            "source_order": SOURCE_ORDER}
+
+
+def _vertex_order(graph) -> np.ndarray:
+    return np.arange(graph.n, dtype=np.int64)
 
 
 def _warm_up() -> None:
@@ -260,7 +274,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
             f"{point['single_model_bytes'] / 2**30:.3f}, itemized "
             f"{point['single_expected_bytes'] / 2**30:.3f})")
         left = budget_seconds - (time.perf_counter() - began)
-        predicted = cost.get("batched", 0.0) * m
+        pairs = m * max(32, _lanes_now(n, m))
+        predicted = cost.get("batched", 0.0) * pairs
         if not batched:
             point["batched"] = {"skipped": "batched runs not requested"}
         elif predicted > left:
@@ -272,7 +287,7 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
                 point["batched"] = _measure_batched(graph)
             except Exception as exc:
                 point["batched"] = {"error": f"{type(exc).__name__}: {exc}"}
-            cost["batched"] = (time.perf_counter() - step) / m
+            cost["batched"] = (time.perf_counter() - step) / pairs
         b = point["batched"]
         if "peak_pool_bytes" in b:
             log(f"kron{s}: batched {b['kernel']} B={b['batch']} {b['sweep_seconds']:.2f} s "
@@ -290,6 +305,18 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     record["largest"] = largest_fitting(measured, capacity)
     record["largest_this_device"] = largest_fitting(measured, int(free))
     return record
+
+
+def _lanes_now(n: int, m: int) -> int:
+    """The batch the engine would choose now (for the time prediction)."""
+    import cupy
+
+    from turbobc._gpu_batched import choose_batch
+    from turbobc._graph import index_dtype_for
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    return choose_batch(n, m, n, cupy.cuda.runtime.memGetInfo()[0],
+                        index_bytes=index_dtype_for(n, m).itemsize)
 
 
 def _device_name() -> str:
