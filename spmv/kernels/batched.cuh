@@ -441,16 +441,17 @@ template <bool Skip, typename I, typename L>
 __device__ void backward_pull(const Batch<I, L>& g, int depth) {
     const long long nunits = g.units();
     for (int d = depth + 1; d >= 2; --d) {
-        // A warp tests 32 consecutive units at once (one per lane) and works through the ones
-        // whose [lo, hi] holds d − 1, all lanes on each.
-        for (long long first = g.warp * 32; first < nunits; first += g.nwarps * 32) {
-            const long long mine_u = first + g.lane;
+        // Warp w owns units w, w + nwarps, w + 2 nwarps, ... (round robin balances hubs); it
+        // tests 32 of them at once (one per lane) and works through the ones whose [lo, hi]
+        // holds d − 1, all lanes on each.
+        for (long long round = 0; round * g.nwarps + g.warp < nunits; round += 32) {
+            const long long mine_u = (round + g.lane) * g.nwarps + g.warp;
             const bool wanted = mine_u < nunits &&
                                 (!Skip || (g.flag0[mine_u] <= L(d - 1) &&
                                            g.flag1[mine_u] >= L(d - 1)));
             unsigned todo = __ballot_sync(TBC_FULL_MASK, wanted);
             while (todo) {
-                const long long u = first + (__ffs(todo) - 1);
+                const long long u = (round + __ffs(todo) - 1) * g.nwarps + g.warp;
                 todo &= todo - 1;
                 const long long base = u / g.n * g.n, b = u / g.n * 32 + g.lane;
                 const I v = (I)(u - base);
