@@ -28,7 +28,8 @@ __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OV
            "SHIFT_TABLE_FULL", "select_batched", "sweep_batch"]
 
 BLOCK = 256
-"""Threads per block (matches ``__launch_bounds__`` in batched.cuh)."""
+"""Threads per block (matches ``__launch_bounds__(256, 4)`` in batched.cuh: at least four
+resident blocks per multiprocessor, which lets ptxas keep the sweep spill-free)."""
 
 LANES = 32
 """Sources per unit: a batch's row stride is a multiple of this."""
