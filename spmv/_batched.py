@@ -28,8 +28,9 @@ __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OV
            "SHIFT_TABLE_FULL", "select_batched", "sweep_batch"]
 
 BLOCK = 256
-"""Threads per block (matches ``__launch_bounds__(256, 4)`` in batched.cuh: at least four
-resident blocks per multiprocessor, which lets ptxas keep the sweep spill-free)."""
+"""Threads per block (matches ``__launch_bounds__(256)`` in batched.cuh). Asking for four
+resident blocks per multiprocessor instead removes ptxas's few spills but cost kron18 1.5x
+(bench/results/exact_gpu-20261122T021944Z.json): the sweeps are latency bound."""
 
 LANES = 32
 """Sources per unit: a batch's row stride is a multiple of this."""
