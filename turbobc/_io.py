@@ -193,8 +193,6 @@ def _read_text(path: Path) -> str:
 # --------------------------------------------------------------------------- Matrix Market
 
 def _read_mtx(path: Path, directed) -> GraphFile:
-    import scipy.io
-
     try:
         with _open_binary(path) as fh:
             header = fh.readline().decode("utf-8", "replace").split()
@@ -207,7 +205,7 @@ def _read_mtx(path: Path, directed) -> GraphFile:
     symmetry = header[4].lower()
     try:
         with _open_binary(path) as fh:
-            matrix = scipy.io.mmread(fh)
+            matrix = _mmread(fh)
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"{path}, {_mtx_error_line(path, str(exc))}: {exc}") from None
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -222,6 +220,18 @@ def _read_mtx(path: Path, directed) -> GraphFile:
     n = matrix.shape[0]
     labels = np.arange(1, n + 1, dtype=np.int64)
     return _pattern(rows, cols, n, labels, bool(directed), "mtx")
+
+
+def _mmread(fh):
+    """scipy.io.mmread returning a sparse array: newer SciPy warns (DeprecationWarning) unless
+    ``spmatrix=False`` is passed, older SciPy has no such argument."""
+    import inspect
+
+    import scipy.io
+
+    if "spmatrix" in inspect.signature(scipy.io.mmread).parameters:
+        return scipy.io.mmread(fh, spmatrix=False)
+    return scipy.io.mmread(fh)
 
 
 def _mtx_error_line(path: Path, message: str) -> str:
