@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The one GPU job: every GPU test, then the single-source benchmark, in one device call.
-# Logs and JSON records go to $OUT (default ./gpu_out). Run from the repository root:
+# The one GPU job, in one device call: every GPU test, then the single-source benchmark
+# (bench/single_source.py) and exact BC (bench/exact_gpu.py). Logs and JSON records go to $OUT
+# (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
+# BENCH_ONLY=1 skips the tests; SINGLE=0 or EXACT=0 skips a benchmark; EXACT_ARGS and
+# BENCH_ARGS pass arguments to them.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs are read from ../shared/data, or from .gpudata/ when that is what was carried.
 set -o pipefail
@@ -30,9 +33,18 @@ if [ "$BENCH_ONLY" != 1 ]; then
         --durations=15 "$@" tests 2>&1 | tee "$OUT/tests.log" | tail -n 60
     status=$?
 fi
-timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
-    ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
-bstatus=$?
+bstatus=0
+if [ "${SINGLE:-1}" != 0 ]; then
+    timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
+        ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+    bstatus=$?
+fi
+if [ "${EXACT:-1}" != 0 ]; then
+    timeout ${EXACT_TIMEOUT:-240} python3 bench/exact_gpu.py --out "$OUT" ${EXACT_ARGS:-} 2>&1 \
+        | tee "$OUT/exact_gpu.log"
+    estatus=$?
+    [ $bstatus -eq 0 ] && bstatus=$estatus
+fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
     for bps in $BENCH_BPS; do
         timeout 120 python3 bench/single_source.py --blocks-per-sm $bps --repeats 5 \

@@ -34,6 +34,10 @@ def gteps(n_sources: int, nnz: int, seconds: float) -> float:
 
 
 def _git_commit() -> str:
+    """The commit: $TURBOBC_COMMIT when set (the GPU machine gets a copy without .git),
+    else git (with -dirty for uncommitted changes to tracked files)."""
+    if os.environ.get("TURBOBC_COMMIT"):
+        return os.environ["TURBOBC_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                              cwd=Path(__file__).resolve().parent, check=True)
@@ -81,7 +85,7 @@ def environment() -> dict:
 
         props = cupy.cuda.runtime.getDeviceProperties(0)
         name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        env.update(gpu=name, cupy=cupy.__version__,
+        env.update(gpu=name, sm_count=props["multiProcessorCount"], cupy=cupy.__version__,
                    cuda_runtime=cupy.cuda.runtime.runtimeGetVersion(),
                    cuda_driver=cupy.cuda.runtime.driverGetVersion())
     else:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import graphs  # noqa: E402
-from gpu_units import environment, mteps  # noqa: E402
+from records import environment, mteps  # noqa: E402
 
 DEFAULT_GRAPHS = ["myc16", "kron18", "sw100000", "del16", "road340", "ego-Facebook", "rgg16",
                   "myc14", "kron16", "del12"]
