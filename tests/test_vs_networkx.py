@@ -99,3 +99,25 @@ def test_directed_networkx_graph_with_symmetric_pattern_stays_directed(engine_co
     A = nx.to_scipy_sparse_array(G, format="csr")
     np.testing.assert_allclose(turbobc.bc(A, normalized=False, engine=engine, kernel=kernel),
                                expected / 2, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("case", sorted(GRAPH_CASES))
+@pytest.mark.parametrize("directed_mode", ["inferred", "as_directed"])
+def test_single_sources_match_networkx(case, directed_mode, engine_config):
+    """One source per call: on the GPU this is the single-source engine (the paper's
+    pipeline), where more sources go through the batched one."""
+    engine, kernel = engine_config
+    G = GRAPH_CASES[case]()
+    if directed_mode == "as_directed":
+        G = G.to_directed()
+    nodes = list(G)
+    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=None, format="csr")
+    directed = True if directed_mode == "as_directed" else None
+    for position in sorted({0, len(nodes) // 2, len(nodes) - 1}):
+        for endpoints in (False, True):
+            expected = networkx_bc(G, selection="sources", normalized=False,
+                                   endpoints=endpoints, sources=[nodes[position]])
+            got = turbobc.bc(A, sources=[position], normalized=False, endpoints=endpoints,
+                             directed=directed, engine=engine, kernel=kernel)
+            np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL,
+                                       err_msg=f"{case} {directed_mode} source {position}")
