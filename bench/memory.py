@@ -32,6 +32,7 @@ from unittest import mock
 import numpy as np
 
 from bench import graphs
+from bench.cuda_timing import time_each_source
 from bench.records import gteps, mteps
 
 __all__ = ["DEVICE_SCALES", "HOST_SCALES", "H100_BYTES", "single_model", "largest_fitting",
@@ -129,18 +130,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     run = _gpu._DeviceSweep(graph, sources, "auto", index_dtype)
     cupy.cuda.Device().synchronize()
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    per_source = []
-    for i in range(sources.size):
-        run.launch(graph, i, i + 1, False)  # warm-up
-        times = []
-        for _ in range(repeats):
-            start.record()
-            run.launch(graph, i, i + 1, False)
-            stop.record()
-            stop.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, stop))
-        per_source.append(statistics.median(times))
+    per_source, _ = time_each_source(run, graph, sources.size, repeats)
     ms = statistics.median(per_source)
     record = {"kernel": run.kernel, "scf": None if run.stats is None else run.stats.scf,
               "sources": sources.tolist(), "repeats": repeats,

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import graphs  # noqa: E402
+from cuda_timing import time_each_source  # noqa: E402
 from records import environment, mteps  # noqa: E402
 
 DEFAULT_GRAPHS = ["myc16", "kron18", "sw100000", "del16", "road340", "ego-Facebook", "rgg16",
@@ -46,18 +47,7 @@ def time_kernel(graph, kernel: str, sources: np.ndarray, repeats: int) -> dict:
     run = _gpu._DeviceSweep(graph, sources, kernel, np.int32)
     cupy.cuda.Device().synchronize()
     device_delta = free_before - cupy.cuda.runtime.memGetInfo()[0]
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    per_source, grid = [], 0
-    for i in range(sources.size):
-        grid = run.launch(graph, i, i + 1, False)  # warm-up (and compile on first use)
-        times = []
-        for _ in range(repeats):
-            start.record()
-            run.launch(graph, i, i + 1, False)
-            stop.record()
-            stop.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, stop))
-        per_source.append(statistics.median(times))
+    per_source, grid = time_each_source(run, graph, sources.size, repeats)
     ms = statistics.median(per_source)
     one = run.bc.get() / (1 + repeats)  # sum of δ over the sources, for a cross-check
     record = {

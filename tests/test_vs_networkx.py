@@ -14,6 +14,16 @@ from oracles import networkx_bc
 RTOL, ATOL = 1e-11, 1e-13
 
 
+def _case(case: str, directed_mode: str):
+    """The graph of a case, its node order, its matrix and the ``directed`` to pass."""
+    G = GRAPH_CASES[case]()
+    if directed_mode == "as_directed":
+        G = G.to_directed()
+    nodes = list(G)
+    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=None, format="csr")
+    return G, nodes, A, (True if directed_mode == "as_directed" else None)
+
+
 def _selection_args(G, selection: str, case_index: int) -> dict:
     nodes = list(G)
     if selection == "k":
@@ -27,12 +37,7 @@ def _selection_args(G, selection: str, case_index: int) -> dict:
 @pytest.mark.parametrize("directed_mode", ["inferred", "as_directed"])
 def test_matches_networkx(case, directed_mode, engine_config):
     engine, kernel = engine_config
-    G = GRAPH_CASES[case]()
-    if directed_mode == "as_directed":
-        G = G.to_directed()
-    nodes = list(G)
-    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=None, format="csr")
-    directed = True if directed_mode == "as_directed" else None
+    G, nodes, A, directed = _case(case, directed_mode)
     index = {v: i for i, v in enumerate(nodes)}
     case_index = sorted(GRAPH_CASES).index(case)
     for selection in ("all", "k", "sources"):
@@ -107,12 +112,7 @@ def test_single_sources_match_networkx(case, directed_mode, engine_config):
     """One source per call: on the GPU this is the single-source engine (the paper's
     pipeline), where more sources go through the batched one."""
     engine, kernel = engine_config
-    G = GRAPH_CASES[case]()
-    if directed_mode == "as_directed":
-        G = G.to_directed()
-    nodes = list(G)
-    A = nx.to_scipy_sparse_array(G, nodelist=nodes, weight=None, format="csr")
-    directed = True if directed_mode == "as_directed" else None
+    G, nodes, A, directed = _case(case, directed_mode)
     for position in sorted({0, len(nodes) // 2, len(nodes) - 1}):
         for endpoints in (False, True):
             expected = networkx_bc(G, selection="sources", normalized=False,
