@@ -129,19 +129,138 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     return _round_up(-(-num_sources // batches), LANES)
 
 
-def locality_order(graph: Graph) -> np.ndarray:
-    """Rank of every vertex in reverse Cuthill-McKee order (neighbours get nearby ranks).
+ORDER = "auto"
+"""How :func:`locality_order` ranks the sources: ``"bfs"`` (breadth-first order from a
+pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"`` (greedy breadth-first balls of 32
+vertices: compact groups on meshes and roads, O(n + m) in Python), ``"rcm"`` (scipy's reverse
+Cuthill-McKee, quadratic in the largest degree), ``"vertex"`` (as numbered), ``"auto"``
+(``"cluster"`` when the breadth-first search from the pseudo-peripheral vertex is at least
+:data:`CLUSTER_DEPTH` levels deep and the graph has at most :data:`CLUSTER_MAX_NNZ` stored
+edges, else ``"bfs"``). Measured in bench/gpu_notes.md, "Source order"."""
+
+CLUSTER_DEPTH = 32
+"""Depth from which ``ORDER = "auto"`` groups the sources in balls (meshes, roads)."""
+
+CLUSTER_MAX_NNZ = 8_000_000
+"""Most stored edges for which the (Python) ball grouping runs: about 1 s per million."""
+
+last_order = ""
+"""The order :func:`locality_order` used last (after resolving ``"auto"``)."""
+
+
+def _bfs(csr, root: int):
+    """Breadth-first order from ``root`` (edges taken both ways) and the distance of every
+    vertex it reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
+    n = csr.shape[0]
+    dist = np.full(n, -1, dtype=np.int64)
+    # pointer jumping over the BFS tree: hops[v] to jump[v], until every jump is the root
+    jump = pred[order].astype(np.int64)
+    jump[0] = root
+    hops = np.ones(order.size, dtype=np.int64)
+    hops[0] = 0
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    jump = pos[jump]                       # positions in `order`
+    while True:
+        done = jump == 0
+        if done.all():
+            break
+        hops = hops + np.where(done, 0, hops[jump])
+        jump = np.where(done, 0, jump[jump])
+    dist[order] = hops
+    return order, dist
+
+
+def _morton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Interleave the bits of two non-negative int64 arrays (below 2^31)."""
+    def spread(v):
+        v = v.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                            (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                            (1, 0x5555555555555555)):
+            v = (v | (v << np.uint64(shift))) & np.uint64(mask)
+        return v
+    return spread(x) | (spread(y) << np.uint64(1))
+
+
+def _balls(indptr: np.ndarray, indices: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """Groups of :data:`LANES` vertices grown greedily as breadth-first balls: each ball
+    starts at the first vertex of ``seq`` not yet taken and takes the nearest vertices not
+    yet taken (a ball that runs out of room is completed by the next one). Returns ``seq``
+    reordered ball by ball. O(n + m) steps in Python: used on graphs of a few million edges.
+    """
+    from collections import deque
+
+    ptr = indptr.tolist()
+    idx = indices.tolist()
+    taken = bytearray(len(ptr) - 1)
+    out = []
+    for start in seq.tolist():
+        if taken[start]:
+            continue
+        need = LANES - len(out) % LANES
+        queue = deque([start])
+        taken[start] = 1
+        out.append(start)
+        need -= 1
+        while queue and need:
+            v = queue.popleft()
+            for w in idx[ptr[v]:ptr[v + 1]]:
+                if not taken[w]:
+                    taken[w] = 1
+                    out.append(w)
+                    queue.append(w)
+                    need -= 1
+                    if not need:
+                        break
+    return np.asarray(out, dtype=np.int64)
+
+
+def locality_order(graph: Graph, order: str | None = None) -> np.ndarray:
+    """Rank of every vertex in the order the sources are swept (:data:`ORDER` by default).
 
     Sources are swept in this order, so the 32 sources of a unit sit close together: their
-    distances to any vertex differ little, and a unit takes part in few levels.
+    distances to any vertex differ little, and a unit takes part in few levels. Edges count
+    both ways; vertices the first breadth-first search does not reach follow in vertex order.
     """
     import scipy.sparse as sp
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-    order = reverse_cuthill_mckee(sp.csr_matrix(graph.pattern),
-                                  symmetric_mode=not graph.directed)
-    rank = np.empty(graph.n, dtype=np.int64)
-    rank[order] = np.arange(graph.n, dtype=np.int64)
+    global last_order
+    order = ORDER if order is None else order
+    last_order = order
+    n = graph.n
+    rank = np.empty(n, dtype=np.int64)
+    if order == "vertex" or n == 0:
+        rank[:] = np.arange(n)
+        return rank
+    csr = sp.csr_matrix(graph.pattern)
+    if order == "rcm":
+        from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+        seq = reverse_cuthill_mckee(csr, symmetric_mode=not graph.directed)
+        rank[seq] = np.arange(n, dtype=np.int64)
+        return rank
+    if order not in ("bfs", "cluster", "auto"):
+        raise ValueError(f"unknown source order {order!r}")
+    # pseudo-peripheral vertex: the last one reached from the vertex of largest degree
+    start = int(np.argmax(np.diff(csr.indptr)))
+    seq, _ = _bfs(csr, start)
+    seq1, d1 = _bfs(csr, int(seq[-1]))
+    if order == "auto":
+        deep = int(d1.max()) >= CLUSTER_DEPTH and graph.nnz <= CLUSTER_MAX_NNZ
+        order = "cluster" if deep else "bfs"
+        last_order = order
+    if order == "bfs":
+        head = seq1
+    else:
+        head = _balls(csr.indptr, csr.indices, seq1)
+    rest = np.ones(n, dtype=bool)
+    rest[head] = False
+    seq = np.concatenate([head, np.flatnonzero(rest)])
+    rank[seq] = np.arange(n, dtype=np.int64)
     return rank
 
 
@@ -260,7 +379,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     level_dtype = np.dtype(_level_dtype) if _level_dtype is not None else np.dtype(np.int16)
     depth_cap = min(n + 2, _depth_cap or DEPTH_CAP)
     # Sweep the sources in locality order: nearby sources share units (module docstring).
+    order_began = time.perf_counter()
     sources = sources[np.argsort(locality_order(graph)[sources], kind="stable")]
+    order_seconds = time.perf_counter() - order_began
 
     pool = cupy.get_default_memory_pool()
     baseline = pool.used_bytes()
@@ -335,7 +456,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     raw = bc.get()
     seconds = time.perf_counter() - began
     last_run.clear()
-    last_run.update(kernel=name, sweep_seconds=seconds, batch=batch, batches=batches,
+    last_run.update(kernel=name, order=last_order, order_seconds=order_seconds,
+                    sweep_seconds=seconds, batch=batch, batches=batches,
                     depth=depth, reruns=reruns,
                     grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
                     depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
