@@ -32,6 +32,13 @@ BLOCK = 256
 resident blocks per multiprocessor instead removes ptxas's few spills but cost kron18 1.5x
 (bench/results/exact_gpu-20261122T021944Z.json): the sweeps are latency bound."""
 
+PUSH_RATIO = 8
+"""The batched veCSC pushes a forward level while the frontier's unit-edges times this are fewer
+than all unit-edges (m · chunks); otherwise it pulls."""
+
+BLOCKS_PER_SM = None
+"""Resident blocks per multiprocessor of a batched launch; None: as many as fit."""
+
 LANES = 32
 """Sources per unit: a batch's row stride is a multiple of this."""
 
@@ -76,6 +83,8 @@ def _resident_blocks(kernel) -> int:
 
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
+    if BLOCKS_PER_SM:
+        per_sm = min(per_sm, BLOCKS_PER_SM)
     if per_sm < 1:
         raise RuntimeError(f"kernel {kernel.name} cannot be resident with {BLOCK} threads per block")
     return sms * per_sm
@@ -98,5 +107,5 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
                            flag0, flag1, shifts, np.int64(dcap), maxbits, reached, bc, ctl,
-                           np.int32(endpoints)))
+                           np.uint64(PUSH_RATIO), np.int32(endpoints)))
     return grid

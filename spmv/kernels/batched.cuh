@@ -38,10 +38,18 @@ enum Ctl : int {
 
 enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2 };
 
-// Push while the frontier's unit-edges times this are fewer than all unit-edges (m · chunks).
-// Unexplored edges are no measure here: a unit stays open until its last lane is reached, so on
-// deep graphs a pull would scan nearly every unit at every level.
-constexpr unsigned long long PUSH_RATIO = 8;
+// Push while the frontier's unit-edges times push_ratio (a launch argument, default
+// spmv._batched.PUSH_RATIO) are fewer than all unit-edges (m · chunks). Unexplored edges are no
+// measure here: a unit stays open until its last lane is reached, so on deep graphs a pull would
+// scan nearly every unit at every level.
+
+// Scans over every unit (frontier marks, depth ranges) test SCAN_ROUNDS x 32 units per warp
+// before working through the hits, so their loads overlap instead of forming one latency chain
+// per 32 units (deep graphs run thousands of levels, each a scan of n · chunks units).
+#ifndef TBCB_SCAN_ROUNDS
+#define TBCB_SCAN_ROUNDS 4
+#endif
+constexpr int SCAN_ROUNDS = TBCB_SCAN_ROUNDS;
 
 template <typename L> __device__ __forceinline__ L level_max();
 template <> __device__ __forceinline__ short level_max<short>() { return 32767; }
@@ -79,6 +87,7 @@ struct Batch {
     unsigned long long* reached;  // per lane: vertices reached other than the source
     double* bc;
     unsigned long long* ctl;
+    unsigned long long push_ratio;
     bool endpoints;
     long long tid;
     long long nthreads;
@@ -220,9 +229,18 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
     bool found = false;
     const L* cur = g.flags(d - 1);
     const long long nunits = g.units();
-    for (long long base = g.warp * 32; base < nunits; base += g.nwarps * 32) {
-        const long long mine = base + g.lane;
-        unsigned todo = __ballot_sync(TBC_FULL_MASK, mine < nunits && cur[mine] == L(d - 1));
+    const long long stride = g.nwarps * 32;
+    for (long long base0 = g.warp * 32; base0 < nunits; base0 += stride * SCAN_ROUNDS) {
+      unsigned todos[SCAN_ROUNDS];
+#pragma unroll
+      for (int r = 0; r < SCAN_ROUNDS; ++r) {
+        const long long mine = base0 + r * stride + g.lane;
+        todos[r] = __ballot_sync(TBC_FULL_MASK, mine < nunits && cur[mine] == L(d - 1));
+      }
+#pragma unroll 1
+      for (int r = 0; r < SCAN_ROUNDS; ++r) {
+        const long long base = base0 + r * stride;
+        unsigned todo = todos[r];
         while (todo) {
             const int bit = __ffs(todo) - 1;
             todo &= todo - 1;
@@ -252,6 +270,7 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
                 }
             });
         }
+      }
     }
     return found;
 }
@@ -347,7 +366,7 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
         bool found;
         if (Mode == 2) {
             found = forward_edges(g, d, edges);
-        } else if (Mode == 1 && frontier * PUSH_RATIO < total) {
+        } else if (Mode == 1 && frontier * g.push_ratio < total) {
             found = forward_push(g, d, edges);
         } else {
             found = forward_pull(g, d, edges);
@@ -444,12 +463,21 @@ __device__ void backward_pull(const Batch<I, L>& g, int depth) {
         // Warp w owns units w, w + nwarps, w + 2 nwarps, ... (round robin balances hubs); it
         // tests 32 of them at once (one per lane) and works through the ones whose [lo, hi]
         // holds d − 1, all lanes on each.
-        for (long long round = 0; round * g.nwarps + g.warp < nunits; round += 32) {
-            const long long mine_u = (round + g.lane) * g.nwarps + g.warp;
+        for (long long round0 = 0; round0 * g.nwarps + g.warp < nunits;
+             round0 += 32 * SCAN_ROUNDS) {
+          unsigned todos[SCAN_ROUNDS];
+#pragma unroll
+          for (int r = 0; r < SCAN_ROUNDS; ++r) {
+            const long long mine_u = (round0 + 32 * r + g.lane) * g.nwarps + g.warp;
             const bool wanted = mine_u < nunits &&
                                 (!Skip || (g.flag0[mine_u] <= L(d - 1) &&
                                            g.flag1[mine_u] >= L(d - 1)));
-            unsigned todo = __ballot_sync(TBC_FULL_MASK, wanted);
+            todos[r] = __ballot_sync(TBC_FULL_MASK, wanted);
+          }
+#pragma unroll 1
+          for (int r = 0; r < SCAN_ROUNDS; ++r) {
+            const long long round = round0 + 32 * r;
+            unsigned todo = todos[r];
             while (todo) {
                 const long long u = (round + __ffs(todo) - 1) * g.nwarps + g.warp;
                 todo &= todo - 1;
@@ -472,6 +500,7 @@ __device__ void backward_pull(const Batch<I, L>& g, int depth) {
                 }
                 finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
             }
+          }
         }
         grid_sync(g.ctl);
     }
@@ -548,12 +577,14 @@ __device__ void run_batch(Batch<I, L>& g) {
          const I* __restrict__ erow, const I* __restrict__ ecol, I n, I m, long long B,         \
          const I* __restrict__ sources, long long nsrc, LEVEL* level, double* sigma, double* t, \
          LEVEL* flag0, LEVEL* flag1, int* shifts, long long dcap, unsigned long long* maxbits,  \
-         unsigned long long* reached, double* bc, unsigned long long* ctl, int endpoints) {     \
+         unsigned long long* reached, double* bc, unsigned long long* ctl,                      \
+         unsigned long long push_ratio, int endpoints) {                                       \
         const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;                 \
         const long long nthreads = (long long)gridDim.x * blockDim.x;                           \
         tbcb::Batch<I, LEVEL> g{in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n, m, B, B / 32,  \
                                 sources, nsrc, level, sigma, t, flag0, flag1, shifts, dcap,     \
-                                maxbits, reached, bc, ctl, endpoints != 0, tid, nthreads,       \
+                                maxbits, reached, bc, ctl, push_ratio, endpoints != 0, tid,     \
+                                nthreads,                                                       \
                                 tid >> 5, nthreads >> 5, (int)(threadIdx.x & 31)};              \
         tbcb::run_batch<MODE>(g);                                                               \
     }
