@@ -127,6 +127,86 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
     return record
 
 
+def cached_graph(name: str):
+    """graphs.graph(name), kept as .npz under $EXACT_GRAPH_CACHE when that is set (several
+    variant processes on one machine generate kron18 once)."""
+    import os
+
+    import scipy.sparse as sp
+
+    folder = os.environ.get("EXACT_GRAPH_CACHE")
+    if not folder:
+        return graphs.graph(name)
+    path = Path(folder) / f"{name}.npz"
+    if path.exists():
+        return sp.csr_array(sp.load_npz(path))
+    A = graphs.graph(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sp.save_npz(path, sp.csr_matrix(A))
+    return A
+
+
+VARIANT_KEYS = ("order", "push_ratio", "blocks_per_sm", "kernel")
+
+
+def parse_variant(text: str) -> dict:
+    """``order=cluster,push_ratio=4,blocks_per_sm=3,kernel=vecsc`` -> dict (missing: defaults)."""
+    spec = {}
+    for item in filter(None, text.split(",")):
+        key, value = item.split("=")
+        if key not in VARIANT_KEYS:
+            raise ValueError(f"unknown variant key {key!r}")
+        spec[key] = value if key in ("order", "kernel") else int(value)
+    return spec
+
+
+def bench_variants(name: str, variants: list[str], num_sources: int, label: str = "") -> list:
+    """Device-loop seconds of the first ``num_sources`` sources (in each variant's own sweep
+    order) under each variant of the private knobs (source order, push ratio, resident blocks
+    per SM, kernel), and the exact-BC seconds that predicts (times n / num_sources)."""
+    import cupy
+
+    import spmv._batched as sb
+    from turbobc import _gpu_batched
+    from turbobc._graph import Graph
+
+    A = cached_graph(name)
+    n, nnz = A.shape[0], A.nnz
+    graph = Graph(pattern=A, directed=False)
+    k = min(n, num_sources)
+    saved = (_gpu_batched.ORDER, sb.PUSH_RATIO, sb.BLOCKS_PER_SM)
+    rows = []
+    try:
+        for text in variants:
+            spec = parse_variant(text)
+            _gpu_batched.ORDER = spec.get("order", saved[0])
+            sb.PUSH_RATIO = spec.get("push_ratio", saved[1])
+            sb.BLOCKS_PER_SM = spec.get("blocks_per_sm", saved[2])
+            kernel = spec.get("kernel", "auto")
+            t0 = time.perf_counter()
+            rank = _gpu_batched.locality_order(graph)
+            order_s = time.perf_counter() - t0
+            sources = np.sort(np.argsort(rank)[:k]).tolist()
+            run_once(A, kernel, sources=sources[:64])  # compile, warm
+            seconds, run = run_once(A, kernel, sources=sources)
+            row = {"graph": LABELS.get(name, name), "n": n, "nnz": nnz, "variant": text,
+                   "build": label, "sources": k, "order": run.get("order"),
+                   "order_seconds": order_s, "seconds": seconds,
+                   "sweep_seconds": run["sweep_seconds"], "batch": run["batch"],
+                   "batches": run["batches"], "depth": run["depth"], "kernel": run["kernel"],
+                   "grid": run["grid"],
+                   "predicted_exact_sweep_seconds": run["sweep_seconds"] * n / k}
+            rows.append(row)
+            print(f"  variant {label:6s} {row['graph']:20s} {text:45s} k={k:6d} sweep "
+                  f"{row['sweep_seconds']:8.3f} s -> exact {row['predicted_exact_sweep_seconds']:8.2f}"
+                  f" s  B={row['batch']} grid={row['grid']} depth={row['depth']} "
+                  f"order {row['order']} {order_s:.3f} s", flush=True)
+            cupy.get_default_memory_pool().free_all_blocks()
+    finally:
+        _gpu_batched.ORDER, sb.PUSH_RATIO, sb.BLOCKS_PER_SM = saved
+    return rows
+
+
 def check_against_graphblas(name: str) -> float:
     """Largest relative difference of exact GPU BC from the graphblas engine."""
     import turbobc
@@ -147,7 +227,20 @@ def main(argv=None):
     parser.add_argument("--check", nargs="*", default=["ego-Facebook"],
                         help="graphs whose exact GPU BC is compared with the graphblas engine")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--variants", nargs="*", default=[],
+                        help="GRAPH:K:VARIANT;VARIANT;... (see parse_variant): time the first K "
+                             "sources under each variant of the private knobs, no exact runs")
+    parser.add_argument("--build", default="", help="label of this build (variant records)")
     args = parser.parse_args(argv)
+    if args.variants:
+        rows = []
+        for item in args.variants:
+            name, k, specs = item.split(":", 2)
+            rows += bench_variants(name, specs.split(";"), int(k), args.build)
+        path = write_record("exact_gpu_variants", {"build": args.build, "variants": rows},
+                            results=args.out)
+        print(f"record: {path}")
+        return
 
     bandwidth = copy_bandwidth()
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)", flush=True)
