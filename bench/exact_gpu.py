@@ -114,6 +114,7 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
         sources=k, extrapolated=k < n, seconds=total, sweep_seconds=sweep,
         gteps=gteps(n, nnz, total), sweep_gteps=gteps(n, nnz, sweep),
         batch=run["batch"], batches=run["batches"], depth=run["depth"], kernel=run["kernel"],
+        order=run.get("order"), order_seconds=run.get("order_seconds"),
         level_dtype=run["level_dtype"], reruns=run["reruns"], grid=run["grid"],
         peak_pool_bytes=run["peak_pool_bytes"], model_bytes=run["model_bytes"],
         device_bytes_used=int(free0 - free1), floor_seconds=floor,

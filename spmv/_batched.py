@@ -28,9 +28,12 @@ __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OV
            "SHIFT_TABLE_FULL", "select_batched", "sweep_batch"]
 
 BLOCK = 256
-"""Threads per block (matches ``__launch_bounds__(256)`` in batched.cuh). Asking for four
-resident blocks per multiprocessor instead removes ptxas's few spills but cost kron18 1.5x
-(bench/results/exact_gpu-20261122T021944Z.json): the sweeps are latency bound."""
+"""Threads per block (matches ``__launch_bounds__(256, 6)`` in batched.cuh: at most 40
+registers, six resident blocks per multiprocessor). The sweeps are latency bound: four blocks
+per SM cost kron18 1.5x (bench/results/exact_gpu-20261122T021944Z.json), five (48 registers)
+against six, first 16384 sources: kron18 4.60 -> 4.29 s, myc16 2.46 -> 2.19 s, myc14 0.232 ->
+0.206 s, road-luxembourg-osm 3.04 -> 3.18 s (bench/results/exact_gpu_variants-
+20261122T025208Z.json and -20261122T025301Z.json)."""
 
 PUSH_RATIO = 8
 """The batched veCSC pushes a forward level while the frontier's unit-edges times this are fewer
@@ -52,13 +55,28 @@ LEVEL_OVERFLOW, SHIFT_TABLE_FULL = 1, 2
 """Statuses of a batch that must be rerun: the depth passed the level type, or the shift table."""
 
 
-def select_batched(n: int, nnz: int, num_sources: int) -> str:
+SCCSC_MAX_ENTRIES = 2**24
+"""``select_batched`` picks ``sccsc`` only when n x (lanes of one batch) is at most this..."""
+
+SCCSC_MAX_DEPTH = 16
+"""...and the graph is at most this deep (its dense pull visits every unit at every level)."""
+
+
+def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None) -> str:
     """The batched kernel for a graph of ``n`` vertices and ``nnz`` stored edges.
 
-    ``vecsc`` (frontier units with push and pull) for every graph and batch: its pull levels
-    do the work of ``sccsc``, and its push levels and backward skipping only remove work,
-    which is what deep graphs (meshes, roads) need; ``sccooc`` scans every stored edge of
-    every chunk at every level. ``bench/exact_gpu.py --kernels`` times all three.
+    ``sccsc`` (dense pull, no frontier bookkeeping) when the run is one small batch of a
+    shallow graph: ``n`` x min(``num_sources``, 16384) lanes at most
+    :data:`SCCSC_MAX_ENTRIES` and ``depth`` known and at most :data:`SCCSC_MAX_DEPTH`;
+    ``vecsc`` (frontier units with push and pull, backward skipping) otherwise; ``sccooc``
+    never: it scans every stored edge of every chunk at every level and was the slowest on
+    every graph measured.
+
+    Measured on an H200, device-loop seconds sccsc / vecsc / sccooc
+    (bench/results/exact_gpu_variants-20261122T025208Z.json): ego-Facebook (n·B = 1.6e7,
+    depth 8) 0.014 / 0.017 / 0.057; myc14 (n·B = 1.5e8) 0.296 / 0.232 / 1.043; kron18, 2048
+    sources, 0.80 / 0.72 / -; del16, 16384 sources, 2.10 / 0.55 / -; road-luxembourg-osm,
+    1024 sources (depth 1337), 1.62 / 0.33 / 3.22.
 
     Parameters
     ----------
@@ -66,6 +84,9 @@ def select_batched(n: int, nnz: int, num_sources: int) -> str:
         Vertices and stored edges.
     num_sources : int
         Sources of the run.
+    depth : int, optional
+        An estimate of the BFS depth (``turbobc._gpu_batched.last_depth``, the eccentricity
+        of the vertex of largest degree); unknown: never ``sccsc``.
 
     Returns
     -------
@@ -75,6 +96,9 @@ def select_batched(n: int, nnz: int, num_sources: int) -> str:
     if n < 0 or nnz < 0 or num_sources < 0:
         raise ValueError(f"sizes must be non-negative; got n={n}, nnz={nnz}, "
                          f"num_sources={num_sources}")
+    lanes = -(-min(num_sources, 16384) // LANES) * LANES
+    if depth is not None and 0 <= depth <= SCCSC_MAX_DEPTH and n * lanes <= SCCSC_MAX_ENTRIES:
+        return "sccsc"
     return "vecsc"
 
 

@@ -316,8 +316,64 @@ def test_select_batched_is_a_registered_kernel():
 
     for n, nnz, k in ((10, 20, 2), (10**6, 10**8, 10**6), (0, 0, 0)):
         assert select_batched(n, nnz, k) in spmv.KERNELS
+        assert select_batched(n, nnz, k, depth=3) in spmv.KERNELS
     with pytest.raises(ValueError, match="sizes must be non-negative; got n=-1"):
         select_batched(-1, 0, 1)
+
+
+def test_select_batched_by_graph_statistics():
+    # thresholds of spmv._batched (measured: bench/results/exact_gpu_variants-20261122T025208Z)
+    from spmv._batched import select_batched
+
+    assert select_batched(4039, 176468, 4039, depth=8) == "sccsc"          # ego-Facebook
+    assert select_batched(4039, 176468, 4039) == "vecsc"                   # depth unknown
+    assert select_batched(12287, 3695512, 12287, depth=2) == "vecsc"       # myc14: n·B 1.5e8
+    assert select_batched(262144, 21004704, 262144, depth=4) == "vecsc"    # kron18
+    assert select_batched(2000, 6000, 2000, depth=40) == "vecsc"           # small but deep
+    assert select_batched(114599, 239332, 114599, depth=700) == "vecsc"    # road
+    # one batch of at most 2^24 entries: n x lanes (lanes rounded up to 32, at most 16384)
+    assert select_batched(2**14, 10**5, 2**10, depth=3) == "sccsc"
+    assert select_batched(2**14, 10**5, 2**10 + 1, depth=3) == "vecsc"
+    assert select_batched(1024, 10**5, 10**6, depth=3) == "sccsc"          # 1024 x 16384
+
+
+def test_auto_order_by_depth_and_degree():
+    # meshes (deep, mean degree >= 4) get ball groups; roads (mean degree ~2) and shallow
+    # graphs keep RCM (bench/gpu_notes.md, "Source order")
+    tri = nx.triangular_lattice_graph(40, 40)  # deep, mean degree ~6
+    mesh = make_graph(nx.to_scipy_sparse_array(tri), directed=False)
+    _gpu_batched.locality_order(mesh)
+    assert _gpu_batched.last_order == "cluster" and _gpu_batched.last_depth >= 16
+    road = make_graph(nx.to_scipy_sparse_array(nx.path_graph(300)), directed=False)
+    _gpu_batched.locality_order(road)
+    assert _gpu_batched.last_order == "rcm"
+    hubs = make_graph(nx.to_scipy_sparse_array(nx.barabasi_albert_graph(500, 4, seed=1)),
+                      directed=False)
+    _gpu_batched.locality_order(hubs)
+    assert _gpu_batched.last_order == "rcm" and _gpu_batched.last_depth < 16
+
+
+@pytest.mark.parametrize("order", ["auto", "rcm", "bfs", "cluster", "vertex"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_every_order_is_a_permutation(order, directed):
+    graph = mixed_depths_graph(directed)
+    rank = _gpu_batched.locality_order(graph, order)
+    assert sorted(rank.tolist()) == list(range(graph.n))
+
+
+def test_balls_are_compact_on_a_grid():
+    # groups of 32 consecutive sources on a 60 x 60 grid: ball groups span few hops,
+    # breadth-first order spans a whole wavefront
+    from scipy.sparse.csgraph import shortest_path
+
+    graph = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(60, 60)), directed=False)
+    spans = {}
+    for order in ("cluster", "bfs"):
+        seq = np.argsort(_gpu_batched.locality_order(graph, order))
+        groups = [seq[k:k + 32] for k in range(0, 3584, 32)]
+        spans[order] = np.median([shortest_path(graph.pattern, unweighted=True,
+                                                indices=g)[:, g].max() for g in groups])
+    assert spans["cluster"] <= 10 and spans["bfs"] >= 40
 
 
 def test_every_kernel_has_batched_instantiations():

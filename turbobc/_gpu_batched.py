@@ -134,18 +134,31 @@ ORDER = "auto"
 pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"`` (greedy breadth-first balls of 32
 vertices: compact groups on meshes and roads, O(n + m) in Python), ``"rcm"`` (scipy's reverse
 Cuthill-McKee, quadratic in the largest degree), ``"vertex"`` (as numbered), ``"auto"``
-(``"cluster"`` when the breadth-first search from the pseudo-peripheral vertex is at least
-:data:`CLUSTER_DEPTH` levels deep and the graph has at most :data:`CLUSTER_MAX_NNZ` stored
-edges, else ``"bfs"``). Measured in bench/gpu_notes.md, "Source order"."""
+(``"cluster"`` on meshes: the breadth-first search from the vertex of largest degree is at
+least :data:`CLUSTER_DEPTH` levels deep, the mean degree at least :data:`CLUSTER_MIN_DEGREE`
+and the graph has at most :data:`CLUSTER_MAX_NNZ` stored edges; else ``"rcm"``).
 
-CLUSTER_DEPTH = 32
-"""Depth from which ``ORDER = "auto"`` groups the sources in balls (meshes, roads)."""
+Measured on an H200 (bench/results/exact_gpu_variants-20261122T025208Z.json, device loop of
+the first 16384 sources, times n / 16384): kron18 rcm 58.3 s, bfs 73.6 s; myc16 rcm 7.8 s,
+bfs 7.4 s; del16 cluster 2.2 s, rcm 4.4 s; road-luxembourg-osm (mean degree 2.1) rcm 16.3 s,
+cluster 21.2 s. See bench/gpu_notes.md, "Source order"."""
+
+CLUSTER_DEPTH = 16
+"""Eccentricity of the vertex of largest degree from which ``"auto"`` may group in balls."""
+
+CLUSTER_MIN_DEGREE = 4.0
+"""Least mean degree (stored edges / n) for ball groups: road networks (2.1) keep RCM."""
 
 CLUSTER_MAX_NNZ = 8_000_000
 """Most stored edges for which the (Python) ball grouping runs: about 1 s per million."""
 
 last_order = ""
 """The order :func:`locality_order` used last (after resolving ``"auto"``)."""
+
+last_depth = -1
+"""Eccentricity of the vertex of largest degree found by the last :func:`locality_order`
+(-1 when it ran no breadth-first search): a lower bound of the deepest batch, at least half
+the diameter of that component."""
 
 
 def _bfs(csr, root: int):
@@ -228,31 +241,38 @@ def locality_order(graph: Graph, order: str | None = None) -> np.ndarray:
     """
     import scipy.sparse as sp
 
-    global last_order
+    global last_order, last_depth
     order = ORDER if order is None else order
-    last_order = order
+    last_order, last_depth = order, -1
     n = graph.n
     rank = np.empty(n, dtype=np.int64)
     if order == "vertex" or n == 0:
         rank[:] = np.arange(n)
         return rank
     csr = sp.csr_matrix(graph.pattern)
+    if order == "auto":
+        # eccentricity of the vertex of largest degree: deep graphs are meshes and roads
+        start = int(np.argmax(np.diff(csr.indptr)))
+        seq, dist = _bfs(csr, start)
+        last_depth = int(dist.max())
+        mesh = (last_depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
+                and graph.nnz <= CLUSTER_MAX_NNZ)
+        order = "cluster" if mesh else "rcm"
+        last_order = order
     if order == "rcm":
         from scipy.sparse.csgraph import reverse_cuthill_mckee
 
         seq = reverse_cuthill_mckee(csr, symmetric_mode=not graph.directed)
         rank[seq] = np.arange(n, dtype=np.int64)
         return rank
-    if order not in ("bfs", "cluster", "auto"):
+    if order not in ("bfs", "cluster"):
         raise ValueError(f"unknown source order {order!r}")
     # pseudo-peripheral vertex: the last one reached from the vertex of largest degree
-    start = int(np.argmax(np.diff(csr.indptr)))
-    seq, _ = _bfs(csr, start)
-    seq1, d1 = _bfs(csr, int(seq[-1]))
-    if order == "auto":
-        deep = int(d1.max()) >= CLUSTER_DEPTH and graph.nnz <= CLUSTER_MAX_NNZ
-        order = "cluster" if deep else "bfs"
-        last_order = order
+    if last_depth < 0:
+        start = int(np.argmax(np.diff(csr.indptr)))
+        seq, dist = _bfs(csr, start)
+        last_depth = int(dist.max())
+    seq1, _ = _bfs(csr, int(seq[-1]))
     if order == "bfs":
         head = seq1
     else:
@@ -374,15 +394,15 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
-    name = kernel if kernel != "auto" else _batched.select_batched(n, m, sources.size)
-    index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
-    level_dtype = np.dtype(_level_dtype) if _level_dtype is not None else np.dtype(np.int16)
-    depth_cap = min(n + 2, _depth_cap or DEPTH_CAP)
     # Sweep the sources in locality order: nearby sources share units (module docstring).
     order_began = time.perf_counter()
     sources = sources[np.argsort(locality_order(graph)[sources], kind="stable")]
     order_seconds = time.perf_counter() - order_began
-
+    name = kernel if kernel != "auto" else _batched.select_batched(
+        n, m, sources.size, depth=last_depth if last_depth >= 0 else None)
+    index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
+    level_dtype = np.dtype(_level_dtype) if _level_dtype is not None else np.dtype(np.int16)
+    depth_cap = min(n + 2, _depth_cap or DEPTH_CAP)
     pool = cupy.get_default_memory_pool()
     baseline = pool.used_bytes()
     peak = baseline

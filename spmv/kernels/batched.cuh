@@ -571,7 +571,7 @@ __device__ void run_batch(Batch<I, L>& g) {
 
 #define TBCB_KERNEL(NAME, MODE, LEVEL)                                                          \
     template <typename I>                                                                       \
-    __global__ void __launch_bounds__(256)                                                      \
+    __global__ void __launch_bounds__(256, 6)                                                   \
     NAME(const I* __restrict__ in_ptr, const I* __restrict__ in_idx,                            \
          const I* __restrict__ out_ptr, const I* __restrict__ out_idx,                          \
          const I* __restrict__ erow, const I* __restrict__ ecol, I n, I m, long long B,         \
