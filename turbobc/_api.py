@@ -63,7 +63,8 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         sources each runs its batched generalization, B sources per sweep:
         thread per (vertex, source) dense pull (sccsc), warp per (stored edge,
         32 sources) with atomics (sccooc), warp per (vertex, 32 sources) with
-        frontier push/pull (vecsc, what "auto" picks).
+        frontier push/pull (vecsc); "auto" picks sccsc for one small batch on
+        a shallow graph and vecsc otherwise (``spmv._batched.select_batched``).
     progress : bool, default False
         Show a progress bar (sources done, time left) on stderr.
 
