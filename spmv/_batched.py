@@ -115,7 +115,7 @@ def _resident_blocks(kernel) -> int:
 
 
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
-                stride: int, sources, level, sigma, t, flag0, flag1, shifts, dcap: int,
+                stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
@@ -130,6 +130,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     grid = min(_resident_blocks(fn), max(1, math.ceil(work / BLOCK)))
     fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
-                           flag0, flag1, shifts, np.int64(dcap), maxbits, reached, bc, ctl,
+                           flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,
+                           ctl,
                            np.uint64(PUSH_RATIO), np.int32(endpoints)))
     return grid

@@ -304,9 +304,11 @@ def test_choose_batch_grows_with_memory_and_shrinks_with_wider_types():
 
 
 def test_choose_batch_counts_every_array():
-    # 18 bytes per (vertex, lane) in int16 levels plus the flags, shift table and per-lane words
+    # 18 bytes per (vertex, lane) in int16 levels plus the flags, the two 8-byte lane masks per
+    # 32 lanes, the shift table and per-lane words
     n, dcap = 64_000, 2048
-    assert _gpu_batched.lane_bytes(n, 2, dcap) == n * 18 + 2 * 2 * n // 32 + 4 * dcap + 24
+    assert _gpu_batched.lane_bytes(n, 2, dcap) == (n * 18 + 2 * 2 * n // 32 + 2 * 8 * n // 32
+                                                  + 4 * dcap + 24)
     assert _gpu_batched.format_bytes(n, 10**6, 4, True, "vecsc") == 2 * 4 * (n + 1 + 10**6)
     assert _gpu_batched.format_bytes(n, 10**6, 4, True, "sccooc") == 4 * (n + 1 + 2 * 10**6)
 

@@ -23,10 +23,11 @@ batch is deeper than 32765 levels), B lanes, D_cap levels of the shift table::
     format   b (n + 1 + m), twice for directed graphs (CSR and CSC); scCOOC: b (n + 1 + 2m)
     per lane n (ℓ + 16)       level, σ̂ and t of every vertex
              n ℓ / 16         two per-unit flag arrays (frontier marks, then depth ranges)
+             n / 2            two per-unit tagged lane masks (8 bytes per 32 lanes each)
              4 D_cap + 24     shift table column, largest count, reached count, source
     bc       8 n
 
-so a batch needs about 18 bytes per (vertex, source). Nothing depends on the size of a
+so a batch needs about 18.6 bytes per (vertex, source). Nothing depends on the size of a
 frontier, so the batch size chosen from free memory (:func:`choose_batch`) cannot run out
 mid-sweep.
 
@@ -80,7 +81,7 @@ def format_bytes(n: int, m: int, index_bytes: int, directed: bool, kernel: str) 
 def lane_bytes(n: int, level_bytes: int, depth_cap: int) -> int:
     """Bytes one lane (one source of a batch) costs: see the module docstring."""
     return n * (level_bytes + 16) + _round_up(2 * level_bytes * n, LANES) // LANES \
-        + 4 * depth_cap + 24
+        + _round_up(2 * 8 * n, LANES) // LANES + 4 * depth_cap + 24
 
 
 def memory_model(n: int, m: int, *, kernel: str, index_bytes: int, level_bytes: int,
@@ -329,6 +330,7 @@ class _Workspace:
         self.t = cupy.empty(n * batch, dtype=np.float64)
         self.flag0 = cupy.empty(units, dtype=level_dtype)
         self.flag1 = cupy.empty(units, dtype=level_dtype)
+        self.masks = cupy.empty(2 * units, dtype=np.uint64)
         self.shifts = cupy.empty(batch * depth_cap, dtype=np.int32)
         self.maxbits = cupy.empty(batch, dtype=np.uint64)
         self.reached = cupy.empty(batch, dtype=np.uint64)
@@ -451,8 +453,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             out_idx=fmt.out_idx, erow=fmt.erow, ecol=fmt.ecol, n=n, m=m,
             stride=_round_up(end - start, LANES), sources=dev_sources[start:end],
             level=ws.level, sigma=ws.sigma, t=ws.t, flag0=ws.flag0, flag1=ws.flag1,
-            shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits, reached=ws.reached, bc=bc,
-            ctl=ctl, endpoints=endpoints)
+            masks=ws.masks, shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits,
+            reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints)
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
         if status != 0:

@@ -10,10 +10,19 @@
 //                    u(v, b) = 1 / σ̂(v, b) + t(v, b), what its parents read
 //
 // A *unit* u = c n + v is vertex v in chunk c (32 consecutive sources): a warp with a lane
-// per source; its entries are u·32 + lane. Units are visited in that (chunk-major) order. Two small per-unit arrays (flag0, flag1, of the level type) keep the sweep
-// proportional to the frontier: in the forward sweep flag[d % 2](unit) == d marks "some lane
-// of this unit was discovered at depth d"; in the backward sweep they hold the least and the
-// greatest depth of the unit's lanes (lo, hi).
+// per source; its entries are u·32 + lane. Units are visited in that (chunk-major) order. Two
+// small per-unit arrays (flag0, flag1, of the level type) keep the sweep proportional to the
+// frontier: in the forward sweep flag[d % 2](unit) == d marks "some lane of this unit was
+// discovered at depth d"; in the backward sweep they hold the least and the greatest depth of
+// the unit's lanes (lo, hi).
+//
+// Lane masks (two per unit, 64-bit, buffer d % 2 for depth d): the high word is a depth, the
+// low word the unit's lanes at that depth; a word of another depth means "no lane". A
+// neighbour test of a whole warp is then one 8-byte load per neighbour and a ballot instead
+// of 32 level reads, and a chunk's masks (8 n bytes) stay in the caches. Writers: forward
+// level d (pull: the unit's own warp stores; push: compare-and-swap, as several frontier units
+// may reach one unit) and backward step d + 1 (the unit's warp). A stale word never needs
+// clearing: its depth says it is stale.
 //
 // The whole batch (forward levels, overflow rescaling, backward levels, the bc update) is one
 // persistent launch; levels are separated by the software grid barrier of sweep.cuh.
@@ -81,6 +90,7 @@ struct Batch {
     double* t;
     L* flag0;
     L* flag1;
+    unsigned long long* masks;  // 2 x units tagged lane masks, buffer d % 2 for depth d
     int* shifts;        // shifts[d * B + b]: σ(v, b) = σ̂(v, b) · 2^(Σ_{d' ≤ d} shifts)
     long long dcap;     // levels the shift table holds
     unsigned long long* maxbits;  // per lane: bits of the largest σ̂ of the level being rescaled
@@ -101,6 +111,9 @@ struct Batch {
         return (base + (long long)w) * 32 + lane;
     }
     __device__ __forceinline__ L* flags(int d) const { return (d & 1) ? flag1 : flag0; }
+    __device__ __forceinline__ unsigned long long* masks_of(int d) const {
+        return masks + (d & 1) * units();
+    }
     __device__ __forceinline__ unsigned long long out_degree(I v) const {
         return (unsigned long long)(__ldg(out_ptr + v + 1) - __ldg(out_ptr + v));
     }
@@ -121,6 +134,71 @@ __device__ __forceinline__ void for_each_neighbour(const I* __restrict__ ptr,
             f(__shfl_sync(TBC_FULL_MASK, mine, q));
         }
     }
+}
+
+// Tagged lane mask: depth d in the high word, lanes in the low word.
+__device__ __forceinline__ unsigned long long tagged(int d, unsigned lanes) {
+    return ((unsigned long long)(unsigned)d << 32) | lanes;
+}
+
+// The lanes of a tagged mask if it is of depth d, else none.
+__device__ __forceinline__ unsigned lanes_at(unsigned long long word, int d) {
+    return (unsigned)(word >> 32) == (unsigned)d ? (unsigned)word : 0u;
+}
+
+// Add `lanes` to the depth-d mask at p, replacing a stale word (several warps may push into
+// one unit in the same level).
+__device__ __forceinline__ void or_lanes(unsigned long long* p, int d, unsigned lanes) {
+    unsigned long long old = *p;
+    while (true) {
+        const unsigned long long want = ((unsigned)(old >> 32) == (unsigned)d)
+                                            ? (old | lanes) : tagged(d, lanes);
+        if (want == old) {
+            return;
+        }
+        const unsigned long long seen = atomicCAS(p, old, want);
+        if (seen == old) {
+            return;
+        }
+        old = seen;
+    }
+}
+
+// Σ over the neighbours w of v (idx[ptr[v] .. ptr[v+1])) of vals(w, lane), over the lanes in
+// `want` for which w is at depth d by the tagged masks: one row of A against this chunk's
+// n x 32 block, masked. The warp loads 32 neighbours and their masks at once (a lane each)
+// and visits only the neighbours some wanted lane needs, two at a time; each lane adds in
+// neighbour order, so the sum is the one of the plain loop.
+template <typename I>
+__device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
+                                             const I* __restrict__ idx, I v, long long base,
+                                             const unsigned long long* masks, int d,
+                                             unsigned want, const double* vals, int lane) {
+    double sum = 0.0;
+    const I beg = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+    for (I k0 = beg; k0 < end; k0 += 32) {
+        const bool valid = k0 + lane < end;
+        const I mine = valid ? __ldg(idx + k0 + lane) : I(0);
+        const unsigned bits = valid ? lanes_at(masks[base + mine], d) & want : 0u;
+        unsigned hits = __ballot_sync(TBC_FULL_MASK, bits != 0u);
+        while (hits) {
+            const int q0 = __ffs(hits) - 1;
+            hits &= hits - 1;
+            const int q1 = hits ? __ffs(hits) - 1 : q0;
+            hits &= hits - 1;
+            const I w0 = __shfl_sync(TBC_FULL_MASK, mine, q0);
+            const I w1 = __shfl_sync(TBC_FULL_MASK, mine, q1);
+            const unsigned b0 = __shfl_sync(TBC_FULL_MASK, bits, q0);
+            const unsigned b1 = (q1 != q0) ? __shfl_sync(TBC_FULL_MASK, bits, q1) : 0u;
+            const double x0 =
+                ((b0 >> lane) & 1u) ? vals[(base + (long long)w0) * 32 + lane] : 0.0;
+            const double x1 =
+                ((b1 >> lane) & 1u) ? vals[(base + (long long)w1) * 32 + lane] : 0.0;
+            sum += x0;  // adding 0.0 to a non-negative sum changes nothing
+            sum += x1;
+        }
+    }
+    return sum;
 }
 
 // Sum of a double over the warp, result in every lane.
@@ -157,6 +235,8 @@ __device__ void init_batch(const Batch<I, L>& g) {
     for (long long u = g.tid; u < g.units(); u += g.nthreads) {
         g.flag0[u] = L(-1);
         g.flag1[u] = L(-1);
+        g.masks[u] = ~0ull;              // depth 0xffffffff: stale
+        g.masks[g.units() + u] = ~0ull;
     }
     for (long long b = g.tid; b < g.B; b += g.nthreads) {
         g.maxbits[b] = 0;
@@ -177,6 +257,7 @@ __device__ void init_batch(const Batch<I, L>& g) {
         g.level[e] = L(0);
         g.sigma[e] = 1.0;
         g.flag0[u] = L(0);
+        g.masks[u] = tagged(0, 1u << (b & 31));  // sources are distinct: one lane per unit
         edges += g.out_degree(s);
     }
     if (edges) {
@@ -195,16 +276,13 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
         const I v = (I)(u - base);
         const long long e = u * 32 + g.lane;
         const bool open = g.level[e] == L(-1);  // mask ¬σ
-        if (!__any_sync(TBC_FULL_MASK, open)) {
+        const unsigned open_lanes = __ballot_sync(TBC_FULL_MASK, open);
+        if (!open_lanes) {
             continue;
         }
-        double sum = 0.0;
-        for_each_neighbour(g.in_ptr, g.in_idx, v, g.lane, [&](I i) {
-            const long long ei = g.entry(base, i);
-            if (open && g.level[ei] == L(d - 1)) {
-                sum += g.sigma[ei];
-            }
-        });
+        // f(v) = Σ over in-neighbours i at depth d−1 of σ̂(i)
+        const double sum = masked_sum(g.in_ptr, g.in_idx, v, base, g.masks_of(d - 1), d - 1,
+                                      open_lanes, g.sigma, g.lane);
         const bool hit = open && sum > 0.0;
         if (hit) {
             // σ += f ; S<f> = d
@@ -212,9 +290,11 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
             g.level[e] = L(d);
             tbc::flag_overflow(sum, d, g.ctl);
         }
-        if (__any_sync(TBC_FULL_MASK, hit)) {
+        const unsigned hit_lanes = __ballot_sync(TBC_FULL_MASK, hit);
+        if (hit_lanes) {
             found = true;
             if (g.lane == 0) {
+                g.masks_of(d)[u] = tagged(d, hit_lanes);
                 mark(g, v, base, d, edges);
             }
         }
@@ -262,9 +342,11 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
                         hit = true;
                     }
                 }
-                if (__any_sync(TBC_FULL_MASK, hit)) {
+                const unsigned hit_lanes = __ballot_sync(TBC_FULL_MASK, hit);
+                if (hit_lanes) {
                     found = true;
                     if (g.lane == 0) {
+                        or_lanes(g.masks_of(d) + first + j, d, hit_lanes);
                         mark(g, j, first, d, edges);
                     }
                 }
@@ -485,20 +567,19 @@ __device__ void backward_pull(const Batch<I, L>& g, int depth) {
                 const I v = (I)(u - base);
                 const long long e = u * 32 + g.lane;
                 const bool mine = g.level[e] == L(d - 1);
-                if (!__any_sync(TBC_FULL_MASK, mine)) {
+                const unsigned mine_lanes = __ballot_sync(TBC_FULL_MASK, mine);
+                if (!mine_lanes) {
                     continue;
                 }
-                double sum = 0.0;
-                if (d <= depth) {
-                    // t(v) = Σ over out-neighbours w at depth d of u(w)
-                    for_each_neighbour(g.out_ptr, g.out_idx, v, g.lane, [&](I w) {
-                        const long long ew = g.entry(base, w);
-                        if (mine && g.level[ew] == L(d)) {
-                            sum += g.t[ew];
-                        }
-                    });
-                }
+                // t(v) = Σ over out-neighbours w at depth d of u(w)
+                const double sum =
+                    d <= depth ? masked_sum(g.out_ptr, g.out_idx, v, base, g.masks_of(d), d,
+                                            mine_lanes, g.t, g.lane)
+                               : 0.0;
                 finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
+                if (g.lane == 0) {
+                    g.masks_of(d - 1)[u] = tagged(d - 1, mine_lanes);  // for step d − 1
+                }
             }
           }
         }
@@ -576,15 +657,16 @@ __device__ void run_batch(Batch<I, L>& g) {
          const I* __restrict__ out_ptr, const I* __restrict__ out_idx,                          \
          const I* __restrict__ erow, const I* __restrict__ ecol, I n, I m, long long B,         \
          const I* __restrict__ sources, long long nsrc, LEVEL* level, double* sigma, double* t, \
-         LEVEL* flag0, LEVEL* flag1, int* shifts, long long dcap, unsigned long long* maxbits,  \
-         unsigned long long* reached, double* bc, unsigned long long* ctl,                      \
+         LEVEL* flag0, LEVEL* flag1, unsigned long long* masks, int* shifts, long long dcap,    \
+         unsigned long long* maxbits, unsigned long long* reached, double* bc,                  \
+         unsigned long long* ctl,                                                               \
          unsigned long long push_ratio, int endpoints) {                                       \
         const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;                 \
         const long long nthreads = (long long)gridDim.x * blockDim.x;                           \
         tbcb::Batch<I, LEVEL> g{in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n, m, B, B / 32,  \
-                                sources, nsrc, level, sigma, t, flag0, flag1, shifts, dcap,     \
-                                maxbits, reached, bc, ctl, push_ratio, endpoints != 0, tid,     \
-                                nthreads,                                                       \
+                                sources, nsrc, level, sigma, t, flag0, flag1, masks, shifts,   \
+                                dcap, maxbits, reached, bc, ctl, push_ratio, endpoints != 0,   \
+                                tid, nthreads,                                                  \
                                 tid >> 5, nthreads >> 5, (int)(threadIdx.x & 31)};              \
         tbcb::run_batch<MODE>(g);                                                               \
     }
