@@ -116,12 +116,14 @@ def _resident_blocks(kernel) -> int:
 
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
-                maxbits, reached, bc, ctl, endpoints: bool) -> int:
+                maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
-    least ``sources.size``); the level type (int16 or int32) is ``level.dtype``. Returns the
-    grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must be rerun.
+    least ``sources.size``); the level type (int16 or int32) is ``level.dtype``;
+    ``max_in_degree`` bounds the terms of one pushed sum (counts up to 2^512 / it need no
+    overflow test). Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]``
+    whether the batch must be rerun.
     """
     width = {np.dtype(np.int16): 16, np.dtype(np.int32): 32}[np.dtype(level.dtype)]
     itype = in_ptr.dtype.type
@@ -131,6 +133,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
                            flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,
-                           ctl,
-                           np.uint64(PUSH_RATIO), np.int32(endpoints)))
+                           ctl, np.uint64(PUSH_RATIO),
+                           np.float64(math.ldexp(1.0, 512) / max(1, max_in_degree)),
+                           np.int32(endpoints)))
     return grid

@@ -436,6 +436,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
     dev_sources = cupy.asarray(sources.astype(index_dtype))
     start, batches, depth, reruns, grid = 0, 0, 0, 0, 0
+    max_in_degree = int(graph.in_degree.max())
     began = time.perf_counter()
     while start < sources.size:
         if ws is None:
@@ -454,7 +455,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             stride=_round_up(end - start, LANES), sources=dev_sources[start:end],
             level=ws.level, sigma=ws.sigma, t=ws.t, flag0=ws.flag0, flag1=ws.flag1,
             masks=ws.masks, shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits,
-            reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints)
+            reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints,
+            max_in_degree=max_in_degree)
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
         if status != 0:

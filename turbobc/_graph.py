@@ -62,3 +62,10 @@ class Graph:
     def out_degree(self) -> np.ndarray:
         """Out-degree of every vertex (for undirected graphs, the degree)."""
         return np.diff(self.pattern.indptr).astype(np.int64)
+
+    @cached_property
+    def in_degree(self) -> np.ndarray:
+        """In-degree of every vertex (for undirected graphs, the degree)."""
+        if not self.directed:
+            return self.out_degree
+        return np.bincount(self.pattern.indices, minlength=self.n).astype(np.int64)

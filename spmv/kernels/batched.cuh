@@ -13,16 +13,17 @@
 // per source; its entries are u·32 + lane. Units are visited in that (chunk-major) order. Two
 // small per-unit arrays (flag0, flag1, of the level type) keep the sweep proportional to the
 // frontier: in the forward sweep flag[d % 2](unit) == d marks "some lane of this unit was
-// discovered at depth d"; in the backward sweep they hold the least and the greatest depth of
-// the unit's lanes (lo, hi).
+// discovered at depth d"; in the backward sweep flag0(unit) is the next depth the unit holds
+// a lane at (the deepest at first, lowered each time the unit is finished), so every step
+// visits exactly the units it finishes.
 //
 // Lane masks (two per unit, 64-bit, buffer d % 2 for depth d): the high word is a depth, the
 // low word the unit's lanes at that depth; a word of another depth means "no lane". A
 // neighbour test of a whole warp is then one 8-byte load per neighbour and a ballot instead
 // of 32 level reads, and a chunk's masks (8 n bytes) stay in the caches. Writers: forward
-// level d (pull: the unit's own warp stores; push: compare-and-swap, as several frontier units
-// may reach one unit) and backward step d + 1 (the unit's warp). A stale word never needs
-// clearing: its depth says it is stale.
+// level d when it pulls (each unit's own warp), a pass over the frontier units when a pull
+// follows a push level (pushes leave the masks alone), and backward step d + 1 for depth d
+// (the unit's warp). A stale word never needs clearing: its depth says it is stale.
 //
 // The whole batch (forward levels, overflow rescaling, backward levels, the bc update) is one
 // persistent launch; levels are separated by the software grid barrier of sweep.cuh.
@@ -98,6 +99,7 @@ struct Batch {
     double* bc;
     unsigned long long* ctl;
     unsigned long long push_ratio;
+    double small_count;  // 2^512 / (largest in-degree): a push of at most this cannot overflow
     bool endpoints;
     long long tid;
     long long nthreads;
@@ -144,24 +146,6 @@ __device__ __forceinline__ unsigned long long tagged(int d, unsigned lanes) {
 // The lanes of a tagged mask if it is of depth d, else none.
 __device__ __forceinline__ unsigned lanes_at(unsigned long long word, int d) {
     return (unsigned)(word >> 32) == (unsigned)d ? (unsigned)word : 0u;
-}
-
-// Add `lanes` to the depth-d mask at p, replacing a stale word (several warps may push into
-// one unit in the same level).
-__device__ __forceinline__ void or_lanes(unsigned long long* p, int d, unsigned lanes) {
-    unsigned long long old = *p;
-    while (true) {
-        const unsigned long long want = ((unsigned)(old >> 32) == (unsigned)d)
-                                            ? (old | lanes) : tagged(d, lanes);
-        if (want == old) {
-            return;
-        }
-        const unsigned long long seen = atomicCAS(p, old, want);
-        if (seen == old) {
-            return;
-        }
-        old = seen;
-    }
 }
 
 // Σ over the neighbours w of v (idx[ptr[v] .. ptr[v+1])) of vals(w, lane), over the lanes in
@@ -215,9 +199,10 @@ template <typename I, typename L>
 __device__ __forceinline__ void mark(const Batch<I, L>& g, I v, long long base, int d,
                                      unsigned long long& edges) {
     L* next = g.flags(d) + base + v;
+    const unsigned long long degree = g.out_degree(v);  // loaded alongside the flag
     if (*next != L(d)) {
         *next = L(d);
-        edges += g.out_degree(v);
+        edges += degree;
     }
 }
 
@@ -303,7 +288,8 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
 }
 
 // The same product pushed from the frontier units (flag == d−1): each frontier lane adds its
-// count into its out-neighbours not discovered before level d, with atomics.
+// count into its out-neighbours not discovered before level d, with atomics whose result is
+// not waited for (the overflow test is on the terms: see small_count).
 template <typename I, typename L>
 __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& edges) {
     bool found = false;
@@ -330,6 +316,11 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
             const long long e = u * 32 + g.lane;
             const bool front = g.level[e] == L(d - 1);  // f(i) != 0 for this lane
             const double x = front ? g.sigma[e] : 0.0;
+            if (x > g.small_count) {
+                // a sum of at most (largest in-degree) such terms could pass the overflow limit:
+                // have rescale_level look at level d (it shifts only what really passed)
+                atomicMax(g.ctl + OVF_LEVEL, (unsigned long long)d);
+            }
             for_each_neighbour(g.out_ptr, g.out_idx, i, g.lane, [&](I j) {
                 bool hit = false;
                 if (front) {
@@ -337,16 +328,13 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
                     const L lj = g.level[ej];
                     if (lj == L(-1) || lj == L(d)) {  // ¬σ before this level
                         g.level[ej] = L(d);
-                        const double total = atomicAdd(g.sigma + ej, x) + x;
-                        tbc::flag_overflow(total, d, g.ctl);
+                        atomicAdd(g.sigma + ej, x);  // result unused: no round trip
                         hit = true;
                     }
                 }
-                const unsigned hit_lanes = __ballot_sync(TBC_FULL_MASK, hit);
-                if (hit_lanes) {
+                if (__any_sync(TBC_FULL_MASK, hit)) {
                     found = true;
                     if (g.lane == 0) {
-                        or_lanes(g.masks_of(d) + first + j, d, hit_lanes);
                         mark(g, j, first, d, edges);
                     }
                 }
@@ -393,6 +381,23 @@ __device__ bool forward_edges(const Batch<I, L>& g, int d, unsigned long long& e
     return found;
 }
 
+// Tagged masks of depth d for the units discovered at level d (a push leaves them unwritten),
+// for a pull at level d + 1.
+template <typename I, typename L>
+__device__ void build_masks(const Batch<I, L>& g, int d) {
+    const L* at_d = g.flags(d);
+    unsigned long long* out = g.masks_of(d);
+    for (long long u = g.warp; u < g.units(); u += g.nwarps) {
+        if (at_d[u] != L(d)) {
+            continue;
+        }
+        const unsigned lanes = __ballot_sync(TBC_FULL_MASK, g.level[u * 32 + g.lane] == L(d));
+        if (g.lane == 0) {
+            out[u] = tagged(d, lanes);
+        }
+    }
+}
+
 // Rescale level d per source: σ̂<S==d>(:, b) *= 2^-shift_b with shift_b the frexp exponent of
 // the largest count of source b at depth d (exact: a power of two). Records shifts[d].
 template <typename I, typename L>
@@ -433,6 +438,7 @@ template <int Mode, typename I, typename L>
 __device__ int forward_sweep(const Batch<I, L>& g) {
     const unsigned long long total = (unsigned long long)g.m * (unsigned long long)g.nchunks;
     int d = 0;
+    bool pushed = false;  // the last level pushed: its masks are not written (uniform)
     while (true) {
         ++d;
         if (d >= (int)level_max<L>() - 1 || (long long)d >= g.dcap) {
@@ -450,7 +456,13 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
             found = forward_edges(g, d, edges);
         } else if (Mode == 1 && frontier * g.push_ratio < total) {
             found = forward_push(g, d, edges);
+            pushed = true;
         } else {
+            if (pushed) {
+                build_masks(g, d - 1);
+                grid_sync(g.ctl);
+                pushed = false;
+            }
             found = forward_pull(g, d, edges);
         }
         const bool any_found = __any_sync(TBC_FULL_MASK, found);
@@ -480,8 +492,9 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
     return d - 1;
 }
 
-// lo/hi of every unit (least and greatest depth ≥ 1 of its lanes, into flag0/flag1) and, per
-// lane, the number of vertices its source reached (for endpoints).
+// flag0 of every unit: the greatest depth ≥ 1 of its lanes (0: none), where the backward
+// sweep first finishes it; and per lane, the number of vertices its source reached (for
+// endpoints).
 template <typename I, typename L>
 __device__ void summarize_levels(const Batch<I, L>& g) {
     const L lmax = level_max<L>();
@@ -491,11 +504,9 @@ __device__ void summarize_levels(const Batch<I, L>& g) {
         const long long c = u / g.n;
         const L lv = g.level[u * 32 + g.lane];
         const bool in = lv >= L(1) && lv != lmax;
-        const int lo = __reduce_min_sync(TBC_FULL_MASK, in ? (int)lv : 2147483647);
-        const int hi = __reduce_max_sync(TBC_FULL_MASK, in ? (int)lv : -1);
+        const int deepest = __reduce_max_sync(TBC_FULL_MASK, in ? (int)lv : 0);
         if (g.lane == 0) {
-            g.flag0[u] = (lo == 2147483647) ? lmax : L(lo);
-            g.flag1[u] = L(hi);
+            g.flag0[u] = L(deepest);
         }
         if (g.endpoints) {
             if (c != chunk) {
@@ -530,30 +541,40 @@ __device__ __forceinline__ void finish_unit(const Batch<I, L>& g, long long v, l
     }
 }
 
+// After finishing the lanes of a unit at depth d − 1 (lv: this lane's depth): the next depth
+// below d − 1 at which it holds a lane, 0 when none, into flag0.
+template <typename I, typename L>
+__device__ __forceinline__ void lower_next_depth(const Batch<I, L>& g, long long u, L lv,
+                                                 int d) {
+    const bool below = lv >= L(1) && (int)lv < d - 1;  // padding lanes hold LMAX: never below
+    const int next = __reduce_max_sync(TBC_FULL_MASK, below ? (int)lv : 0);
+    if (g.lane == 0) {
+        g.flag0[u] = L(next);
+    }
+}
+
 __device__ __forceinline__ double level_scale(const int* shifts, long long B, int d, int depth,
                                               long long b) {
     return d <= depth ? scalbn(1.0, -shifts[(long long)d * B + b]) : 1.0;
 }
 
 // Backward sweep pulled over out-neighbours, d from depth + 1 down to 2 (level 1 only feeds
-// the source). Skip = true visits only units whose [lo, hi] holds d − 1.
+// the source). Skip = true visits only the units whose next depth (flag0) is d − 1.
 //   u<S==d> = (1 + δ) ./ σ ;  T<S==d−1> = U Aᵀ ;  δ<S==d−1> += t .* σ
 template <bool Skip, typename I, typename L>
 __device__ void backward_pull(const Batch<I, L>& g, int depth) {
     const long long nunits = g.units();
     for (int d = depth + 1; d >= 2; --d) {
         // Warp w owns units w, w + nwarps, w + 2 nwarps, ... (round robin balances hubs); it
-        // tests 32 of them at once (one per lane) and works through the ones whose [lo, hi]
-        // holds d − 1, all lanes on each.
+        // tests 32 of them at once (one per lane) and works through the ones whose next depth
+        // is d − 1, all lanes on each.
         for (long long round0 = 0; round0 * g.nwarps + g.warp < nunits;
              round0 += 32 * SCAN_ROUNDS) {
           unsigned todos[SCAN_ROUNDS];
 #pragma unroll
           for (int r = 0; r < SCAN_ROUNDS; ++r) {
             const long long mine_u = (round0 + 32 * r + g.lane) * g.nwarps + g.warp;
-            const bool wanted = mine_u < nunits &&
-                                (!Skip || (g.flag0[mine_u] <= L(d - 1) &&
-                                           g.flag1[mine_u] >= L(d - 1)));
+            const bool wanted = mine_u < nunits && (!Skip || g.flag0[mine_u] == L(d - 1));
             todos[r] = __ballot_sync(TBC_FULL_MASK, wanted);
           }
 #pragma unroll 1
@@ -566,7 +587,8 @@ __device__ void backward_pull(const Batch<I, L>& g, int depth) {
                 const long long base = u / g.n * g.n, b = u / g.n * 32 + g.lane;
                 const I v = (I)(u - base);
                 const long long e = u * 32 + g.lane;
-                const bool mine = g.level[e] == L(d - 1);
+                const L lv = g.level[e];
+                const bool mine = lv == L(d - 1);
                 const unsigned mine_lanes = __ballot_sync(TBC_FULL_MASK, mine);
                 if (!mine_lanes) {
                     continue;
@@ -579,6 +601,9 @@ __device__ void backward_pull(const Batch<I, L>& g, int depth) {
                 finish_unit(g, v, e, mine, sum * level_scale(g.shifts, g.B, d, depth, b));
                 if (g.lane == 0) {
                     g.masks_of(d - 1)[u] = tagged(d - 1, mine_lanes);  // for step d − 1
+                }
+                if (Skip) {
+                    lower_next_depth(g, u, lv, d);
                 }
             }
           }
@@ -597,7 +622,7 @@ __device__ void backward_edges(const Batch<I, L>& g, int depth) {
             for (long long it = g.warp; it < items; it += g.nwarps) {
                 const long long c = it / g.m, k = it - c * g.m, base = c * g.n;
                 const I v = __ldg(g.erow + k);
-                if (g.flag0[base + v] > L(d - 1) || g.flag1[base + v] < L(d - 1)) {
+                if (g.flag0[base + v] != L(d - 1)) {
                     continue;
                 }
                 const I w = __ldg(g.ecol + k);
@@ -609,13 +634,15 @@ __device__ void backward_edges(const Batch<I, L>& g, int depth) {
             grid_sync(g.ctl);
         }
         for (long long u = g.warp; u < g.units(); u += g.nwarps) {
-            if (g.flag0[u] > L(d - 1) || g.flag1[u] < L(d - 1)) {
+            if (g.flag0[u] != L(d - 1)) {
                 continue;
             }
             const long long v = u % g.n, b = u / g.n * 32 + g.lane, e = u * 32 + g.lane;
-            const bool mine = g.level[e] == L(d - 1);
+            const L lv = g.level[e];
+            const bool mine = lv == L(d - 1);
             const double tv = mine ? g.t[e] : 0.0;
             finish_unit(g, v, e, mine, tv * level_scale(g.shifts, g.B, d, depth, b));
+            lower_next_depth(g, u, lv, d);
         }
         grid_sync(g.ctl);
     }
@@ -660,12 +687,13 @@ __device__ void run_batch(Batch<I, L>& g) {
          LEVEL* flag0, LEVEL* flag1, unsigned long long* masks, int* shifts, long long dcap,    \
          unsigned long long* maxbits, unsigned long long* reached, double* bc,                  \
          unsigned long long* ctl,                                                               \
-         unsigned long long push_ratio, int endpoints) {                                       \
+         unsigned long long push_ratio, double small_count, int endpoints) {                   \
         const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;                 \
         const long long nthreads = (long long)gridDim.x * blockDim.x;                           \
         tbcb::Batch<I, LEVEL> g{in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n, m, B, B / 32,  \
                                 sources, nsrc, level, sigma, t, flag0, flag1, masks, shifts,   \
-                                dcap, maxbits, reached, bc, ctl, push_ratio, endpoints != 0,   \
+                                dcap, maxbits, reached, bc, ctl, push_ratio, small_count,      \
+                                endpoints != 0,                                                 \
                                 tid, nthreads,                                                  \
                                 tid >> 5, nthreads >> 5, (int)(threadIdx.x & 31)};              \
         tbcb::run_batch<MODE>(g);                                                               \
