@@ -137,12 +137,19 @@ vertices: compact groups on meshes and roads, O(n + m) in Python), ``"rcm"`` (sc
 Cuthill-McKee, quadratic in the largest degree), ``"vertex"`` (as numbered), ``"auto"``
 (``"cluster"`` on meshes: the breadth-first search from the vertex of largest degree is at
 least :data:`CLUSTER_DEPTH` levels deep, the mean degree at least :data:`CLUSTER_MIN_DEGREE`
-and the graph has at most :data:`CLUSTER_MAX_NNZ` stored edges; else ``"rcm"``).
+and the graph has at most :data:`CLUSTER_MAX_NNZ` stored edges; ``"bfs"`` when that search
+is at most :data:`BFS_MAX_DEPTH` deep; else ``"rcm"``).
 
 Measured on an H200 (bench/results/exact_gpu_variants-20261122T025208Z.json, device loop of
 the first 16384 sources, times n / 16384): kron18 rcm 58.3 s, bfs 73.6 s; myc16 rcm 7.8 s,
 bfs 7.4 s; del16 cluster 2.2 s, rcm 4.4 s; road-luxembourg-osm (mean degree 2.1) rcm 16.3 s,
 cluster 21.2 s. See bench/gpu_notes.md, "Source order"."""
+
+BFS_MAX_DEPTH = 2
+"""Eccentricity of the vertex of largest degree up to which ``"auto"`` takes the (cheap)
+breadth-first order: on graphs this shallow every order does about as well (myc14, H200,
+device loop of exact BC: bfs 0.092 s, rcm 0.094 s, vertex 0.136 s; ordering on the host:
+bfs 0.011 s, rcm 0.035 s; bench/results/exact_gpu_variants-20261122T033838Z.json)."""
 
 CLUSTER_DEPTH = 16
 """Eccentricity of the vertex of largest degree from which ``"auto"`` may group in balls."""
@@ -258,7 +265,7 @@ def locality_order(graph: Graph, order: str | None = None) -> np.ndarray:
         last_depth = int(dist.max())
         mesh = (last_depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
-        order = "cluster" if mesh else "rcm"
+        order = "cluster" if mesh else "bfs" if last_depth <= BFS_MAX_DEPTH else "rcm"
         last_order = order
     if order == "rcm":
         from scipy.sparse.csgraph import reverse_cuthill_mckee

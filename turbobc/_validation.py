@@ -62,7 +62,9 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     matrix, labels, graph_directed = _as_csr(A)
     if directed is None:
         directed = graph_directed
-    graph = _pattern_graph(matrix, directed)
+    # The symmetry test runs where the sweeps will: on the GPU when it is the engine.
+    graph = _pattern_graph(matrix, directed,
+                           on_device=engine != "graphblas" and gpu_status()[0])
 
     if k is not None and sources is not None:
         raise ValueError("give either k (sample k sources) or sources (use exactly these), "
@@ -129,11 +131,12 @@ def _check_dtype(dtype) -> None:
         raise TypeError(f"A must have a numeric dtype (bool, integer or float); got {dtype}")
 
 
-def _pattern_graph(matrix: sp.csr_array, directed: bool | None) -> Graph:
+def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
+                   on_device: bool = False) -> Graph:
     """Canonical pattern: nonzero entries only, duplicates once, no self loops.
 
     Work is O(n + m) array passes; a CSR input that is already canonical (sorted, duplicate
-    free) is filtered in place of being re-sorted.
+    free) is filtered in place of being re-sorted. ``on_device``: test symmetry on the GPU.
     """
     n = matrix.shape[0]
     rows = np.repeat(np.arange(n, dtype=matrix.indices.dtype), np.diff(matrix.indptr))
@@ -146,6 +149,11 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None) -> Graph:
                              "but these usually mean a bug upstream: replace them, e.g. "
                              "A.data[~numpy.isfinite(A.data)] = 1")
     keep = (matrix.data != 0) & (rows != matrix.indices)
+    if matrix.has_canonical_format and keep.all():
+        # The common case: nothing to drop, the structure already is the pattern.
+        pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),
+                               shape=(n, n))
+        return _with_direction(pattern, directed, on_device)
     rows, cols = rows[keep], matrix.indices[keep]
     if matrix.has_canonical_format:
         # Still sorted and duplicate free after dropping entries: only the row pointers change.
@@ -156,7 +164,16 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None) -> Graph:
         pattern = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
         pattern.sum_duplicates()
         pattern.data[:] = 1.0
-    symmetric = _is_symmetric(pattern)
+    return _with_direction(pattern, directed, on_device)
+
+
+def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: bool) -> Graph:
+    """The Graph of a canonical pattern, directed as asked or as its symmetry says."""
+    if directed:
+        return Graph(pattern=pattern, directed=True)  # symmetric or not: nothing to test
+    symmetric = _is_symmetric_on_device(pattern) if on_device else None
+    if symmetric is None:
+        symmetric = _is_symmetric(pattern)
     if directed is None:
         directed = not symmetric
     elif not directed and not symmetric:
@@ -176,6 +193,33 @@ def _is_symmetric(pattern: sp.csr_array) -> bool:
         return False
     M = Matrix.from_csr(pattern.indptr, pattern.indices, True, nrows=n, ncols=n)
     return M.isequal(M.T)
+
+
+def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
+    """:func:`_is_symmetric` on the GPU: degrees, then cuSPARSE's transpose and compare.
+
+    None when it cannot run there (int64 indices, or not enough device memory): the caller
+    then tests on the host.
+    """
+    import cupy
+    from cupyx.scipy import sparse as device_sparse
+
+    n, nnz = pattern.shape[0], pattern.nnz
+    if nnz == 0:
+        return True
+    if pattern.indices.dtype != np.int32 or pattern.indptr.dtype != np.int32:
+        return None  # cuSPARSE's transpose takes 32-bit indices
+    try:
+        indptr = cupy.asarray(pattern.indptr)
+        indices = cupy.asarray(pattern.indices)
+        if not bool((cupy.diff(indptr) == cupy.bincount(indices, minlength=n)).all()):
+            return False
+        ones = cupy.ones(nnz, dtype=np.float32)
+        M = device_sparse.csr_matrix((ones, indices, indptr), shape=(n, n))
+        transposed = M.T.tocsr()  # sorted indices within rows
+        return bool(cupy.array_equal(transposed.indices, indices))
+    except cupy.cuda.memory.OutOfMemoryError:
+        return None
 
 
 def _count_asymmetric(pattern: sp.csr_array) -> int:

@@ -148,11 +148,59 @@ __device__ __forceinline__ unsigned lanes_at(unsigned long long word, int d) {
     return (unsigned)(word >> 32) == (unsigned)d ? (unsigned)word : 0u;
 }
 
+// Lane l gets bit l of every lane's word, as a word (bit q: lane q's bit l): the 32 x 32 bit
+// matrix held a row per lane, transposed by five block swaps of shuffles.
+__device__ __forceinline__ unsigned transpose_bits(unsigned x, int lane) {
+    const unsigned masks[5] = {0x0000FFFFu, 0x00FF00FFu, 0x0F0F0F0Fu, 0x33333333u, 0x55555555u};
+#pragma unroll
+    for (int k = 0, s = 16; k < 5; ++k, s >>= 1) {
+        const unsigned y = __shfl_xor_sync(TBC_FULL_MASK, x, s);
+        x = (lane & s) ? ((x & ~masks[k]) | ((y >> s) & masks[k]))
+                       : ((x & masks[k]) | ((y & masks[k]) << s));
+    }
+    return x;
+}
+
+// The masked_sum of counts that are all 1 (depth 0 and 1: a source, and vertices with the
+// source as their only parent): the number of neighbours of v at depth d, per wanted lane.
+// No count is loaded: the 32 neighbours' masks are transposed so that each lane counts its
+// own bit with one popc.
+template <typename I>
+__device__ __forceinline__ double masked_count(const I* __restrict__ ptr,
+                                               const I* __restrict__ idx, I v, long long base,
+                                               const unsigned long long* masks, int d,
+                                               unsigned want, int lane) {
+    unsigned long long count = 0;
+    const I beg = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+    for (I k0 = beg; k0 < end; k0 += 32) {
+        const bool valid = k0 + lane < end;
+        const I mine = valid ? __ldg(idx + k0 + lane) : I(0);
+        const unsigned bits = valid ? lanes_at(masks[base + mine], d) & want : 0u;
+        if (__any_sync(TBC_FULL_MASK, bits != 0u)) {
+            count += __popc(transpose_bits(bits, lane));
+        }
+    }
+    return (double)count;
+}
+
+// Sum of a double over the warp, result in every lane.
+__device__ __forceinline__ double warp_allsum(double x) {
+    for (int off = 16; off > 0; off >>= 1) {
+        x += __shfl_xor_sync(TBC_FULL_MASK, x, off);
+    }
+    return x;
+}
+
 // Σ over the neighbours w of v (idx[ptr[v] .. ptr[v+1])) of vals(w, lane), over the lanes in
 // `want` for which w is at depth d by the tagged masks: one row of A against this chunk's
-// n x 32 block, masked. The warp loads 32 neighbours and their masks at once (a lane each)
-// and visits only the neighbours some wanted lane needs, two at a time; each lane adds in
-// neighbour order, so the sum is the one of the plain loop.
+// n x 32 block, masked. The warp loads 32 neighbours and their masks at once (a lane each),
+// then takes whichever is fewer of
+//   - the neighbours some wanted lane needs, two at a time, each lane adding its own value
+//     (a lane per source), or
+//   - the wanted lanes some neighbour holds, one at a time: a lane per neighbour loads that
+//     source's values (one gather) and the warp adds them up (a tree), the source's lane
+//     keeps the total.
+// Both add the same terms; only the rounding order differs.
 template <typename I>
 __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
                                              const I* __restrict__ idx, I v, long long base,
@@ -164,7 +212,21 @@ __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
         const bool valid = k0 + lane < end;
         const I mine = valid ? __ldg(idx + k0 + lane) : I(0);
         const unsigned bits = valid ? lanes_at(masks[base + mine], d) & want : 0u;
-        unsigned hits = __ballot_sync(TBC_FULL_MASK, bits != 0u);
+        unsigned hits = __ballot_sync(TBC_FULL_MASK, bits != 0u);   // neighbours needed
+        unsigned sources = __reduce_or_sync(TBC_FULL_MASK, bits);    // lanes that need one
+        if (2 * __popc(sources) <= __popc(hits)) {
+            while (sources) {
+                const int l = __ffs(sources) - 1;
+                sources &= sources - 1;
+                const double x = ((bits >> l) & 1u) ? vals[(base + (long long)mine) * 32 + l]
+                                                    : 0.0;
+                const double total = warp_allsum(x);
+                if (lane == l) {
+                    sum += total;
+                }
+            }
+            continue;
+        }
         while (hits) {
             const int q0 = __ffs(hits) - 1;
             hits &= hits - 1;
@@ -183,14 +245,6 @@ __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
         }
     }
     return sum;
-}
-
-// Sum of a double over the warp, result in every lane.
-__device__ __forceinline__ double warp_allsum(double x) {
-    for (int off = 16; off > 0; off >>= 1) {
-        x += __shfl_xor_sync(TBC_FULL_MASK, x, off);
-    }
-    return x;
 }
 
 // Mark unit (v, c) as holding level d (racy writers all store the same value); count its
@@ -265,8 +319,11 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
         if (!open_lanes) {
             continue;
         }
-        // f(v) = Σ over in-neighbours i at depth d−1 of σ̂(i)
-        const double sum = masked_sum(g.in_ptr, g.in_idx, v, base, g.masks_of(d - 1), d - 1,
+        // f(v) = Σ over in-neighbours i at depth d−1 of σ̂(i)   (σ̂ = 1 at depths 0 and 1)
+        const double sum =
+            d <= 2 ? masked_count(g.in_ptr, g.in_idx, v, base, g.masks_of(d - 1), d - 1,
+                                  open_lanes, g.lane)
+                   : masked_sum(g.in_ptr, g.in_idx, v, base, g.masks_of(d - 1), d - 1,
                                       open_lanes, g.sigma, g.lane);
         const bool hit = open && sum > 0.0;
         if (hit) {
@@ -289,7 +346,9 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
 
 // The same product pushed from the frontier units (flag == d−1): each frontier lane adds its
 // count into its out-neighbours not discovered before level d, with atomics whose result is
-// not waited for (the overflow test is on the terms: see small_count).
+// not waited for (the overflow test is on the terms: see small_count). A frontier unit is
+// worked either with a lane per source (its neighbours in turn) or, when it has few frontier
+// lanes and many neighbours, with a lane per neighbour (its frontier lanes in turn).
 template <typename I, typename L>
 __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& edges) {
     bool found = false;
@@ -321,6 +380,38 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
                 // have rescale_level look at level d (it shifts only what really passed)
                 atomicMax(g.ctl + OVF_LEVEL, (unsigned long long)d);
             }
+            const unsigned front_lanes = __ballot_sync(TBC_FULL_MASK, front);
+            const I beg = __ldg(g.out_ptr + i), end = __ldg(g.out_ptr + i + 1);
+            if (2 * __popc(front_lanes) <= end - beg) {
+                // Few sources, many neighbours (a hub reached by few of them): a lane per
+                // neighbour, one source at a time, so a hub's edges go 32 at once.
+                for (I k0 = beg; k0 < end; k0 += 32) {
+                    const bool valid = k0 + g.lane < end;
+                    const I j = valid ? __ldg(g.out_idx + k0 + g.lane) : I(0);
+                    const long long first_j = (first + (long long)j) * 32;
+                    bool hit = false;
+                    unsigned todo = front_lanes;
+                    while (todo) {
+                        const int l = __ffs(todo) - 1;
+                        todo &= todo - 1;
+                        const double xl = __shfl_sync(TBC_FULL_MASK, x, l);
+                        if (valid) {
+                            const L lj = g.level[first_j + l];
+                            if (lj == L(-1) || lj == L(d)) {  // ¬σ before this level
+                                g.level[first_j + l] = L(d);
+                                atomicAdd(g.sigma + first_j + l, xl);
+                                hit = true;
+                            }
+                        }
+                    }
+                    if (hit) {
+                        found = true;
+                        mark(g, j, first, d, edges);
+                    }
+                }
+                continue;
+            }
+            // Many sources: a lane per source, the neighbours one at a time.
             for_each_neighbour(g.out_ptr, g.out_idx, i, g.lane, [&](I j) {
                 bool hit = false;
                 if (front) {
