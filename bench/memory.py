@@ -11,7 +11,7 @@ For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.
 - batched: one batch of the size the engine chooses from free memory
   (``turbobc._gpu_batched.choose_batch``), run by ``turbobc._gpu_batched.accumulate``; its peak
   pool bytes against ``turbobc._gpu_batched.memory_model`` (format b(n + 1 + m), per source
-  n(ℓ + 16) + nℓ/16 + 4·D_cap + 24, bc 8n: about 18 bytes per (vertex, source) with int16
+  n(ℓ + 16) + nℓ/16 + n/2 + 4·D_cap + 24, bc 8n: about 18.6 bytes per (vertex, source) with int16
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
   and swept in vertex order (:data:`SOURCE_ORDER`).
 

@@ -22,7 +22,7 @@ batch is deeper than 32765 levels), B lanes, D_cap levels of the shift table::
 
     format   b (n + 1 + m), twice for directed graphs (CSR and CSC); scCOOC: b (n + 1 + 2m)
     per lane n (ℓ + 16)       level, σ̂ and t of every vertex
-             n ℓ / 16         two per-unit flag arrays (frontier marks, then depth ranges)
+             n ℓ / 16         two per-unit flag arrays (frontier marks, then next depths)
              n / 2            two per-unit tagged lane masks (8 bytes per 32 lanes each)
              4 D_cap + 24     shift table column, largest count, reached count, source
     bc       8 n

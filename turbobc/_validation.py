@@ -198,8 +198,8 @@ def _is_symmetric(pattern: sp.csr_array) -> bool:
 def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
     """:func:`_is_symmetric` on the GPU: degrees, then cuSPARSE's transpose and compare.
 
-    None when it cannot run there (int64 indices, or not enough device memory): the caller
-    then tests on the host.
+    None when it cannot run there (2^31 or more vertices or stored edges, or not enough
+    device memory): the caller then tests on the host.
     """
     import cupy
     from cupyx.scipy import sparse as device_sparse
@@ -207,11 +207,11 @@ def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
     n, nnz = pattern.shape[0], pattern.nnz
     if nnz == 0:
         return True
-    if pattern.indices.dtype != np.int32 or pattern.indptr.dtype != np.int32:
+    if max(n, nnz) >= 2**31 - 1:
         return None  # cuSPARSE's transpose takes 32-bit indices
     try:
-        indptr = cupy.asarray(pattern.indptr)
-        indices = cupy.asarray(pattern.indices)
+        indptr = cupy.asarray(pattern.indptr.astype(np.int32, copy=False))
+        indices = cupy.asarray(pattern.indices.astype(np.int32, copy=False))
         if not bool((cupy.diff(indptr) == cupy.bincount(indices, minlength=n)).all()):
             return False
         ones = cupy.ones(nnz, dtype=np.float32)

@@ -5,8 +5,8 @@
 //   bcb_sccsc*   thread per (vertex, source): every level is the dense masked pull
 //                F<¬Σ> = F A, and the backward pull over every unit (the batched scCSC)
 //   bcb_vecsc*   warp per (vertex, 32-source chunk), lane per source, with frontier units:
-//                push from small frontiers, pull from large ones; backward only over units
-//                whose depth range holds the level (the batched veCSC)
+//                push from small frontiers, pull from large ones; backward only over the
+//                units holding the level (the batched veCSC)
 //   bcb_sccooc*  warp per (stored edge, 32-source chunk), atomics into the target, in both
 //                directions (the batched scCOOC)
 #include "batched.cuh"

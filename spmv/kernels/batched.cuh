@@ -53,7 +53,7 @@ enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2 };
 // measure here: a unit stays open until its last lane is reached, so on deep graphs a pull would
 // scan nearly every unit at every level.
 
-// Scans over every unit (frontier marks, depth ranges) test SCAN_ROUNDS x 32 units per warp
+// Scans over every unit (frontier marks, next depths) test SCAN_ROUNDS x 32 units per warp
 // before working through the hits, so their loads overlap instead of forming one latency chain
 // per 32 units (deep graphs run thousands of levels, each a scan of n · chunks units).
 #ifndef TBCB_SCAN_ROUNDS
