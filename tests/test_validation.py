@@ -197,3 +197,14 @@ def test_symmetry_on_device_agrees_with_host(name):
 def test_undirected_request_on_asymmetric_pattern_raises_on_the_gpu_engine():
     _raises(ValueError, "directed=False but the pattern of A is not symmetric (1 edges lack "
                         "their reverse)", ARC, directed=False, engine="gpu")
+
+
+def test_graph_degrees():
+    # in-degree counts the stored entries of each column, out-degree those of each row
+    A = sp.csr_array(([1.0] * 4, ([0, 0, 1, 2], [1, 2, 2, 0])), shape=(4, 4))
+    graph = validation._pattern_graph(A, True)
+    np.testing.assert_array_equal(graph.out_degree, [2, 1, 1, 0])
+    np.testing.assert_array_equal(graph.in_degree, [1, 1, 2, 0])
+    undirected = validation._pattern_graph(sp.csr_array(A + A.T), None)
+    assert not undirected.directed
+    np.testing.assert_array_equal(undirected.in_degree, undirected.out_degree)
