@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The one GPU job, in one device call: every GPU test, then the single-source benchmark
-# (bench/single_source.py) and exact BC (bench/exact_gpu.py). Logs and JSON records go to $OUT
+# (bench/single_source.py), exact BC and k-sampled BC (bench/exact_gpu.py). Logs and JSON records go to $OUT
 # (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
-# BENCH_ONLY=1 skips the tests; SINGLE=0 or EXACT=0 skips a benchmark; EXACT_ARGS and
-# BENCH_ARGS pass arguments to them.
+# BENCH_ONLY=1 skips the tests; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
+# SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs are read from ../shared/data, or from .gpudata/ when that is what was carried.
 set -o pipefail
@@ -44,6 +44,12 @@ if [ "${EXACT:-1}" != 0 ]; then
         | tee "$OUT/exact_gpu.log"
     estatus=$?
     [ $bstatus -eq 0 ] && bstatus=$estatus
+fi
+if [ "${SAMPLED:-1}" != 0 ]; then  # k-sampled BC on million-vertex graphs (k / B sweeps)
+    timeout ${SAMPLED_TIMEOUT:-120} python3 bench/exact_gpu.py --out "$OUT" \
+        --sampled ${SAMPLED_ARGS:-kron20:1000} 2>&1 | tee "$OUT/sampled_gpu.log"
+    sstatus=$?
+    [ $bstatus -eq 0 ] && bstatus=$sstatus
 fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
     for bps in $BENCH_BPS; do
