@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU job, in one device call: every GPU test, then the single-source benchmark
-# (bench/single_source.py), exact BC and k-sampled BC (bench/exact_gpu.py). Logs and JSON records go to $OUT
-# (default ./gpu_out). Run from the repository root:
+# (bench/single_source.py), exact BC and k-sampled BC (bench/exact_gpu.py). Logs and JSON
+# records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
 # SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
