@@ -353,6 +353,23 @@ def test_auto_order_by_depth_and_degree():
                       directed=False)
     _gpu_batched.locality_order(hubs)
     assert _gpu_batched.last_order == "rcm" and _gpu_batched.last_depth < 16
+    wheel = make_graph(nx.to_scipy_sparse_array(nx.wheel_graph(60)), directed=False)
+    _gpu_batched.locality_order(wheel)  # the hub reaches everything in one step
+    assert _gpu_batched.last_order == "bfs" and _gpu_batched.last_depth == 1
+
+
+def test_sweep_order_skips_the_locality_pass_for_few_sources():
+    graph = make_graph(nx.to_scipy_sparse_array(nx.path_graph(400)), directed=False)
+    few = np.array([300, 7, 150, 42])  # under 1/8 of the vertices: vertex order, no search
+    ordered, order, depth = _gpu_batched.sweep_order(graph, few)
+    assert order == "vertex" and depth is None
+    np.testing.assert_array_equal(ordered, np.sort(few))
+    many = np.arange(0, 400, 2)[::-1]  # half of them: the locality order of locality_order
+    ordered, order, depth = _gpu_batched.sweep_order(graph, many)
+    assert order == "rcm" and depth == 398  # eccentricity of vertex 1, the first of degree 2
+    rank = _gpu_batched.locality_order(graph)
+    np.testing.assert_array_equal(np.sort(ordered), np.sort(many))
+    assert np.all(np.diff(rank[ordered]) > 0)
 
 
 @pytest.mark.parametrize("order", ["auto", "rcm", "bfs", "cluster", "vertex"])
