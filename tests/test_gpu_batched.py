@@ -413,3 +413,12 @@ def test_locality_order_is_a_permutation_with_near_neighbours():
     # along the path, consecutive vertices get ranks one apart
     pos = np.argsort(perm)  # vertex i of the path is vertex pos[i] of the shuffled graph
     assert np.all(np.abs(np.diff(rank[pos])) == 1)
+
+
+@gpu
+def test_repeated_sources_are_refused():
+    # each source of a chunk owns one lane bit of the depth-0 masks
+    graph = make_graph(nx.to_scipy_sparse_array(nx.path_graph(10)), directed=False)
+    with pytest.raises(ValueError, match="sources must be distinct"):
+        _gpu_batched.accumulate(graph, np.array([3, 5, 3]), endpoints=False, kernel="auto",
+                                progress=None)

@@ -208,3 +208,12 @@ def test_graph_degrees():
     undirected = validation._pattern_graph(sp.csr_array(A + A.T), None)
     assert not undirected.directed
     np.testing.assert_array_equal(undirected.in_degree, undirected.out_degree)
+
+
+def test_index_dtype_keeps_slack_below_2_31():
+    from turbobc._graph import INT32_LIMIT, index_dtype_for
+
+    assert index_dtype_for(10, INT32_LIMIT - 1) == np.int32
+    assert index_dtype_for(10, INT32_LIMIT) == np.int64
+    assert index_dtype_for(INT32_LIMIT, 10) == np.int64
+    assert INT32_LIMIT + 32 < 2**31  # a step of 32 past the last entry stays in int32

@@ -424,6 +424,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
+    if np.unique(sources).size != sources.size:
+        # the kernels give each source of a chunk its own lane bit of the depth-0 mask
+        raise ValueError("sources must be distinct")
     order_began = time.perf_counter()
     sources, order, depth_estimate = sweep_order(graph, sources)
     order_seconds = time.perf_counter() - order_began

@@ -3,7 +3,9 @@
 :func:`turbobc._validation.validate` turns whatever the user passed into one
 :class:`Graph`: the adjacency *pattern* of ``A`` as a canonical CSR matrix
 (sorted indices, no duplicates, no explicit zeros, no self loops, values all
-one) plus the facts the engines need. Engines never look at the user's matrix.
+one) plus the facts the engines need. Engines never look at the user's matrix, but the
+pattern may share its index arrays (a canonical input is taken as it is): nothing may change
+a pattern in place.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ import scipy.sparse as sp
 __all__ = ["Graph", "index_dtype_for"]
 
 
+INT32_LIMIT = 2**31 - 64
+"""Largest n or nnz (exclusive) kept in int32 indices: the kernels step through neighbour lists
+32 entries at a time in the index type, so a few slots below 2^31 stay free."""
+
+
 def index_dtype_for(n: int, nnz: int) -> np.dtype:
     """Smallest index type (int32 or int64) that holds ``n`` vertices and ``nnz`` stored edges."""
-    return np.dtype(np.int32) if max(n, nnz) < 2**31 - 1 else np.dtype(np.int64)
+    return np.dtype(np.int32) if max(n, nnz) < INT32_LIMIT else np.dtype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)

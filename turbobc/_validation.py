@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from spmv import KERNELS
 
 from ._engines import ENGINES, gpu_status
-from ._graph import Graph
+from ._graph import INT32_LIMIT, Graph
 from .exceptions import GPUUnavailableError
 
 __all__ = ["Call", "validate"]
@@ -198,16 +198,20 @@ def _is_symmetric(pattern: sp.csr_array) -> bool:
 def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
     """:func:`_is_symmetric` on the GPU: degrees, then cuSPARSE's transpose and compare.
 
-    None when it cannot run there (2^31 or more vertices or stored edges, or not enough
-    device memory): the caller then tests on the host.
+    None when it cannot run there (2^31 or more vertices or stored edges, not enough device
+    memory, or a CUDA or cuSPARSE error): the caller then tests on the host.
     """
     import cupy
-    from cupyx.scipy import sparse as device_sparse
 
+    try:  # cupyx's sparse module loads the cuSPARSE library
+        from cupy_backends.cuda.libs.cusparse import CuSparseError
+        from cupyx.scipy import sparse as device_sparse
+    except ImportError:
+        return None
     n, nnz = pattern.shape[0], pattern.nnz
     if nnz == 0:
         return True
-    if max(n, nnz) >= 2**31 - 1:
+    if max(n, nnz) >= INT32_LIMIT:
         return None  # cuSPARSE's transpose takes 32-bit indices
     try:
         indptr = cupy.asarray(pattern.indptr.astype(np.int32, copy=False))
@@ -216,9 +220,11 @@ def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
             return False
         ones = cupy.ones(nnz, dtype=np.float32)
         M = device_sparse.csr_matrix((ones, indices, indptr), shape=(n, n))
-        transposed = M.T.tocsr()  # sorted indices within rows
+        transposed = M.T.tocsr()
+        transposed.sort_indices()  # cuSPARSE does not promise sorted rows
         return bool(cupy.array_equal(transposed.indices, indices))
-    except cupy.cuda.memory.OutOfMemoryError:
+    except (cupy.cuda.memory.OutOfMemoryError, cupy.cuda.runtime.CUDARuntimeError,
+            CuSparseError, NotImplementedError):
         return None
 
 

@@ -20,10 +20,11 @@
 // Lane masks (two per unit, 64-bit, buffer d % 2 for depth d): the high word is a depth, the
 // low word the unit's lanes at that depth; a word of another depth means "no lane". A
 // neighbour test of a whole warp is then one 8-byte load per neighbour and a ballot instead
-// of 32 level reads, and a chunk's masks (8 n bytes) stay in the caches. Writers: forward
-// level d when it pulls (each unit's own warp), a pass over the frontier units when a pull
-// follows a push level (pushes leave the masks alone), and backward step d + 1 for depth d
-// (the unit's warp). A stale word never needs clearing: its depth says it is stale.
+// of 32 level reads, and a chunk's masks (8 n bytes) stay in the caches. Writers: the batch's
+// start (every word stale, then the sources at depth 0), forward level d when it pulls (each
+// unit's own warp), a pass over the frontier units when a pull follows a push level (pushes
+// leave the masks alone), and backward step d + 1 for depth d (the unit's warp). A stale
+// word never needs clearing: its depth says it is stale.
 //
 // The whole batch (forward levels, overflow rescaling, backward levels, the bc update) is one
 // persistent launch; levels are separated by the software grid barrier of sweep.cuh.
@@ -39,7 +40,7 @@ using tbc::grid_sync;
 // belong to the grid barrier (tbc::BAR_COUNT, tbc::BAR_GEN).
 enum Ctl : int {
     FLAG0 = 2,       // "level d discovered a vertex", rotating over FLAG0 + d % 3
-    OVF_LEVEL = 5,   // last level whose σ̂ passed the overflow limit
+    OVF_LEVEL = 5,   // last level whose σ̂ passed (pull) or may have passed (push) the limit
     EDGES0 = 6,      // unit-edges of the units discovered at level d, over EDGES0 + d % 3
     STATUS = 9,      // 0 done; 1 level type too small; 2 shift table too small
     DEPTH = 10,      // deepest level of the batch
