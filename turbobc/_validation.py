@@ -189,10 +189,16 @@ def _is_symmetric(pattern: sp.csr_array) -> bool:
     from graphblas import Matrix
 
     n = pattern.shape[0]
-    if not np.array_equal(np.diff(pattern.indptr), np.bincount(pattern.indices, minlength=n)):
+    if not _degrees_match(np, pattern.indptr, pattern.indices, n):
         return False
     M = Matrix.from_csr(pattern.indptr, pattern.indices, True, nrows=n, ncols=n)
     return M.isequal(M.T)
+
+
+def _degrees_match(xp, indptr, indices, n: int) -> bool:
+    """Whether every vertex has as many stored in-edges as out-edges (NumPy or CuPy arrays):
+    a symmetric pattern must."""
+    return bool((xp.diff(indptr) == xp.bincount(indices, minlength=n)).all())
 
 
 def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
@@ -216,7 +222,7 @@ def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
     try:
         indptr = cupy.asarray(pattern.indptr.astype(np.int32, copy=False))
         indices = cupy.asarray(pattern.indices.astype(np.int32, copy=False))
-        if not bool((cupy.diff(indptr) == cupy.bincount(indices, minlength=n)).all()):
+        if not _degrees_match(cupy, indptr, indices, n):
             return False
         ones = cupy.ones(nnz, dtype=np.float32)
         M = device_sparse.csr_matrix((ones, indices, indptr), shape=(n, n))

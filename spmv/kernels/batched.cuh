@@ -261,6 +261,30 @@ __device__ __forceinline__ void mark(const Batch<I, L>& g, I v, long long base, 
     }
 }
 
+// One term x of a pushed sum into entry e: when e was not reached before level d, it is
+// discovered at depth d and x is added to its count (F<¬Σ> += x), with an atomic whose result
+// is not waited for. Returns whether it was added.
+template <typename I, typename L>
+__device__ __forceinline__ bool push_term(const Batch<I, L>& g, long long e, int d, double x) {
+    const L seen = g.level[e];
+    if (seen != L(-1) && seen != L(d)) {  // ¬σ before this level
+        return false;
+    }
+    g.level[e] = L(d);
+    atomicAdd(g.sigma + e, x);
+    return true;
+}
+
+// The overflow test of pushed sums, on their terms: a sum of at most (largest in-degree)
+// terms above small_count could pass the limit, so level d goes to rescale_level (which
+// shifts only what really passed).
+template <typename I, typename L>
+__device__ __forceinline__ void flag_large_term(const Batch<I, L>& g, double x, int d) {
+    if (x > g.small_count) {
+        atomicMax(g.ctl + OVF_LEVEL, (unsigned long long)d);
+    }
+}
+
 // σ = e_s, S(s) = 0, everything else undiscovered; t = 0; padding lanes never take part.
 template <typename I, typename L>
 __device__ void init_batch(const Batch<I, L>& g) {
@@ -346,10 +370,10 @@ __device__ bool forward_pull(const Batch<I, L>& g, int d, unsigned long long& ed
 }
 
 // The same product pushed from the frontier units (flag == d−1): each frontier lane adds its
-// count into its out-neighbours not discovered before level d, with atomics whose result is
-// not waited for (the overflow test is on the terms: see small_count). A frontier unit is
-// worked either with a lane per source (its neighbours in turn) or, when it has few frontier
-// lanes and many neighbours, with a lane per neighbour (its frontier lanes in turn).
+// count into its out-neighbours not discovered before level d (push_term; the overflow test
+// is on the terms, flag_large_term). A frontier unit is worked either with a lane per source
+// (its neighbours in turn) or, when it has few frontier lanes and many neighbours, with a lane
+// per neighbour (its frontier lanes in turn).
 template <typename I, typename L>
 __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& edges) {
     bool found = false;
@@ -376,11 +400,7 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
             const long long e = u * 32 + g.lane;
             const bool front = g.level[e] == L(d - 1);  // f(i) != 0 for this lane
             const double x = front ? g.sigma[e] : 0.0;
-            if (x > g.small_count) {
-                // a sum of at most (largest in-degree) such terms could pass the overflow limit:
-                // have rescale_level look at level d (it shifts only what really passed)
-                atomicMax(g.ctl + OVF_LEVEL, (unsigned long long)d);
-            }
+            flag_large_term(g, x, d);
             const unsigned front_lanes = __ballot_sync(TBC_FULL_MASK, front);
             const I beg = __ldg(g.out_ptr + i), end = __ldg(g.out_ptr + i + 1);
             if (2 * __popc(front_lanes) <= end - beg) {
@@ -396,13 +416,8 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
                         const int l = __ffs(todo) - 1;
                         todo &= todo - 1;
                         const double xl = __shfl_sync(TBC_FULL_MASK, x, l);
-                        if (valid) {
-                            const L lj = g.level[first_j + l];
-                            if (lj == L(-1) || lj == L(d)) {  // ¬σ before this level
-                                g.level[first_j + l] = L(d);
-                                atomicAdd(g.sigma + first_j + l, xl);
-                                hit = true;
-                            }
+                        if (valid && push_term(g, first_j + l, d, xl)) {
+                            hit = true;
                         }
                     }
                     if (hit) {
@@ -414,16 +429,7 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
             }
             // Many sources: a lane per source, the neighbours one at a time.
             for_each_neighbour(g.out_ptr, g.out_idx, i, g.lane, [&](I j) {
-                bool hit = false;
-                if (front) {
-                    const long long ej = g.entry(first, j);
-                    const L lj = g.level[ej];
-                    if (lj == L(-1) || lj == L(d)) {  // ¬σ before this level
-                        g.level[ej] = L(d);
-                        atomicAdd(g.sigma + ej, x);  // result unused: no round trip
-                        hit = true;
-                    }
-                }
+                const bool hit = front && push_term(g, g.entry(first, j), d, x);
                 if (__any_sync(TBC_FULL_MASK, hit)) {
                     found = true;
                     if (g.lane == 0) {
@@ -438,7 +444,7 @@ __device__ bool forward_push(const Batch<I, L>& g, int d, unsigned long long& ed
 }
 
 // Edge-parallel forward product: a warp per (stored edge i -> j, chunk), lanes over sources,
-// atomics into σ̂(j) (the batched scCOOC).
+// atomics into σ̂(j) (push_term; the batched scCOOC).
 template <typename I, typename L>
 __device__ bool forward_edges(const Batch<I, L>& g, int d, unsigned long long& edges) {
     bool found = false;
@@ -454,14 +460,9 @@ __device__ bool forward_edges(const Batch<I, L>& g, int d, unsigned long long& e
         const long long ei = g.entry(base, i), ej = g.entry(base, j);
         bool hit = false;
         if (g.level[ei] == L(d - 1)) {
-            const L lj = g.level[ej];
-            if (lj == L(-1) || lj == L(d)) {
-                g.level[ej] = L(d);
-                const double x = g.sigma[ei];
-                const double total = atomicAdd(g.sigma + ej, x) + x;
-                tbc::flag_overflow(total, d, g.ctl);
-                hit = true;
-            }
+            const double x = g.sigma[ei];
+            flag_large_term(g, x, d);
+            hit = push_term(g, ej, d, x);
         }
         if (__any_sync(TBC_FULL_MASK, hit)) {
             found = true;
