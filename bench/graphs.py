@@ -29,7 +29,8 @@ __all__ = ["graph", "mycielskian", "kronecker", "kronecker_device", "kronecker_a
            "DEVICE_MIN_SCALE", "device_present"]
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA_DIRS = (ROOT / ".gpudata", ROOT.parent / "shared" / "data", ROOT / "turbobc" / "data")
+DATA_DIRS = (ROOT / ".gpudata", ROOT / "tests" / "data", ROOT.parent / "shared" / "data",
+             ROOT / "turbobc" / "data")
 """Where real graph files are looked for, in order."""
 
 

@@ -43,17 +43,11 @@ def graphblas_raw(graph: Graph, sources, endpoints: bool = False) -> np.ndarray:
 
 
 def read_graph(name: str, directed: bool) -> Graph:
-    """A graph file of the shared data folder as a :class:`Graph` (bench/graphs.py reader:
-    Matrix Market, or SNAP edge lists with ids relabelled in increasing order)."""
-    import sys
-    from pathlib import Path
+    """A graph shipped with the tests (``tests/data``, or the package's ego-Facebook) as a
+    :class:`Graph`, read with ``turbobc.read_graph`` (symmetrized unless ``directed``)."""
+    from data_files import load
 
-    bench = str(Path(__file__).resolve().parents[1] / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    import graphs
-
-    return make_graph(graphs.read_file(name, directed=directed), directed)
+    return make_graph(load(name, directed=directed), directed)
 
 
 class Counter:

@@ -1,5 +1,6 @@
-"""The ``turbobc`` command, run as a subprocess on the shared real graphs and compared with the
-Python API (turbobc.read_graph + turbobc.bc) and with the data README."""
+"""The ``turbobc`` command, run as a subprocess on the real graphs shipped with the tests and
+compared with the Python API (turbobc.read_graph + turbobc.bc), networkx and the data set's
+README statistics."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 import spmv
 import turbobc
-from data_files import DATA
+from data_files import path as data_path
 from turbobc.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,9 +66,9 @@ def test_help_explains_commands_and_options():
 def test_bc_csv_equals_python_api(tmp_path, name, directed):
     out_csv = tmp_path / "bc.csv"
     flags = ["--directed"] if directed and ".mtx" not in name else []
-    out = run("bc", DATA / name, *flags, "--engine", "graphblas", "--top", "5",
+    out = run("bc", data_path(name), *flags, "--engine", "graphblas", "--top", "5",
               "-o", out_csv).stdout
-    A, labels = turbobc.read_graph(DATA / name, directed=True if flags else None)
+    A, labels = turbobc.read_graph(data_path(name), directed=True if flags else None)
     expected = turbobc.bc(A, directed=directed, engine="graphblas")
     with open(out_csv, newline="") as fh:
         rows = list(csv.reader(fh))
@@ -87,10 +88,10 @@ def test_bc_csv_equals_python_api(tmp_path, name, directed):
 def test_bc_sampled_raw_endpoints_json(tmp_path):
     """-k/--seed, --raw and --endpoints on a SNAP file with CRLF lines and self loops."""
     out_json = tmp_path / "bc.json"
-    run("bc", DATA / "as20000102.txt", "-k", "40", "--seed", "7", "--raw", "--endpoints",
+    run("bc", data_path("as20000102.txt"), "-k", "40", "--seed", "7", "--raw", "--endpoints",
         "--engine", "graphblas", "--top", "0", "-o", out_json)
     record = json.loads(out_json.read_text())
-    A, labels = turbobc.read_graph(DATA / "as20000102.txt")
+    A, labels = turbobc.read_graph(data_path("as20000102.txt"))
     expected = turbobc.bc(A, k=40, seed=7, normalized=False, endpoints=True,
                           engine="graphblas")
     assert record["vertices"] == labels.tolist()
@@ -102,12 +103,12 @@ def test_bc_sampled_raw_endpoints_json(tmp_path):
 
 def test_bc_sources_file_with_original_ids_and_npy(tmp_path):
     """Sources given by their SNAP ids (ca-GrQc ids start at 13) select the same vertices."""
-    A, labels = turbobc.read_graph(DATA / "ca-GrQc.txt.gz")
+    A, labels = turbobc.read_graph(data_path("ca-GrQc.txt.gz"))
     picked = [int(labels[i]) for i in (0, 17, 4000)]
     sources = tmp_path / "sources.txt"
     sources.write_text(f"# three authors\n{picked[0]} {picked[1]}\n{picked[2]}\n")
     out_npy = tmp_path / "bc.npy"
-    out = run("bc", DATA / "ca-GrQc.txt.gz", "--sources", sources, "--engine", "graphblas",
+    out = run("bc", data_path("ca-GrQc.txt.gz"), "--sources", sources, "--engine", "graphblas",
               "-o", out_npy).stdout
     expected = turbobc.bc(A, sources=[0, 17, 4000], engine="graphblas")
     np.testing.assert_array_equal(np.load(out_npy), expected)
@@ -115,7 +116,7 @@ def test_bc_sources_file_with_original_ids_and_npy(tmp_path):
 
 
 def test_bc_progress_bar_on_stderr():
-    result = run("bc", DATA / "delaunay_n10.mtx", "-k", "20", "--seed", "1", "--progress",
+    result = run("bc", data_path("delaunay_n10.mtx"), "-k", "20", "--seed", "1", "--progress",
                  "--engine", "graphblas", "--top", "1")
     assert "turbobc[graphblas]" in result.stderr and "20/20" in result.stderr
 
@@ -123,15 +124,15 @@ def test_bc_progress_bar_on_stderr():
 @pytest.mark.parametrize("name, kind", [("wiki-Vote.txt.gz", "D"), ("power.mtx", "U")])
 def test_info_json_matches_readme_and_spmv(name, kind):
     flags = ["--directed"] if kind == "D" else []
-    record = json.loads(run("info", DATA / name, *flags, "--json").stdout)
+    record = json.loads(run("info", data_path(name), *flags, "--json").stdout)
     readme = {"wiki-Vote.txt.gz": (7115, 103689, 0, 893), "power.mtx": (4941, 6594, 1, 19)}
-    n, m, min_degree, max_degree = readme[name]  # copied from ../shared/data/README.md
+    n, m, min_degree, max_degree = readme[name]  # copied from the data set's README (tests/data)
     assert (record["n"], record["m"], record["directed"]) == (n, m, kind == "D")
     assert record["degree"]["max"] == max_degree
     assert record["degree"]["mean"] == pytest.approx(m / n * (1 if kind == "D" else 2))
     if kind == "U":
         assert record["degree"]["min"] == min_degree  # power grid: connected (1 WCC)
-    A, _ = turbobc.read_graph(DATA / name, directed=kind == "D" or None)
+    A, _ = turbobc.read_graph(data_path(name), directed=kind == "D" or None)
     stats = spmv.stats_host(A, kind == "D")
     assert record["scf"] == pytest.approx(stats.scf, rel=1e-12)
     assert record["kernel"] == spmv.select(stats)
@@ -140,7 +141,7 @@ def test_info_json_matches_readme_and_spmv(name, kind):
 
 
 def test_info_text():
-    out = run("info", DATA / "ca-GrQc.txt.gz").stdout
+    out = run("info", data_path("ca-GrQc.txt.gz")).stdout
     assert "vertices (n):   5,242" in out
     assert "edges (m):      14,484 undirected edges (each counted once; 28,968 stored" in out
     assert "self loops:     12 (ignored)" in out  # README provenance table: 12 self-loops
@@ -156,27 +157,27 @@ def test_errors_exit_1_with_the_reason(tmp_path):
     assert f"turbobc bc: error: {bad}, line 2: expected two vertex ids" in result.stderr
     missing = run("info", tmp_path / "none.mtx", check=False)
     assert missing.returncode == 1 and "no such graph file" in missing.stderr
-    wrong_out = run("bc", DATA / "power.mtx", "-o", tmp_path / "x.txt", check=False)
+    wrong_out = run("bc", data_path("power.mtx"), "-o", tmp_path / "x.txt", check=False)
     assert wrong_out.returncode == 1
     assert "-o must end in .csv, .json or .npy" in wrong_out.stderr
     unknown = tmp_path / "s.txt"
     unknown.write_text("1\n999999\n")
-    result = run("bc", DATA / "power.mtx", "--sources", unknown, check=False)
+    result = run("bc", data_path("power.mtx"), "--sources", unknown, check=False)
     assert result.returncode == 1
     assert f"{unknown}, line 2: vertex '999999' is not in the graph" in result.stderr
 
 
 def test_usage_errors_exit_2():
-    result = run("bc", DATA / "power.mtx", "-k", "3", "--sources", "x", check=False)
+    result = run("bc", data_path("power.mtx"), "-k", "3", "--sources", "x", check=False)
     assert result.returncode == 2 and "not allowed with argument" in result.stderr
     assert run(check=False).returncode == 2
 
 
 def test_main_in_process(tmp_path, capsys):
     """main() returns the status instead of exiting (and --top -1 is refused)."""
-    assert main(["bc", str(DATA / "power.mtx"), "--top", "-1"]) == 1
+    assert main(["bc", str(data_path("power.mtx")), "--top", "-1"]) == 1
     assert "--top must be 0 or more; got -1" in capsys.readouterr().err
-    assert main(["info", str(DATA / "road-minnesota.mtx")]) == 0
+    assert main(["info", str(data_path("road-minnesota.mtx"))]) == 0
     assert "vertices (n):   2,642" in capsys.readouterr().out
 
 

@@ -20,7 +20,6 @@ import scipy.sparse as sp
 
 import spmv
 import turbobc
-from data_files import DATA
 from gpu_helpers import Counter, graphblas_raw, make_graph, networkx_raw, read_graph
 from turbobc import _gpu_batched
 from turbobc._gpu_batched import MAX_BATCH, MEMORY_FRACTION, choose_batch, memory_model
@@ -181,7 +180,6 @@ REAL = [("delaunay_n12.mtx", False), ("road-minnesota.mtx", False),
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize(("name", "directed"), REAL, ids=[r[0] for r in REAL])
 def test_real_graphs_exact_match_graphblas(name, directed, kernel):
-    assert DATA.is_dir(), f"the shared data folder is missing: {DATA}"
     graph, expected = real_graph(name, directed)
     got = batched_raw(graph, np.arange(graph.n), kernel, endpoints=True)
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-8)

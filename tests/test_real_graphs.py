@@ -1,5 +1,5 @@
-"""Real graphs from ../shared/data against networkx (exact where networkx is quick enough,
-else the same sampled or explicit sources)."""
+"""Real graphs shipped with the tests (tests/data) against networkx (exact where networkx is
+quick enough, else the same sampled or explicit sources)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import turbobc
-from data_files import DATA, load
+from data_files import load, path as data_path
 from oracles import networkx_bc
 
 # file, directed, how many sources: "all", ("k", k, seed) or ("every", step)
@@ -28,7 +28,6 @@ REAL_CASES = [
                          ids=[case[0] for case in REAL_CASES])
 def test_real_graph_matches_networkx(name, directed, how, engine_config):
     engine, kernel = engine_config
-    assert DATA.is_dir(), f"the shared data folder is missing: {DATA}"
     A = load(name, directed=directed)
     G = nx.from_scipy_sparse_array(A, create_using=nx.DiGraph if directed else nx.Graph)
     if how == "all":
@@ -47,3 +46,15 @@ def test_real_graph_matches_networkx(name, directed, how, engine_config):
     assert got.shape == (A.shape[0],)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
     assert np.count_nonzero(got) > A.shape[0] // 10  # the comparison is not between zeros
+
+
+def test_the_gpu_tests_real_graphs_are_shipped():
+    """The GPU tests (which skip here) read their real graphs from the same shipped files: a
+    fresh clone on a GPU machine has every one of them."""
+    from test_gpu_batched import REAL as batched_real
+    from test_gpu_engine import REAL as single_real
+
+    names = {row[0] for row in batched_real} | {row[0] for row in single_real}
+    for name in sorted(names):
+        assert data_path(name).is_file()
+        assert load(name, directed=False).nnz > 0
