@@ -25,7 +25,7 @@ import numpy as np
 from ._module import c_index_type, get_kernel
 
 __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OVERFLOW",
-           "SHIFT_TABLE_FULL", "select_batched", "sweep_batch"]
+           "SHIFT_TABLE_FULL", "WIDE_RANGE", "WIDE_LANE", "select_batched", "sweep_batch"]
 
 BLOCK = 256
 """Threads per block (matches ``__launch_bounds__(256, 6)`` in batched.cuh: at most 40
@@ -51,8 +51,12 @@ CTL_SLOTS = 16
 STATUS_SLOT, DEPTH_SLOT = 9, 10
 """Control-block slots the host reads after a launch (batched.cuh, enum Ctl)."""
 
-LEVEL_OVERFLOW, SHIFT_TABLE_FULL = 1, 2
-"""Statuses of a batch that must be rerun: the depth passed the level type, or the shift table."""
+LEVEL_OVERFLOW, SHIFT_TABLE_FULL, WIDE_RANGE = 1, 2, 3
+"""Statuses of a batch that must be rerun: the depth passed the level type, or the shift table,
+or some lanes' counts spread wider than per-level scaling holds (batched.cuh, enum Status)."""
+
+WIDE_LANE = 1 << 63
+"""``reached`` of a lane marked by status WIDE_RANGE (batched.cuh)."""
 
 
 SCCSC_MAX_ENTRIES = 2**24

@@ -47,14 +47,34 @@ def networkx_bc(G, *, selection: str, normalized: bool, endpoints: bool, k=None,
 
 def exact_single_source_dependencies(indptr: np.ndarray, indices: np.ndarray, source: int,
                                      digits: int = 60) -> np.ndarray:
+    """Brandes' δ_s(v) of an undirected graph with exact integer path counts, and max σ.
+
+    See :func:`exact_brandes`.
+    """
+    delta, sigma, _ = exact_brandes(indptr, indices, source, digits=digits)
+    return delta, max(sigma)
+
+
+def exact_brandes(indptr: np.ndarray, indices: np.ndarray, source: int, *,
+                  directed: bool = False, digits: int = 60):
     """Brandes' δ_s(v) with exact integer path counts (no overflow, ever).
 
     σ is a Python int; each ratio (1 + δ(w)) / σ(w) is taken in ``digits``-digit
     decimal arithmetic with an unbounded exponent, so the result is exact to
-    far more than float64 precision however large σ grows.
+    far more than float64 precision however large σ grows. ``indptr, indices`` is
+    the CSR pattern (row v lists the heads of the arcs v -> w). Returns δ as
+    float64, σ as Python ints and the distance of every vertex (-1: unreached).
     """
     ctx = Context(prec=digits, Emax=10**9, Emin=-(10**9))
     n = len(indptr) - 1
+    ptr, idx = indptr.tolist(), indices.tolist()
+    out = [idx[ptr[v]:ptr[v + 1]] for v in range(n)]
+    parents_of = out
+    if directed:
+        parents_of = [[] for _ in range(n)]
+        for v in range(n):
+            for w in out[v]:
+                parents_of[w].append(v)
     dist = [-1] * n
     sigma = [0] * n
     dist[source], sigma[source] = 0, 1
@@ -62,8 +82,7 @@ def exact_single_source_dependencies(indptr: np.ndarray, indices: np.ndarray, so
     while queue:
         v = queue.popleft()
         order.append(v)
-        for w in indices[indptr[v]:indptr[v + 1]]:
-            w = int(w)
+        for w in out[v]:
             if dist[w] < 0:
                 dist[w] = dist[v] + 1
                 queue.append(w)
@@ -72,9 +91,8 @@ def exact_single_source_dependencies(indptr: np.ndarray, indices: np.ndarray, so
     delta = [Decimal(0)] * n
     for w in reversed(order):
         coeff = ctx.divide(ctx.add(Decimal(1), delta[w]), Decimal(sigma[w]))
-        for v in indices[indptr[w]:indptr[w + 1]]:
-            v = int(v)
+        for v in parents_of[w]:
             if dist[v] == dist[w] - 1:
                 delta[v] = ctx.add(delta[v], ctx.multiply(Decimal(sigma[v]), coeff))
     delta[source] = Decimal(0)
-    return np.array([float(d) for d in delta]), max(sigma)
+    return np.array([float(d) for d in delta]), sigma, dist

@@ -88,6 +88,15 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         ``engine="gpu"`` or a named kernel without a usable GPU.
     MemoryError
         The device ran out of memory (the message says how much was needed).
+    OverflowError
+        A sum came out non-finite (a quantity beyond float64 with per-vertex
+        exponents; no known graph does this).
+
+    Warns
+    -----
+    RuntimeWarning
+        ``k=1`` with ``endpoints=False``: the sampled source's value is NaN, as
+        networkx returns it (its 1/(k - 1) source factor is 0/0).
 
     Notes
     -----
@@ -100,9 +109,14 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     bytes per vertex and source of a batch; B from free device memory).
     Path counts are float64 rescaled by powers of two per BFS level, so
     counts far beyond 1e308 (deep grids, meshes, roads) still give correct BC.
-    The one limit: within a single BFS level the largest and smallest count
-    must lie within a factor 2^1000 of each other (no known graph class comes
-    near; a 600 x 600 grid spans 2^1190 overall but at most 2^600 per level).
+    A source one of whose levels spreads its counts over more than a factor
+    2^896 (a 1100 x 1100 grid from a corner, a long chain of diamonds beside a
+    plain path) is detected during its sweep and swept again with a binary
+    exponent per vertex (``turbobc._wide``), on the same device: the result
+    is exact to float64 rounding of every ratio σ_v/σ_w for any range of
+    counts. The result is never NaN or infinite except where networkx's own
+    scaling gives NaN (``k=1``, which also warns); a non-finite sum raises
+    ``OverflowError``.
 
     Examples
     --------
@@ -135,6 +149,21 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
             from ._graphblas import accumulate as accumulate_cpu
 
             raw = accumulate_cpu(graph, call.sources, endpoints=call.endpoints, progress=bar)
+    _check_finite(raw, call.engine)
     return rescale(raw, normalized=call.normalized, directed=graph.directed,
                    endpoints=call.endpoints,
                    sampled_sources=call.sources if call.sampled else None)
+
+
+def _check_finite(raw: np.ndarray, engine: str) -> None:
+    """Refuse to return a non-finite sum: networkx's only NaN comes from its own rescaling.
+
+    Every raw sum is at most (number of sources) x n, so a non-finite one means a count the
+    engines could not represent; say so instead of returning it.
+    """
+    bad = np.flatnonzero(~np.isfinite(raw))
+    if bad.size:
+        raise OverflowError(
+            f"the {engine} engine produced {bad.size} non-finite betweenness sums (first at "
+            f"vertex {bad[0]}): some quantity of this graph is beyond what turbobc can "
+            f"represent in float64 with per-vertex exponents; please report the graph")

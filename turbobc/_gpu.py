@@ -30,10 +30,12 @@ import spmv
 from spmv import _launch
 
 from ._graph import Graph, index_dtype_for
+from ._wide import accumulate_wide
 
 __all__ = ["accumulate", "memory_model", "last_run"]
 
 _CTL_SLOTS = 16  # unsigned long long control block, see spmv/kernels/sweep.cuh
+_WIDE_SOURCE_SLOT = 11  # sweep.cuh, Ctl::WIDE_SOURCE: 1 + the source that stopped a launch
 
 last_run: dict = {}
 """Facts about the latest :func:`accumulate` call (kernel, grid, scf, peak pool bytes), for
@@ -172,17 +174,29 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                           f"graph (n={n}, {m} stored edges, kernel={kernel!r}); {_free_bytes()}. "
                           f"CuPy said: {failure}")
     chunk, done, grid = 1, 0, 0
+    wide = []
     while done < sources.size:
         end = min(sources.size, done + chunk)
         grid = run.launch(graph, done, end, endpoints)
-        cupy.cuda.get_current_stream().synchronize()
+        stopped_at = int(run.ctl[_WIDE_SOURCE_SLOT].get())
+        if stopped_at:
+            # Source done + stopped_at - 1 spread its counts too wide for per-level scaling:
+            # the launch stopped before adding anything of it; the sweep of turbobc._wide
+            # takes it, and the next launch starts after it.
+            run.ctl[_WIDE_SOURCE_SLOT] = 0
+            end = done + stopped_at
+            wide.append(int(sources[end - 1]))
         if progress is not None:
-            for _ in range(end - done):
-                progress.update(1)
+            progress.update(end - done - (1 if stopped_at else 0))
         done, chunk = end, min(2 * chunk, 4096)
+    if wide:
+        pattern = graph.pattern
+        accumulate_wide(cupy, cupy.asarray(pattern.indptr), cupy.asarray(pattern.indices), n,
+                        np.array(wide), run.bc, endpoints=endpoints, progress=progress)
     raw = run.bc.get()
     last_run.clear()
     last_run.update(kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
+                    wide_sources=len(wide),
                     scf=None if run.stats is None else run.stats.scf,
                     peak_pool_bytes=run.peak - run.baseline, model_bytes=4 * m + 48 * n,
                     expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size))

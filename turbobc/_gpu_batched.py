@@ -34,7 +34,9 @@ mid-sweep.
 Overflow-safe counts: when a level's largest count of some source passes 2^512, that
 (source, level) is scaled to [0.5, 1) by a power of two and the shift is recorded; the
 backward ratio σ_{d−1}/σ_d then carries 2^-shift, exactly as the CPU engine does
-(:func:`turbobc._graphblas._keep_in_range`).
+(:func:`turbobc._graphblas._keep_in_range`). A lane whose scaled counts fall below
+1 / :data:`turbobc._wide.WIDE_RANGE` stops its batch before the backward sweep; the batch
+reruns without it and the source is swept on the device by :mod:`turbobc._wide`.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import spmv
 from spmv import _batched
 
 from ._graph import Graph, index_dtype_for
+from ._wide import accumulate_wide
 
 __all__ = ["accumulate", "choose_batch", "memory_model", "locality_order", "sweep_order",
            "last_run", "MEMORY_FRACTION", "MAX_BATCH", "DEPTH_CAP"]
@@ -466,6 +469,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
     dev_sources = cupy.asarray(sources.astype(index_dtype))
     start, batches, depth, reruns, grid = 0, 0, 0, 0, 0
+    wide_sources: list = []
     max_in_degree = int(graph.in_degree.max())
     began = time.perf_counter()
     while start < sources.size:
@@ -489,6 +493,16 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             max_in_degree=max_in_degree)
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+        if status == _batched.WIDE_RANGE:
+            # Some lanes' counts spread wider than per-level scaling holds: nothing was added
+            # to bc yet; those sources go to the exponent-per-vertex sweep, the rest reruns.
+            marked = ws.reached[:end - start].get() == np.uint64(_batched.WIDE_LANE)
+            wide_sources.extend(sources[start:end][marked].tolist())
+            sources = np.concatenate([sources[:start], sources[start:end][~marked],
+                                      sources[end:]])
+            dev_sources = cupy.asarray(sources.astype(index_dtype))
+            reruns += 1
+            continue
         if status != 0:
             # The batch went deeper than the level type or the shift table: nothing was
             # added to bc yet; widen, re-size and run the same sources again.
@@ -507,12 +521,15 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         if progress is not None:
             progress.update(end - start)
         start = end
+    if wide_sources:
+        accumulate_wide(cupy, fmt.out_ptr, fmt.out_idx, n, np.array(wide_sources), bc,
+                        endpoints=endpoints, progress=progress)
     raw = bc.get()
     seconds = time.perf_counter() - began
     last_run.clear()
     last_run.update(kernel=name, order=order, order_seconds=order_seconds,
                     sweep_seconds=seconds, batch=batch, batches=batches,
-                    depth=depth, reruns=reruns,
+                    depth=depth, reruns=reruns, wide_sources=len(wide_sources),
                     grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
                     depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
                     model_bytes=memory_model(n, m, kernel=name,

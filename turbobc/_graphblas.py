@@ -14,7 +14,10 @@ left operand's values; the values of A never matter, only its pattern.
 Path counts are kept overflow-safe per level (see :func:`_keep_in_range`):
 each level's counts σ_d are stored as σ̂_d = σ_d / 2^E_d with an integer
 exponent E_d per source, so the algorithm stays correct far past 1e308 while
-graphs whose counts fit in float64 never scale at all.
+graphs whose counts fit in float64 never scale at all. A source one of whose
+levels spreads wider than :data:`turbobc._wide.WIDE_RANGE` (the small counts
+would underflow) is taken out of its batch and swept by :mod:`turbobc._wide`,
+which keeps an exponent per (source, vertex).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
 from ._graph import Graph
+from ._wide import WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for"]
 
@@ -75,20 +79,37 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) 
     # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
     AT = A if not graph.directed else A.T.new()
     step = batch_size_for(graph.n, len(sources))
+    wide = []
     for start in range(0, len(sources), step):
         batch = np.asarray(sources[start:start + step], dtype=np.int64)
-        _accumulate_batch(A, AT, batch, raw, endpoints)
-        progress.update(len(batch))
+        wide_here = _accumulate_batch(A, AT, batch, raw, endpoints)
+        wide.extend(wide_here)
+        progress.update(len(batch) - len(wide_here))
+    if wide:
+        # Sources whose levels span more than per-level scaling holds: per-vertex exponents.
+        pattern = graph.pattern
+        accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
+                        endpoints=endpoints, progress=progress)
     return raw
 
 
 def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
-                      endpoints: bool) -> None:
-    """Forward and backward sweep for one batch of sources; adds into ``raw``."""
-    levels, shifts, visited = _forward(A, batch)
+                      endpoints: bool) -> list:
+    """Forward and backward sweep for one batch of sources; adds into ``raw``.
+
+    Returns the sources whose counts left the range of per-level scaling (nothing of them
+    was added: the batch is swept again without them); they need :mod:`turbobc._wide`.
+    """
+    levels, shifts, visited, too_wide = _forward(A, batch)
+    if too_wide.any():
+        del levels, shifts, visited
+        if not too_wide.all():
+            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints)
+        return batch[too_wide].tolist()
     _backward(AT, levels, shifts, raw)
     if endpoints:
         _add_endpoint_terms(visited, batch, raw)
+    return []
 
 
 def _forward(A: Matrix, batch: np.ndarray):
@@ -96,8 +117,8 @@ def _forward(A: Matrix, batch: np.ndarray):
 
     Returns the per-level count matrices ``levels[d]`` (B x n, pattern = the
     vertices at depth d from each source, values σ̂_d), the per-level exponent
-    shifts (None where the level was not scaled) and the pattern of all
-    discovered vertices.
+    shifts (None where the level was not scaled), the pattern of all
+    discovered vertices, and a boolean per source: its counts spread too wide.
     """
     B, n = len(batch), A.nrows
     rows = np.arange(B, dtype=np.int64)
@@ -106,6 +127,7 @@ def _forward(A: Matrix, batch: np.ndarray):
     visited = Matrix.from_coo(rows, batch, True, nrows=B, ncols=n)
     visited.ss.config["sparsity_control"] = {"bitmap"}  # a dense mask, tested everywhere
     levels, shifts = [frontier], [None]
+    too_wide = np.zeros(B, dtype=bool)
     while True:
         if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
             frontier.ss.config["sparsity_control"] = {"bitmap"}
@@ -114,13 +136,13 @@ def _forward(A: Matrix, batch: np.ndarray):
         nxt(~visited.S, replace=True) << frontier.mxm(A, semiring.plus_first)
         if nxt.nvals == 0:
             break
-        shift = _keep_in_range(nxt)
+        shift = _keep_in_range(nxt, too_wide)
         # σ += f ; S<f> = d : the level joins the discovered set (its counts stay in `levels`).
         visited(nxt.S) << True
         levels.append(nxt)
         shifts.append(shift)
         frontier = nxt
-    return levels, shifts, visited
+    return levels, shifts, visited, too_wide
 
 
 def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray) -> None:
@@ -146,12 +168,15 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray) -> None:
         _add_columns(delta, raw)
 
 
-def _keep_in_range(level: Matrix) -> np.ndarray | None:
+def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:
     """Scale rows whose largest count exceeds 2^RESCALE_ABOVE_EXP back to [0.5, 1).
 
     The scaling multiplies by a power of two, which is exact in floating point,
     so results are bit-identical to unscaled arithmetic wherever that does not
     overflow. Returns the per-row exponent shift, or None when nothing was scaled.
+    Rows whose smallest count falls below 1 / WIDE_RANGE once scaled are marked in
+    ``too_wide`` (only a scaled level can newly fall there: an unscaled count is
+    at least its smallest parent).
     """
     largest = level.reduce_scalar(monoid.max).new().value
     if largest is None or largest <= np.ldexp(1.0, RESCALE_ABOVE_EXP):
@@ -162,6 +187,8 @@ def _keep_in_range(level: Matrix) -> np.ndarray | None:
     big = vals > np.ldexp(1.0, RESCALE_ABOVE_EXP)
     shift[idx[big]] = np.frexp(vals[big])[1]
     level << _row_scaling(np.ldexp(1.0, -shift)).mxm(level, semiring.any_times)
+    min_idx, smallest = level.reduce_rowwise(monoid.min).new().to_coo()
+    too_wide[min_idx[smallest < 1.0 / WIDE_RANGE]] = True
     return shift
 
 

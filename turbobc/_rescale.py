@@ -8,6 +8,7 @@ factor is applied here and nowhere else.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -53,7 +54,8 @@ def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: boo
     sampled, other vertex       1 / (K (N - 1))     N / (K c)
     ==========================  ==================  =================
 
-    No scaling when ``N < 2``. The source factor is NaN when ``k == 1``.
+    No scaling when ``N < 2``. The source factor is NaN when ``k == 1`` (networkx's 0/0),
+    and a ``RuntimeWarning`` says why.
     """
     n = raw.shape[0]
     out = np.array(raw, dtype=np.float64, copy=True)
@@ -68,6 +70,13 @@ def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: boo
         if scale != 1:
             out *= scale
         return out
+    if K == 1:
+        warnings.warn(
+            "k=1 with endpoints=False: the sampled source's value is NaN, as networkx returns "
+            "it. networkx scales a sampled source's sum by 1/(k - 1) (a source never lies "
+            "between itself and a target), and with one sample there is no data for it: 0/0. "
+            "Use k >= 2 or endpoints=True for a value at every vertex.",
+            RuntimeWarning, stacklevel=3)
     if normalized:
         scale_source = 1 / ((K - 1) * (N - 1)) if K > 1 else math.nan
         scale_other = 1 / (K * (N - 1))

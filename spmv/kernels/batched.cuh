@@ -42,12 +42,18 @@ enum Ctl : int {
     FLAG0 = 2,       // "level d discovered a vertex", rotating over FLAG0 + d % 3
     OVF_LEVEL = 5,   // last level whose σ̂ passed (pull) or may have passed (push) the limit
     EDGES0 = 6,      // unit-edges of the units discovered at level d, over EDGES0 + d % 3
-    STATUS = 9,      // 0 done; 1 level type too small; 2 shift table too small
+    STATUS = 9,      // 0 done; 1 level type too small; 2 shift table too small; 3 some lane's
+                     // counts spread too wide (those lanes hold WIDE_LANE in `reached`)
     DEPTH = 10,      // deepest level of the batch
     N_CTL = 16
 };
 
-enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2 };
+enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2, WIDE_RANGE = 3 };
+
+// `reached` of a lane whose level spread wider than per-level scaling holds (tbc::wide_below):
+// set in the forward sweep, before `reached` counts anything; the batch then stops before its
+// backward sweep and the host sweeps those sources with an exponent per vertex.
+constexpr unsigned long long WIDE_LANE = 1ull << 63;
 
 // Push while the frontier's unit-edges times push_ratio (a launch argument, default
 // spmv._batched.PUSH_RATIO) are fewer than all unit-edges (m · chunks). Unexplored edges are no
@@ -96,7 +102,8 @@ struct Batch {
     int* shifts;        // shifts[d * B + b]: σ(v, b) = σ̂(v, b) · 2^(Σ_{d' ≤ d} shifts)
     long long dcap;     // levels the shift table holds
     unsigned long long* maxbits;  // per lane: bits of the largest σ̂ of the level being rescaled
-    unsigned long long* reached;  // per lane: vertices reached other than the source
+    unsigned long long* reached;  // per lane: vertices reached other than the source (or
+                                  // WIDE_LANE, set by rescale_level)
     double* bc;
     unsigned long long* ctl;
     unsigned long long push_ratio;
@@ -513,7 +520,12 @@ __device__ void rescale_level(const Batch<I, L>& g, int d) {
         const long long b = u / g.n * 32 + g.lane, e = u * 32 + g.lane;
         const int shift = shift_for(g.maxbits[b]);
         if (shift != 0 && g.level[e] == L(d)) {
-            g.sigma[e] = scalbn(g.sigma[e], -shift);
+            const double scaled = scalbn(g.sigma[e], -shift);
+            g.sigma[e] = scaled;
+            if (scaled < tbc::wide_below<double>()) {  // every writer stores the same values
+                g.reached[b] = WIDE_LANE;
+                g.ctl[STATUS] = WIDE_RANGE;
+            }
         }
     }
     for (long long b = g.tid; b < g.B; b += g.nthreads) {
@@ -581,6 +593,9 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
                 g.shifts[(long long)d * g.B + b] = 0;
             }
         }
+    }
+    if (tbc::load_cg(g.ctl + STATUS) == WIDE_RANGE) {
+        return -1;  // uniform: written before rescale_level's barriers
     }
     return d - 1;
 }

@@ -31,6 +31,8 @@ enum Ctl : int {
     MAX_BITS = 6,     // bit pattern of max σ̂ over that level (positive doubles order as integers)
     REACHED = 7,      // vertices reached (other than the source), for endpoints
     EDGES0 = 8,       // Σ degree of the vertices found at level d, rotating over EDGES0 + d % 3
+    WIDE_SOURCE = 11, // 1 + index of a source whose counts spread too wide (0: none); the
+                      // launch stops before that source's backward sweep (the host resets it)
     N_CTL = 16
 };
 
@@ -71,6 +73,14 @@ __device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
 template <typename V> __device__ __forceinline__ V overflow_limit();
 template <> __device__ __forceinline__ double overflow_limit<double>() { return 0x1p512; }
 template <> __device__ __forceinline__ float overflow_limit<float>() { return 0x1p64f; }
+
+// A scaled σ̂ below this means its level spreads wider than per-level scaling can hold (the
+// reciprocal of turbobc._wide.WIDE_RANGE): the source is swept again by turbobc._wide, with an
+// exponent per vertex. Kept above the smallest normal number so that 1/σ̂ (up to n times this)
+// stays finite in the backward sweep.
+template <typename V> __device__ __forceinline__ V wide_below();
+template <> __device__ __forceinline__ double wide_below<double>() { return 0x1p-896; }
+template <> __device__ __forceinline__ float wide_below<float>() { return 0x1p-40f; }
 
 template <typename V>
 __device__ __forceinline__ void flag_overflow(V value, int d, unsigned long long* ctl) {
@@ -226,7 +236,11 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
                     shift = ilogb(level_max);
                     for (long long v = tid; v < g.n; v += nthreads) {
                         if (load_cg(g.S + v) == I(d)) {
-                            g.sigma[v] = scalbn(load_cg(g.sigma + v), -shift);
+                            const V scaled = scalbn(load_cg(g.sigma + v), -shift);
+                            g.sigma[v] = scaled;
+                            if (scaled < wide_below<V>()) {  // all writers store the same
+                                ctl[WIDE_SOURCE] = (unsigned long long)(si + 1);
+                            }
                         }
                     }
                 }
@@ -240,6 +254,9 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
             }
         }
         const int depth = d - 1;  // deepest non-empty level
+        if (load_cg(ctl + WIDE_SOURCE) != 0) {
+            return;  // uniform: written before a barrier; nothing of this source was added
+        }
 
         // Backward sweep, d from the deepest level down to 2 (level 1 only feeds the source).
         for (d = depth; d >= 2; --d) {

@@ -1,0 +1,175 @@
+"""Brandes' sweep with a binary exponent on every path count: exact for any range of counts.
+
+The engines keep path counts as float64 scaled by one power of two per (source, BFS level)
+(:func:`turbobc._graphblas._keep_in_range`, ``rescale_level`` in spmv/kernels/batched.cuh,
+the rescale step of spmv/kernels/sweep.cuh). That is exact while the counts of one level lie
+within a factor :data:`WIDE_RANGE` of the level's largest; a level spanning more (a 1100 x 1100
+grid from a corner: 1 on the border and about 2^1095 on the diagonal of the same level; a chain
+of k diamonds beside a plain path: 2^k and 1) would lose its small counts to underflow. The
+engines detect such a source while they sweep (a scaled count below ``1 / WIDE_RANGE``), drop it
+from their fast path before anything of it is added, and hand it here.
+
+Here every count is a pair ``σ(v) = M(v) · 2^E(v)`` with a float64 mantissa M in [0.5, 1) and
+an int64 exponent E per (source, vertex), so no count ever over- or underflows. A batch of B
+sources is swept level by level over lists of (source, vertex) entries, keyed ``b · n + v``;
+the same code runs on NumPy (the CPU engine) and CuPy (the GPU engine)::
+
+    forward, d = 1, 2, ...   for every child w of the frontier, undiscovered:
+                             E'(w) = max_{parents p} E(p)
+                             σ(w)  = 2^E'(w) · Σ_p M(p) 2^(E(p) − E'(w))     then normalized
+    backward, d = D .. 2     δ(v) = Σ_{children w} (M(v) / M(w)) · 2^(E(v) − E(w)) · (1 + δ(w))
+    bc(v) += Σ_sources δ(v)  (and networkx's endpoint terms)
+
+Every term of the forward sum is at most 1, and every backward ratio σ(v)/σ(w) is at most 1
+(a parent never has more paths than its child), so nothing overflows; terms below 2^-1074 of
+their sum are the only ones lost, as in any float64 sum. The result is Brandes' δ to float64
+rounding of every ratio σ(v)/σ(w).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["WIDE_RANGE", "WIDE_BATCH_ENTRIES", "accumulate_wide"]
+
+WIDE_RANGE = 2.0**896
+"""Widest spread of one level's counts the per-level scaling handles; the kernels' constant
+``tbc::WIDE_BELOW`` (spmv/kernels/sweep.cuh) is its reciprocal. Below 2^-896 a scaled count
+would still be a normal float64, but 1/σ̂ in the backward sweep (up to n · 2^896) must stay
+finite too."""
+
+WIDE_BATCH_ENTRIES = 2**24
+"""Most (source, vertex) slots of one wide batch: about 12 bytes each in the dense depth and
+δ arrays, plus 24 bytes per reached pair in the level lists."""
+
+
+def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,
+                    progress=None, batch_entries: int = WIDE_BATCH_ENTRIES) -> None:
+    """Add the raw Brandes dependencies of ``sources`` into ``raw``, exact for any counts.
+
+    Parameters
+    ----------
+    xp : module
+        ``numpy`` or ``cupy``: where the arrays live and the work runs.
+    indptr, indices : array
+        The CSR pattern on ``xp`` (row v lists the out-neighbours of v), int32 or int64.
+    n : int
+        Number of vertices.
+    sources : array-like of int
+        Distinct source vertices.
+    raw : array
+        float64, length n, on ``xp``: ``raw[v] += Σ_s δ_s(v)`` (+ the endpoint terms).
+    endpoints : bool
+        networkx's endpoint terms: +1 for every vertex reached from s other than s, and
+        (reached − 1) for s.
+    progress : tqdm, optional
+        Advanced by the number of sources of each finished batch.
+    batch_entries : int
+        Most (source, vertex) slots per batch.
+    """
+    sources = np.asarray(sources, dtype=np.int64)
+    step = max(1, min(sources.size, batch_entries // max(n, 1)))
+    indptr = indptr.astype(xp.int64)
+    degree = xp.diff(indptr)
+    for start in range(0, sources.size, step):
+        batch = xp.asarray(sources[start:start + step])
+        _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints)
+        if progress is not None:
+            progress.update(int(batch.size))
+
+
+def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints) -> None:
+    """Forward and backward sweep of one batch; adds into ``raw``."""
+    levels, depth_of = _forward(xp, indptr, indices, degree, n, batch)
+    keys_all, delta_all = [], []
+    delta = xp.zeros(levels[-1][0].size, dtype=xp.float64)  # δ = 0 on the deepest level
+    for d in range(len(levels) - 1, 1, -1):
+        delta = _backward_level(xp, indptr, indices, degree, n, levels[d - 1], levels[d],
+                                delta, depth_of, d)
+        keys_all.append(levels[d - 1][0])
+        delta_all.append(delta)
+    if keys_all:
+        keys = xp.concatenate(keys_all)
+        # bc += Σ_sources δ : one scatter-add over every (source, vertex) entry of depth ≥ 1
+        raw += xp.bincount(keys % n, weights=xp.concatenate(delta_all), minlength=n)
+    if endpoints:
+        reached = xp.concatenate([keys for keys, _, _ in levels[1:]]) if len(levels) > 1 \
+            else xp.zeros(0, dtype=xp.int64)
+        # +1 for every vertex reached from s (v ≠ s); s gets the number it reached
+        raw += xp.bincount(reached % n, minlength=n).astype(xp.float64)
+        per_source = xp.bincount(reached // n, minlength=batch.size).astype(xp.float64)
+        raw[batch] += per_source
+
+
+def _forward(xp, indptr, indices, degree, n, batch):
+    """Multi-source BFS with (mantissa, exponent) path counts.
+
+    Returns ``levels[d] = (keys, M, E)`` with the sorted keys ``b · n + v`` of depth d, and
+    the dense depth of every (source, vertex) slot (-1: not reached).
+    """
+    B = batch.size
+    depth_of = xp.full(B * n, -1, dtype=xp.int32)
+    keys = xp.arange(B, dtype=xp.int64) * n + batch
+    # σ = e_s = 0.5 · 2^1, S(s) = 0
+    levels = [(keys, xp.full(B, 0.5), xp.ones(B, dtype=xp.int64))]
+    depth_of[keys] = 0
+    d = 0
+    while True:
+        d += 1
+        parent_keys, M, E = levels[-1]
+        pos, child = _expand(xp, indptr, indices, degree, n, parent_keys)
+        # f<¬σ> = Aᵀ f : only children not reached at an earlier depth
+        fresh = depth_of[child] < 0
+        pos, child = pos[fresh], child[fresh]
+        if child.size == 0:
+            break
+        new_keys, slot = xp.unique(child, return_inverse=True)
+        slot = slot.reshape(-1)
+        # E'(w) = max over parents; each term M(p) 2^(E(p) − E'(w)) ≤ 1
+        top = _segment_max(xp, slot, E[pos], new_keys.size)
+        total = xp.bincount(slot, weights=xp.ldexp(M[pos], E[pos] - top[slot]),
+                            minlength=new_keys.size)
+        mantissa, shift = xp.frexp(total)
+        levels.append((new_keys, mantissa, top + shift.astype(xp.int64)))
+        depth_of[new_keys] = d
+    return levels, depth_of
+
+
+def _backward_level(xp, indptr, indices, degree, n, parents, children, child_delta,
+                    depth_of, d):
+    """δ of depth d − 1 from the children at depth d (pulled over out-neighbours)."""
+    parent_keys, Mp, Ep = parents
+    child_keys, Mc, Ec = children
+    pos, child = _expand(xp, indptr, indices, degree, n, parent_keys)
+    below = depth_of[child] == d
+    pos, child = pos[below], child[below]
+    at = xp.searchsorted(child_keys, child)
+    # δ(v) = Σ_w σ(v)/σ(w) · (1 + δ(w)),  σ(v)/σ(w) = (M(v)/M(w)) 2^(E(v) − E(w)) ≤ 1
+    ratio = xp.ldexp(Mp[pos] / Mc[at], Ep[pos] - Ec[at])
+    return xp.bincount(pos, weights=ratio * (1.0 + child_delta[at]),
+                       minlength=parent_keys.size)
+
+
+def _expand(xp, indptr, indices, degree, n, keys):
+    """Every out-edge of every entry: (position of the entry in ``keys``, key of the head)."""
+    vertex = keys % n
+    counts = degree[vertex]
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.size else 0
+    pos = xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right")
+    offset = xp.arange(total, dtype=xp.int64) - (ends - counts)[pos]
+    heads = indices[indptr[vertex][pos] + offset].astype(xp.int64)
+    return pos, keys[pos] - vertex[pos] + heads
+
+
+def _segment_max(xp, slot, values, size):
+    """out[i] = max of values[slot == i] (every slot occurs)."""
+    out = xp.full(size, np.iinfo(np.int64).min, dtype=xp.int64)
+    if xp is np:
+        np.maximum.at(out, slot, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_max(out, slot, values)
+    return out
+
