@@ -6,9 +6,10 @@ always present, so no test that reads them may skip.
 
 The large set (29 graphs, up to 114,599 vertices) is not in the repository. Only
 benchmark-scale tests read it: they call :func:`large_data` and skip, saying why, when it is
-absent. It is looked for in the folder named by ``TURBOBC_LARGE_DATA``, else in
-``shared/data`` beside the checkout; ``TURBOBC_REQUIRE_LARGE_DATA=1`` (set by ``.ci/run``
-where the folder exists) turns the skip into a failure.
+absent (they also carry the ``large_data`` marker). It is looked for in the folder named by
+``TURBOBC_LARGE_DATA``, else where the CI machine places it beside the checkout;
+``TURBOBC_REQUIRE_LARGE_DATA=1`` (set by ``.ci/run`` where the folder exists) turns the skip
+into a failure.
 """
 
 from __future__ import annotations

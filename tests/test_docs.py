@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import doctest
 import re
 import subprocess
 import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the copy pip vendors
+    from pip._vendor import tomli as tomllib
 
 import turbobc._api
 import turbobc.datasets
@@ -28,6 +37,69 @@ def test_readme_python_examples_run(capsys):
     out = capsys.readouterr().out
     assert "[0.         0.66666667 0.66666667 0.        ]" in out
     assert "[0. 2. 2. 0.]" in out
+
+
+def test_every_readme_code_block_is_run_or_is_a_shell_transcript():
+    """Only ```python blocks are executed above: a ```py or ```pycon block would be skipped."""
+    fences = re.findall(r"^```(\S*)$", (ROOT / "README.md").read_text(), flags=re.M)
+    assert len(fences) % 2 == 0 and not any(fences[1::2])  # each block opens and closes
+    languages = fences[0::2]
+    assert set(languages) <= {"python", "bash", "console"}
+    assert languages.count("python") == len(_python_blocks((ROOT / "README.md").read_text()))
+
+
+_INSTALL_EXTRA = re.compile(r'pip install[^`\n]*?"\.\[([\w,-]+)\]"')
+
+
+def _blocks_with_their_install_extra(text: str) -> list[tuple[str, str]]:
+    """Each ```python block and the extra named by the last ``pip install ".[EXTRA]"`` that
+    precedes it outside the two ```bash commands (the install line for the examples)."""
+    prose = re.sub(r"```bash\n.*?```", "", text, flags=re.S)
+    pairs = []
+    for found in re.finditer(r"```python\n(.*?)```", prose, flags=re.S):
+        extras = _INSTALL_EXTRA.findall(prose, 0, found.start())
+        assert extras, "a python example comes before any install line that names its extra"
+        pairs.append((found.group(1), extras[-1]))
+    return pairs
+
+
+def _top_level_imports(code: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    return {canonicalize_name(Requirement(r).name) for r in requirements}
+
+
+def test_readme_examples_import_only_what_their_install_line_installs():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = _requirement_names(project["dependencies"]) | {canonicalize_name(project["name"])}
+    extras = project["optional-dependencies"]
+    distributions = packages_distributions()
+    pairs = _blocks_with_their_install_extra((ROOT / "README.md").read_text())
+    assert [extra for _, extra in pairs][0] == "networkx"
+    for code, extra in pairs:
+        assert extra in extras, f"the README installs the extra {extra!r}; pyproject lacks it"
+        installed = base | _requirement_names(extras[extra])
+        for module in sorted(_top_level_imports(code) - set(sys.stdlib_module_names)):
+            names = {canonicalize_name(d) for d in distributions.get(module, [module])}
+            assert names & installed, (f"a README example imports {module!r}, which neither "
+                                       f"the dependencies nor the extra {extra!r} install")
+
+
+def test_the_install_check_catches_a_missing_package():
+    """The check above fails on an example that imports what its extra does not bring."""
+    text = 'Install: `pip install ".[networkx]"`\n```python\nimport networkit\n```\n'
+    ((code, extra),) = _blocks_with_their_install_extra(text)
+    assert extra == "networkx" and _top_level_imports(code) == {"networkit"}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "networkit" not in _requirement_names(project["optional-dependencies"][extra])
 
 
 def test_readme_starts_with_exactly_two_commands():

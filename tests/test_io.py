@@ -77,12 +77,14 @@ def test_shipped_graph_loads_with_readme_counts(name, kind, n, m, max_degree,
     _check_readme_row(data_path(name), kind, n, m, max_degree, max_degree_vertex)
 
 
+@pytest.mark.large_data
 def test_the_table_lists_every_graph_of_the_large_set():
     folder = large_data()
     on_disk = {p.name for p in folder.iterdir() if p.name != "README.md"}
     assert on_disk == {row[0] for row in README_TABLE}
 
 
+@pytest.mark.large_data
 @pytest.mark.parametrize("name, kind, n, m, max_degree, max_degree_vertex", LARGE_ROWS,
                          ids=[row[0] for row in LARGE_ROWS])
 def test_large_set_graph_loads_with_readme_counts(name, kind, n, m, max_degree,
