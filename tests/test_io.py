@@ -143,7 +143,7 @@ SNAP_TEXT = ("# Directed graph (each unordered pair of nodes is saved once): x.t
 
 
 def test_snap_edge_list_as_undirected(tmp_path):
-    A, labels = turbobc.read_graph(_write(tmp_path / "x.txt", SNAP_TEXT))
+    A, labels = turbobc.read_graph(_write(tmp_path / "x.txt", SNAP_TEXT), directed=False)
     assert labels.tolist() == [7, 9, 30, 1412]
     assert labels.dtype == np.int64
     expected = nx.Graph([(30, 1412), (30, 9)])
@@ -155,6 +155,46 @@ def test_snap_edge_list_as_directed(tmp_path):
     graph = load(_write(tmp_path / "x.txt", SNAP_TEXT), directed=True)
     assert graph.directed and graph.m == 3 and graph.self_loops == 1
     assert _edges(graph.matrix, graph.labels) == {(30, 1412), (1412, 30), (30, 9)}
+
+
+def test_snap_header_says_the_direction(tmp_path):
+    body = "# FromNodeId\tToNodeId\r\n1\t2\r\n2\t3\r\n"
+    directed = _write(tmp_path / "d.txt", "# Directed graph (each unordered pair of nodes is "
+                                          "saved once): d.txt\r\n" + body)
+    undirected = _write(tmp_path / "u.txt", "# Undirected graph: u.txt\r\n" + body)
+    silent = _write(tmp_path / "s.txt", "# a comment\n" + body)
+    late = _write(tmp_path / "l.txt", body + "# Directed graph\n")  # not a header: ignored
+    arcs, edges = {(1, 2), (2, 3)}, {(1, 2), (2, 1), (2, 3), (3, 2)}
+    cases = [(directed, None, True, arcs), (directed, False, False, edges),
+             (undirected, None, False, edges), (undirected, True, True, arcs),
+             (silent, None, False, edges), (late, None, False, edges)]
+    for path, flag, expected, pairs in cases:
+        graph = load(path, directed=flag)
+        assert graph.directed is expected, (path.name, flag)
+        assert _edges(graph.matrix, graph.labels) == pairs
+    assert load(directed).header_directed is True and load(silent).header_directed is None
+    assert load(undirected, directed=True).header_directed is False
+
+
+def test_snap_headers_of_the_shipped_graphs():
+    # p2p-Gnutella08 and wiki-Vote say "Directed graph", as20000102 "Undirected graph",
+    # email-Eu-core has no header (its first line is an edge)
+    for name, directed in [("p2p-Gnutella08.txt", True), ("wiki-Vote.txt.gz", True),
+                           ("as20000102.txt", False), ("email-Eu-core.txt.gz", False)]:
+        assert load(data_path(name)).directed is directed, name
+
+
+@pytest.mark.parametrize("name", ["as20000102.txt", "ca-GrQc.txt.gz"])
+def test_appearance_is_networkx_read_edgelist_node_order(name):
+    graph = load(data_path(name))
+    G = nx.read_edgelist(data_path(name), nodetype=int)
+    assert graph.labels[graph.file_order].tolist() == list(G)
+    assert sorted(G) == graph.labels.tolist()
+
+
+def test_matrix_market_file_order_is_the_index_order(tmp_path):
+    graph = load(_mtx(tmp_path / "o.mtx", "general\n3 3 2\n3 1\n2 1\n"))
+    assert graph.appearance is None and graph.file_order.tolist() == [0, 1, 2]
 
 
 def test_gzip_and_plain_read_the_same(tmp_path):
@@ -173,6 +213,14 @@ def test_csv_tsv_with_names_and_header(tmp_path, suffix, sep):
     assert labels.tolist() == ["bob", "alice", "carol", "dave"]  # order of first appearance
     triangle = nx.Graph([("bob", "alice"), ("alice", "carol"), ("carol", "bob")])
     assert _edges(A, labels) == set(triangle.to_directed().edges)
+
+
+def test_csv_names_in_networkx_read_edgelist_order(tmp_path):
+    # the second name of line 1 comes before the first name of line 2
+    path = _write(tmp_path / "o.csv", "ann,bea\ncid,ann\ndan,bea\n")
+    _, labels = turbobc.read_graph(path)
+    assert labels.tolist() == list(nx.read_edgelist(path, delimiter=","))
+    assert labels.tolist() == ["ann", "bea", "cid", "dan"]
 
 
 def test_csv_integer_ids_with_header_and_without(tmp_path):
@@ -328,24 +376,83 @@ def test_bad_gzip(tmp_path):
         load(path)
 
 
-def test_mtx_bad_entry_line(tmp_path):
-    path = _mtx(tmp_path / "x.mtx", "general\n3 3 2\n2 1\nx 3\n")
-    _raises_at(path, 4, "Invalid integer value")
-
-
-def test_mtx_index_out_of_range(tmp_path):
-    path = _mtx(tmp_path / "x.mtx", "general\n3 3 2\n2 1\n4 3\n")
-    _raises_at(path, 4, "out of bounds")
-
-
-def test_mtx_truncated(tmp_path):
-    path = _mtx(tmp_path / "x.mtx", "general\n3 3 3\n2 1\n1 3\n")
-    _raises_at(path, "5 (end of file)", "Truncated")
+@pytest.mark.parametrize("banner, problem", [
+    ("%%MatrixMarket matrix coordinate pattern", "not a Matrix Market file"),
+    ("%%MatrixMarket tensor coordinate pattern general", "not a Matrix Market file"),
+    ("%%MatrixMarket matrix sparse pattern general", "unknown layout 'sparse'"),
+    ("%%MatrixMarket matrix coordinate bool general", "unknown field 'bool'"),
+    ("%%MatrixMarket matrix coordinate pattern upper", "unknown symmetry 'upper'"),
+])
+def test_mtx_bad_banner(tmp_path, banner, problem):
+    _raises_at(_write(tmp_path / "x.mtx", banner + "\n3 3 1\n1 2\n"), 1, re.escape(problem))
 
 
 def test_mtx_missing_banner(tmp_path):
     path = _write(tmp_path / "x.mtx", "3 3 1\n1 2\n")
     _raises_at(path, 1, "not a Matrix Market file")
+
+
+@pytest.mark.parametrize("size_line", ["3 x 1", "3 3", "3 3 1 1", "3 3 -1"])
+def test_mtx_bad_size_line_after_comments(tmp_path, size_line):
+    # banner, two comment lines, a blank line: the size line is line 5
+    path = _mtx(tmp_path / "x.mtx", f"general\n% one\n% two\n\n{size_line}\n1 2\n")
+    _raises_at(path, 5, re.escape("the size line must be 'rows columns entries' (three "
+                                  f"non-negative integers); got '{size_line}'"))
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ("x 1", "row and column must be integers; got 'x 1'"),
+    ("3", "expected 2 values (row, column); got '3'"),
+    ("1 2 5", "expected 2 values (row, column); got '1 2 5'"),
+    ("4 3", "entry (4, 3) is outside the declared 3 x 3 (1-based)"),
+])
+def test_mtx_bad_entry_on_its_own_line(tmp_path, bad, problem):
+    # lines: 1 banner, 2 comment, 3 size, 4 entry, 5 comment, 6 entry, 7 bad (CRLF ends)
+    text = f"general\r\n% c\r\n3 3 4\r\n1 2\r\n% mid\r\n2 3\r\n{bad}\r\n3 1\r\n"
+    _raises_at(_mtx(tmp_path / "x.mtx", text), 7, re.escape(problem))
+
+
+def test_mtx_bad_value(tmp_path):
+    path = _write(tmp_path / "x.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                      "3 3 2\n1 2 1.5\n2 3 abc\n")
+    _raises_at(path, 4, re.escape("value 'abc' is not a number"))
+    path = _write(tmp_path / "y.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                      "3 3 2\n1 2 1.5\n2 3\n")
+    _raises_at(path, 4, re.escape("expected 3 values (row, column, value); got '2 3'"))
+
+
+def test_mtx_too_few_entries(tmp_path):
+    # 5 lines; the size line (line 3) declares 4 entries, 2 follow
+    path = _mtx(tmp_path / "x.mtx", "general\n% c\n3 3 4\n2 1\n1 3\n")
+    _raises_at(path, "6 (end of file)",
+               re.escape("the size line (line 3) declares 4 entries; only 2 follow"))
+
+
+def test_mtx_too_many_entries(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 3 1\n2 1\n% c\n1 3\n")
+    _raises_at(path, 5, re.escape("more entry lines than the 1 the size line declares"))
+
+
+def test_mtx_no_size_line(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n% only comments\n")
+    _raises_at(path, "3 (end of file)", "no size line")
+
+
+def test_mtx_errors_name_one_line_only(tmp_path):
+    path = _mtx(tmp_path / "x.mtx", "general\n3 3 1\nx 1\n")
+    with pytest.raises(ValueError) as info:
+        load(path)
+    message = str(info.value).replace(str(path), "FILE")
+    assert message == "FILE, line 3: row and column must be integers; got 'x 1'"
+
+
+def test_empty_files(tmp_path):
+    for name in ("e.mtx", "e.graph", "e.mtx.gz"):
+        path = _write(tmp_path / name, "", compress=name.endswith(".gz"))
+        with pytest.raises(turbobc._io.EmptyGraphFileError, match=re.escape(str(path))):
+            load(path)
+    graph = load(_write(tmp_path / "e.txt", "# nothing but a comment\n"))
+    assert graph.n == 0 and graph.m == 0  # an edge list without lines: no vertices
 
 
 def test_mtx_not_square(tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["FORMATS", "GraphFile", "load", "read_graph"]
+__all__ = ["FORMATS", "EmptyGraphFileError", "GraphFile", "load", "read_graph"]
 
 FORMATS = ("mtx", "snap", "csv", "tsv", "metis")
 """Format names :func:`read_graph` accepts for ``format=``."""
@@ -30,10 +30,22 @@ _SUFFIX_FORMAT = {
     ".graph": "metis", ".metis": "metis",
 }
 
+# A SNAP header's first line: "# Directed graph ..." or "# Undirected graph ...".
+_SNAP_DIRECTION = re.compile(r"^[#%]\s*(directed|undirected)\s+graph\b", re.IGNORECASE)
+
+# Matrix Market banner words, and how many values follow the two indices of an entry.
+_MM_VALUES_PER_FIELD = {"real": 1, "double": 1, "integer": 1, "complex": 2, "pattern": 0}
+_MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+
 # Header words a CSV/TSV edge list may start with (compared lower-case, see _csv_header).
 _HEADER_WORDS = {"source", "target", "src", "dst", "from", "to", "u", "v", "node1", "node2",
                  "fromnodeid", "tonodeid", "head", "tail", "i", "j", "id1", "id2", "weight",
                  "sender", "receiver"}
+
+
+class EmptyGraphFileError(ValueError):
+    """The file holds no graph at all (no bytes, or only blank and comment lines where a
+    header is required)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,13 @@ class GraphFile:
         The format read (a member of :data:`FORMATS`).
     self_loops : int
         Vertices with a self loop in the file (the loops are dropped).
+    header_directed : bool or None
+        What the file's header says about direction (Matrix Market's symmetry, a SNAP
+        "# Directed graph" / "# Undirected graph" first comment), None when it says nothing.
+    appearance : numpy.ndarray or None
+        Vertex indices in the order the file first names them (line by line, the first id of
+        a line before the second): the node order of ``networkx.read_edgelist`` on the same
+        file. None for Matrix Market and METIS, whose order is the index order.
     """
 
     matrix: sp.csr_array
@@ -60,6 +79,15 @@ class GraphFile:
     directed: bool
     format: str
     self_loops: int
+    header_directed: bool | None = None
+    appearance: np.ndarray | None = None
+
+    @property
+    def file_order(self) -> np.ndarray:
+        """Vertex indices in file order (:attr:`appearance`, or 0..n-1)."""
+        if self.appearance is None:
+            return np.arange(self.n, dtype=np.int64)
+        return self.appearance
 
     @property
     def n(self) -> int:
@@ -86,10 +114,13 @@ def read_graph(path, *, format=None, directed=None):
         (the format of the DIMACS10 challenge).
     directed : bool, optional
         ``None`` (default) takes what the file says: Matrix Market ``symmetric`` (or
-        ``skew-symmetric``, ``hermitian``) is undirected and ``general`` directed; METIS is
-        undirected; edge lists carry no reliable flag (SNAP headers call undirected
-        collaboration graphs "Directed graph"), so they are read as undirected. ``True``
-        keeps every entry or line as an arc u -> v; ``False`` symmetrizes.
+        ``skew-symmetric``, ``hermitian``) is undirected and ``general`` directed; an edge
+        list whose first comment line starts ``# Directed graph`` or ``# Undirected graph``
+        (SNAP's header) is read that way; METIS and other edge lists are undirected. ``True``
+        keeps every entry or line as an arc u -> v; ``False`` symmetrizes. (Some SNAP files,
+        ca-GrQc and email-Enron among them, say "Directed graph" but list every edge both
+        ways: read as directed they give the same normalized BC; ``directed=False`` counts
+        each edge once.)
 
     Returns
     -------
@@ -101,13 +132,16 @@ def read_graph(path, *, format=None, directed=None):
         Length n: ``labels[i]`` is the id vertex i has in the file. For Matrix Market and
         METIS these are the 1-based indices of the file (``labels[i] == i + 1``). For edge
         lists with integer ids, the distinct ids in ascending order (int64); with names
-        (CSV/TSV), the names (str) in order of first appearance. Vertices whose only edge is
-        a self loop are kept, isolated.
+        (CSV/TSV), the names (str) in order of first appearance (line by line, the first
+        name of a line before the second, as ``networkx.read_edgelist`` adds nodes).
+        Vertices whose only edge is a self loop are kept, isolated.
 
     Raises
     ------
     ValueError
-        Unknown format or suffix, or a malformed file; the message names the file and the line.
+        Unknown format or suffix, or a malformed file; the message names the file and the line
+        (:class:`EmptyGraphFileError`, a ``ValueError``, for an empty Matrix Market or METIS
+        file; an empty edge list gives n = 0).
     FileNotFoundError
         ``path`` does not exist.
 
@@ -195,19 +229,21 @@ def _read_text(path: Path) -> str:
 def _read_mtx(path: Path, directed) -> GraphFile:
     try:
         with _open_binary(path) as fh:
-            header = fh.readline().decode("utf-8", "replace").split()
+            first = fh.readline().decode("utf-8", "replace")
     except (OSError, EOFError) as exc:
         raise ValueError(f"{path}: cannot read the file: {exc}") from None
-    if len(header) < 5 or header[0].lower() != "%%matrixmarket":
-        raise ValueError(f"{path}, line 1: not a Matrix Market file (the first line must be "
-                         f"'%%MatrixMarket matrix coordinate <field> <symmetry>'); got "
-                         f"{' '.join(header)[:80]!r}")
-    symmetry = header[4].lower()
+    if not first:
+        raise EmptyGraphFileError(f"{path}: the file is empty; a Matrix Market file starts "
+                                  "with '%%MatrixMarket matrix coordinate <field> <symmetry>'")
+    problem = _mtx_banner_problem(first.split())
+    if problem:
+        raise ValueError(f"{path}, line 1: {problem}")
+    symmetry = first.split()[4].lower()
     try:
         with _open_binary(path) as fh:
             matrix = _mmread(fh)
     except (ValueError, OSError, EOFError) as exc:
-        raise ValueError(f"{path}, {_mtx_error_line(path, str(exc))}: {exc}") from None
+        raise _mtx_error(path, exc) from None
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{path}: an adjacency matrix must be square; the size line declares "
                          f"{matrix.shape[0]} x {matrix.shape[1]}")
@@ -219,7 +255,93 @@ def _read_mtx(path: Path, directed) -> GraphFile:
     rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
     n = matrix.shape[0]
     labels = np.arange(1, n + 1, dtype=np.int64)
-    return _pattern(rows, cols, n, labels, bool(directed), "mtx")
+    return _pattern(rows, cols, n, labels, bool(directed), "mtx",
+                    header_directed=file_directed)
+
+
+def _mtx_banner_problem(banner: list[str]) -> str | None:
+    """What is wrong with a Matrix Market banner line (split in words), or None."""
+    expected = ("the first line must be '%%MatrixMarket matrix <coordinate|array> <field> "
+                "<symmetry>'")
+    if (len(banner) != 5 or banner[0].lower() != "%%matrixmarket"
+            or banner[1].lower() != "matrix"):
+        return f"not a Matrix Market file ({expected}); got {' '.join(banner)[:80]!r}"
+    layout, field, symmetry = (word.lower() for word in banner[2:])
+    if layout not in ("coordinate", "array"):
+        return f"unknown layout {banner[2]!r} ({expected})"
+    if field not in _MM_VALUES_PER_FIELD:
+        return (f"unknown field {banner[3]!r}; expected one of "
+                f"{', '.join(map(repr, _MM_VALUES_PER_FIELD))}")
+    if symmetry not in _MM_SYMMETRIES:
+        return (f"unknown symmetry {banner[4]!r}; expected one of "
+                f"{', '.join(map(repr, _MM_SYMMETRIES))}")
+    return None
+
+
+def _mtx_error(path: Path, exc: Exception) -> ValueError:
+    """The error for a Matrix Market file scipy.io.mmread refused, at the real line: the file
+    is read again line by line to find it (scipy's own line numbers skip comment lines)."""
+    found = _mtx_problem(path)
+    if found is not None:
+        line, problem = found
+        return ValueError(f"{path}, line {line}: {problem}")
+    reason = re.sub(r"^\s*line \d+:\s*", "", str(exc), flags=re.IGNORECASE)
+    return ValueError(f"{path}: scipy.io.mmread cannot read it: {reason}")
+
+
+def _mtx_problem(path: Path):
+    """(line, what is wrong) for the first bad line of a coordinate Matrix Market file, or
+    None when nothing is found. Pure Python: only run after scipy.io.mmread failed."""
+    lines = _read_text(path).splitlines()
+    banner = lines[0].split()
+    if banner[2].lower() != "coordinate":
+        return None  # dense 'array' files: scipy's message stands
+    values = _MM_VALUES_PER_FIELD[banner[3].lower()]
+    size, size_line, count = None, 0, 0
+    for number, raw in enumerate(lines[1:], start=2):
+        fields = raw.split()
+        if not fields or fields[0].startswith("%"):
+            continue
+        if size is None:
+            if len(fields) != 3 or not all(_is_int(t) and int(t) >= 0 for t in fields):
+                return number, ("the size line must be 'rows columns entries' (three "
+                                f"non-negative integers); got {raw.strip()[:80]!r}")
+            size, size_line = [int(t) for t in fields], number
+            continue
+        count += 1
+        problem = _mtx_entry_problem(fields, values, size, count)
+        if problem:
+            return number, problem
+    if size is None:
+        return f"{len(lines) + 1} (end of file)", ("no size line 'rows columns entries' after "
+                                                   "the banner and comments")
+    if count < size[2]:
+        return f"{len(lines) + 1} (end of file)", (
+            f"the size line (line {size_line}) declares {size[2]} entries; only {count} "
+            "follow")
+    return None
+
+
+def _mtx_entry_problem(fields: list[str], values: int, size: list[int], count: int):
+    """What is wrong with the ``count``-th entry line of a coordinate file, or None."""
+    rows, cols, entries = size
+    if count > entries:
+        return f"more entry lines than the {entries} the size line declares"
+    expected = 2 + values
+    if len(fields) != expected:
+        return (f"expected {expected} values (row, column"
+                f"{', value' * values}); got {' '.join(fields)[:80]!r}")
+    if not (_is_int(fields[0]) and _is_int(fields[1])):
+        return f"row and column must be integers; got {' '.join(fields[:2])[:80]!r}"
+    row, col = int(fields[0]), int(fields[1])
+    if not (1 <= row <= rows and 1 <= col <= cols):
+        return f"entry ({row}, {col}) is outside the declared {rows} x {cols} (1-based)"
+    for token in fields[2:]:
+        try:
+            float(token)
+        except ValueError:
+            return f"value {token[:40]!r} is not a number"
+    return None
 
 
 def _mmread(fh):
@@ -234,25 +356,18 @@ def _mmread(fh):
     return scipy.io.mmread(fh)
 
 
-def _mtx_error_line(path: Path, message: str) -> str:
-    """'line N' for an mmread error message ('Line 4: ...', or a truncated file)."""
-    found = re.match(r"\s*line (\d+)", message, re.IGNORECASE)
-    if found:
-        return f"line {found.group(1)}"
-    with _open_binary(path) as fh:
-        lines = sum(1 for _ in fh)
-    return f"line {lines + 1} (end of file)" if "runcated" in message else f"line {lines}"
-
-
 # --------------------------------------------------------------------------- edge lists
 
 def _read_edge_list(path: Path, fmt: str, directed) -> GraphFile:
     text = _read_text(path)
     delimiter = {"snap": None, "csv": ",", "tsv": "\t"}[fmt]
     firsts, seconds, line_numbers = [], [], []
+    header_directed = None
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line[0] in "#%":
+            if not firsts and header_directed is None:
+                header_directed = _header_direction(line)
             continue
         fields = line.split() if delimiter is None else next(csv.reader([line],
                                                                         delimiter=delimiter))
@@ -268,16 +383,33 @@ def _read_edge_list(path: Path, fmt: str, directed) -> GraphFile:
     if fmt != "snap" and firsts and _csv_header(firsts, seconds):
         del firsts[0], seconds[0], line_numbers[0]
 
-    ids = _as_integers(firsts + seconds)
+    tokens = [t for pair in zip(firsts, seconds) for t in pair]  # u1, v1, u2, v2, ...
+    ids = _as_integers(tokens)
     if ids is None:
         if fmt == "snap":
             _raise_first_non_integer(path, firsts, seconds, line_numbers)
-        labels, inverse = _first_appearance(firsts + seconds)
+        labels, inverse = _first_appearance(tokens)
     else:
         labels, inverse = np.unique(ids, return_inverse=True)
-    e = len(firsts)
-    rows, cols = inverse[:e].astype(np.int64), inverse[e:].astype(np.int64)
-    return _pattern(rows, cols, len(labels), labels, bool(directed), fmt)
+    inverse = inverse.astype(np.int64)
+    rows, cols = inverse[0::2], inverse[1::2]
+    if directed is None:
+        directed = bool(header_directed)
+    return _pattern(rows, cols, len(labels), labels, bool(directed), fmt,
+                    header_directed=header_directed, appearance=_appearance_order(inverse))
+
+
+def _header_direction(line: str) -> bool | None:
+    """True or False when a comment line is a SNAP header naming the direction, else None."""
+    found = _SNAP_DIRECTION.match(line)
+    return None if found is None else found.group(1).lower() == "directed"
+
+
+def _appearance_order(inverse: np.ndarray) -> np.ndarray:
+    """Vertex indices in the order ``inverse`` (vertex of each token, in file order) first
+    names them."""
+    _, first = np.unique(inverse, return_index=True)
+    return inverse[np.sort(first)]
 
 
 def _delimiter_name(delimiter) -> str:
@@ -344,8 +476,9 @@ def _read_metis(path: Path, directed) -> GraphFile:
     while number < len(lines) and lines[number].lstrip().startswith("%"):
         number += 1
     if number == len(lines):
-        raise ValueError(f"{path}, line {number + 1}: METIS file has no header line "
-                         "'n m [fmt [ncon]]'")
+        error = EmptyGraphFileError if not text.strip() else ValueError
+        raise error(f"{path}, line {number + 1}: METIS file has no header line "
+                    "'n m [fmt [ncon]]'")
     header_line = number + 1
     header = lines[number].split()
     if not 2 <= len(header) <= 4 or not all(_is_int(t) for t in header):
@@ -407,7 +540,8 @@ def _read_metis(path: Path, directed) -> GraphFile:
 
 # --------------------------------------------------------------------------- common
 
-def _pattern(rows, cols, n, labels, directed, fmt) -> GraphFile:
+def _pattern(rows, cols, n, labels, directed, fmt, *, header_directed=None,
+             appearance=None) -> GraphFile:
     """Canonical pattern from (row, col) pairs: no self loops, no duplicates, ones."""
     loop = rows == cols
     loops = np.unique(rows[loop]).size
@@ -419,5 +553,6 @@ def _pattern(rows, cols, n, labels, directed, fmt) -> GraphFile:
     matrix.data[:] = 1.0
     matrix.sort_indices()
     return GraphFile(matrix=matrix, labels=labels, directed=directed, format=fmt,
-                     self_loops=int(loops))
+                     self_loops=int(loops), header_directed=header_directed,
+                     appearance=appearance)
 
