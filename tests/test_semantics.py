@@ -146,10 +146,6 @@ def test_k_equal_n_is_exact_and_draws_nothing():
     assert rng.getstate() == before
 
 
-def test_empty_sources_give_zeros():
-    np.testing.assert_array_equal(turbobc.bc(PATH4, sources=[], engine="graphblas"), np.zeros(4))
-
-
 def test_sources_partition_adds_up_to_exact():
     A = nx.to_scipy_sparse_array(nx.les_miserables_graph(), format="csr")
     n = A.shape[0]

@@ -109,8 +109,42 @@ def test_k_and_sources_together():
 
 
 def test_seed_of_unknown_kind():
-    _raises(TypeError, "seed must be None, an int, or a random.Random instance; got str 'x'",
-            PATH, k=2, seed="x")
+    _raises(TypeError, "seed must be None, an int, a random.Random, or a NumPy RandomState or "
+                       "Generator; got str 'x'", PATH, k=2, seed="x")
+
+
+@pytest.mark.parametrize("make", [lambda: np.random.RandomState(3),
+                                  lambda: np.random.default_rng(3)],
+                         ids=["RandomState", "Generator"])
+def test_numpy_seeds_sample_as_networkx(make):
+    """The seed kinds the docstring lists: NumPy states sample what networkx samples with an
+    equal state, and the caller's state is advanced by the draw, as in networkx."""
+    G = nx.les_miserables_graph()
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    ours_state, theirs_state = make(), make()
+    ours = turbobc.bc(A, k=9, seed=ours_state, engine="graphblas")
+    theirs = nx.betweenness_centrality(G, k=9, seed=theirs_state)
+    np.testing.assert_allclose(ours, [theirs[v] for v in G], rtol=1e-12)
+    assert ours_state.random() == theirs_state.random()  # advanced alike
+    assert make().random() != theirs_state.random()  # and advanced at all
+
+
+def test_seed_docstring_lists_every_accepted_kind():
+    import inspect
+
+    doc = inspect.getdoc(turbobc.bc)
+    seed_paragraph = doc[doc.index("seed :"):doc.index("normalized :")]
+    for kind in ("None", "int", "random.Random", "numpy.random.RandomState",
+                 "numpy.random.Generator"):
+        assert kind in seed_paragraph
+
+
+@pytest.mark.parametrize("empty", [[], (), np.array([], dtype=np.int64), range(0)],
+                         ids=["list", "tuple", "array", "range"])
+def test_sources_empty(empty):
+    _raises(ValueError, "sources is empty; name at least one source vertex (sources=None uses "
+                        "every vertex)", PATH, sources=empty)
+    _raises(ValueError, "sources is empty", nx.florentine_families_graph(), sources=empty)
 
 
 def test_undirected_on_asymmetric_pattern():

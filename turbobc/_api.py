@@ -41,9 +41,13 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     k : int, optional
         Sample ``k`` distinct sources (1 <= k <= n) and scale the estimate as
         networkx does. ``k == n`` is exact BC.
-    seed : None, int or random.Random, optional
-        Random state for ``k``; the same ``seed`` samples the same sources as
-        networkx. ``None`` draws from Python's global ``random``.
+    seed : None, int, random.Random, numpy.random.RandomState or numpy.random.Generator, optional
+        Random state for ``k``, as networkx's ``seed``: the same ``seed`` samples
+        the same sources as networkx. ``None`` draws from Python's global
+        ``random``; an int seeds a new ``random.Random``; a NumPy
+        ``RandomState`` or ``Generator`` is wrapped the way networkx wraps it
+        (``networkx.utils.create_py_random_state``, so it needs networkx
+        installed) and is advanced by the draw.
     normalized : bool, default True
         Divide by the number of pairs that can pass through a vertex,
         ``(n - 1)(n - 2)`` (``n (n - 1)`` with endpoints); otherwise

@@ -243,6 +243,9 @@ def _check_sources(sources, n: int, labels) -> np.ndarray:
         raise TypeError("sources must be a sequence of vertex indices; got "
                         f"{type(sources).__name__} {sources!r}")
     items = list(sources)
+    if not items:
+        raise ValueError("sources is empty; name at least one source vertex (sources=None "
+                         "uses every vertex)")
     if labels is not None:
         position = {label: i for i, label in enumerate(labels)}
         missing = [s for s in items if s not in position]
@@ -293,8 +296,8 @@ def _python_random(seed) -> random.Random:
             raise TypeError("a numpy seed needs networkx installed to reproduce networkx's "
                             "sampling; pass an int or a random.Random instead") from None
         return create_py_random_state(seed)
-    raise TypeError(f"seed must be None, an int, or a random.Random instance; got "
-                    f"{type(seed).__name__} {seed!r}")
+    raise TypeError(f"seed must be None, an int, a random.Random, or a NumPy RandomState or "
+                    f"Generator; got {type(seed).__name__} {seed!r}")
 
 
 def _resolve_engine(engine: str, kernel: str) -> str:
