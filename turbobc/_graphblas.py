@@ -26,6 +26,7 @@ import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
 from ._graph import Graph
+from ._progress import paced_batches
 from ._wide import WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for"]
@@ -64,7 +65,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) 
         Add networkx's endpoint terms: +1 to each vertex reached from s (other
         than s) and (reached - 1) to s.
     progress : tqdm.tqdm
-        Advanced by the number of sources of each finished batch.
+        Advanced by the number of sources of each finished batch (batches are paced
+        to about half a second while the bar is shown, see ``_progress.paced_batches``).
 
     Returns
     -------
@@ -80,8 +82,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) 
     AT = A if not graph.directed else A.T.new()
     step = batch_size_for(graph.n, len(sources))
     wide = []
-    for start in range(0, len(sources), step):
-        batch = np.asarray(sources[start:start + step], dtype=np.int64)
+    # While a progress bar is shown, batches are paced to update it about twice a second.
+    for start, stop in paced_batches(len(sources), step, progress):
+        batch = np.asarray(sources[start:stop], dtype=np.int64)
         wide_here = _accumulate_batch(A, AT, batch, raw, endpoints)
         wide.extend(wide_here)
         progress.update(len(batch) - len(wide_here))
