@@ -4,7 +4,8 @@
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
-# SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
+# SAMPLED_ARGS and BENCH_ARGS pass arguments to them. BEFORE_DIR=<an older tree> times
+# COMPARE_GRAPHS (exact BC) there and here in the same run, into $OUT/before and $OUT/after.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs are read from ../shared/data, or from .gpudata/ when that is what was carried.
 set -o pipefail
@@ -50,6 +51,17 @@ if [ "${SAMPLED:-1}" != 0 ]; then  # k-sampled BC on million-vertex graphs (k / 
         --sampled ${SAMPLED_ARGS:-kron20:1000} 2>&1 | tee "$OUT/sampled_gpu.log"
     sstatus=$?
     [ $bstatus -eq 0 ] && bstatus=$sstatus
+fi
+if [ -n "${BEFORE_DIR:-}" ] && [ -d "$BEFORE_DIR" ]; then
+    # The same exact-BC graphs on an older tree (bench/exact_gpu.py of that tree, carried as
+    # BEFORE_DIR), then on this one, in the same run: before/after ratios on one device.
+    for side in before after; do
+        dir=$PWD; [ $side = before ] && dir=$BEFORE_DIR
+        mkdir -p "$OUT/$side"
+        (cd "$dir" && PYTHONPATH=/tmp/site:$dir timeout ${COMPARE_TIMEOUT:-200} python3 \
+            bench/exact_gpu.py --out "$OUT/$side" --graphs ${COMPARE_GRAPHS:-ego-Facebook myc14 kron18}) \
+            2>&1 | tee "$OUT/$side/exact_gpu.log" | tail -n 12
+    done
 fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
     for bps in $BENCH_BPS; do

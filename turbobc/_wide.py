@@ -165,11 +165,6 @@ def _expand(xp, indptr, indices, degree, n, keys):
 def _segment_max(xp, slot, values, size):
     """out[i] = max of values[slot == i] (every slot occurs)."""
     out = xp.full(size, np.iinfo(np.int64).min, dtype=xp.int64)
-    if xp is np:
-        np.maximum.at(out, slot, values)
-    else:
-        import cupyx
-
-        cupyx.scatter_max(out, slot, values)
+    xp.maximum.at(out, slot, values)
     return out
 
