@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from . import _ctl
 from ._module import c_index_type, get_kernel
 
 __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OVERFLOW",
@@ -45,15 +46,13 @@ BLOCKS_PER_SM = None
 LANES = 32
 """Sources per unit: a batch's row stride is a multiple of this."""
 
-CTL_SLOTS = 16
-"""Length of the unsigned long long control block."""
+CTL_SLOTS, STATUS_SLOT, DEPTH_SLOT = _ctl.N_CTL, _ctl.STATUS, _ctl.DEPTH
+"""Length of the control block, and the slots the host reads after a launch (spmv/_ctl.py)."""
 
-STATUS_SLOT, DEPTH_SLOT = 9, 10
-"""Control-block slots the host reads after a launch (batched.cuh, enum Ctl)."""
-
-LEVEL_OVERFLOW, SHIFT_TABLE_FULL, WIDE_RANGE = 1, 2, 3
+LEVEL_OVERFLOW, SHIFT_TABLE_FULL, WIDE_RANGE = (_ctl.LEVEL_OVERFLOW, _ctl.SHIFT_TABLE_FULL,
+                                                _ctl.WIDE_RANGE)
 """Statuses of a batch that must be rerun: the depth passed the level type, or the shift table,
-or some lanes' counts spread wider than per-level scaling holds (batched.cuh, enum Status)."""
+or some lanes' counts spread wider than per-level scaling holds (spmv/_ctl.py)."""
 
 WIDE_LANE = 1 << 63
 """``reached`` of a lane marked by status WIDE_RANGE (batched.cuh)."""
@@ -126,7 +125,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
     least ``sources.size``); the level type (int16 or int32) is ``level.dtype``;
-    ``max_in_degree`` bounds the terms of one pushed sum (counts up to 2^512 / it need no
+    ``max_in_degree`` bounds the terms of one pushed sum (counts up to 2^OVERFLOW_EXP / it need no
     overflow test). Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]``
     whether the batch must be rerun.
     """
@@ -139,6 +138,6 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
                            flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,
                            ctl, np.uint64(PUSH_RATIO),
-                           np.float64(math.ldexp(1.0, 512) / max(1, max_in_degree)),
+                           np.float64(math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)),
                            np.int32(endpoints)))
     return grid

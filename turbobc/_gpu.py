@@ -27,15 +27,15 @@ from __future__ import annotations
 import numpy as np
 
 import spmv
-from spmv import _launch
+from spmv import _ctl, _launch
 
 from ._graph import Graph, index_dtype_for
 from ._wide import accumulate_wide
 
 __all__ = ["accumulate", "memory_model", "last_run"]
 
-_CTL_SLOTS = 16  # unsigned long long control block, see spmv/kernels/sweep.cuh
-_WIDE_SOURCE_SLOT = 11  # sweep.cuh, Ctl::WIDE_SOURCE: 1 + the source that stopped a launch
+_CTL_SLOTS = _ctl.N_CTL  # the control block (spmv/kernels/ctl.cuh)
+_WIDE_SOURCE_SLOT = _ctl.WIDE_SOURCE  # 1 + the source that stopped a launch, 0: none
 
 last_run: dict = {}
 """Facts about the latest :func:`accumulate` call (kernel, grid, scf, peak pool bytes), for

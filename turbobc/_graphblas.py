@@ -25,15 +25,17 @@ from __future__ import annotations
 import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
+from spmv._ctl import OVERFLOW_EXP
+
 from ._graph import Graph
 from ._progress import paced_batches
 from ._wide import WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for"]
 
-# A level whose largest count exceeds 2**RESCALE_ABOVE_EXP is scaled back to [0.5, 1).
-# From there one more level can grow by at most the in-degree (< 2**63), which still fits.
-RESCALE_ABOVE_EXP = 512
+# A level whose largest count exceeds 2**RESCALE_ABOVE_EXP is scaled back to [0.5, 1): the
+# kernels' limit too (spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py).
+RESCALE_ABOVE_EXP = OVERFLOW_EXP
 
 # Entries of a B x n matrix per batch. The levels together hold at most B n entries (16 bytes
 # each when sparse; SuiteSparse stores the few dense levels as 9-byte-per-slot bitmaps), plus

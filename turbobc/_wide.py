@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from spmv._ctl import WIDE_EXP
+
 __all__ = ["WIDE_RANGE", "WIDE_BATCH_ENTRIES", "accumulate_wide"]
 
-WIDE_RANGE = 2.0**896
-"""Widest spread of one level's counts the per-level scaling handles; the kernels' constant
-``tbc::WIDE_BELOW`` (spmv/kernels/sweep.cuh) is its reciprocal. Below 2^-896 a scaled count
-would still be a normal float64, but 1/σ̂ in the backward sweep (up to n · 2^896) must stay
-finite too."""
+WIDE_RANGE = 2.0**WIDE_EXP
+"""Widest spread of one level's counts the per-level scaling handles (2^896; the kernels' limit
+too: spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py). Below 2^-896 a scaled count would still
+be a normal float64, but 1/σ̂ in the backward sweep (up to n · 2^896) must stay finite too."""
 
 WIDE_BATCH_ENTRIES = 2**24
 """Most (source, vertex) slots of one wide batch: about 12 bytes each in the dense depth and

@@ -36,19 +36,18 @@ namespace tbcb {
 
 using tbc::grid_sync;
 
-// Slots of the control block (unsigned long long[16], zeroed once by the host). Slots 0 and 1
-// belong to the grid barrier (tbc::BAR_COUNT, tbc::BAR_GEN).
-enum Ctl : int {
-    FLAG0 = 2,       // "level d discovered a vertex", rotating over FLAG0 + d % 3
-    OVF_LEVEL = 5,   // last level whose σ̂ passed (pull) or may have passed (push) the limit
-    EDGES0 = 6,      // unit-edges of the units discovered at level d, over EDGES0 + d % 3
-    STATUS = 9,      // 0 done; 1 level type too small; 2 shift table too small; 3 some lane's
-                     // counts spread too wide (those lanes hold WIDE_LANE in `reached`)
-    DEPTH = 10,      // deepest level of the batch
-    N_CTL = 16
-};
-
-enum Status : int { OK = 0, LEVEL_OVERFLOW = 1, SHIFT_TABLE_FULL = 2, WIDE_RANGE = 3 };
+// The control block and the statuses of a batch: tbc::Ctl and tbc::Status in ctl.cuh.
+using tbc::Ctl;
+using tbc::Status;
+using tbc::FLAG0;
+using tbc::OVF_LEVEL;
+using tbc::EDGES0;
+using tbc::STATUS;
+using tbc::DEPTH;
+using tbc::N_CTL;
+using tbc::LEVEL_OVERFLOW;
+using tbc::SHIFT_TABLE_FULL;
+using tbc::WIDE_RANGE;
 
 // `reached` of a lane whose level spread wider than per-level scaling holds (tbc::wide_below):
 // set in the forward sweep, before `reached` counts anything; the batch then stops before its
@@ -76,7 +75,7 @@ template <> __device__ __forceinline__ int level_max<int>() { return 2147483647;
 // (frexp's exponent), or 0 when the level is within range.
 __device__ __forceinline__ int shift_for(unsigned long long largest_bits) {
     const double largest = __longlong_as_double((long long)largest_bits);
-    return largest > 0x1p512 ? ilogb(largest) + 1 : 0;
+    return largest > tbc::overflow_limit<double>() ? ilogb(largest) + 1 : 0;
 }
 
 template <typename I, typename L>

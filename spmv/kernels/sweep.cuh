@@ -18,23 +18,13 @@
 //   backward(d, scale)  u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u   (with u(w) = 1/σ̂(w) + t(w))
 #pragma once
 
+#include "ctl.cuh"
+
 #define TBC_FULL_MASK 0xffffffffu
 
 namespace tbc {
 
-// Slots of the control block `ctl` (unsigned long long[16], zeroed once by the host).
-enum Ctl : int {
-    BAR_COUNT = 0,    // grid barrier: blocks arrived
-    BAR_GEN = 1,      // grid barrier: generation
-    FLAG0 = 2,        // "level d discovered a vertex", rotating over FLAG0 + d % 3
-    OVF_LEVEL = 5,    // last level whose σ̂ passed the overflow limit
-    MAX_BITS = 6,     // bit pattern of max σ̂ over that level (positive doubles order as integers)
-    REACHED = 7,      // vertices reached (other than the source), for endpoints
-    EDGES0 = 8,       // Σ degree of the vertices found at level d, rotating over EDGES0 + d % 3
-    WIDE_SOURCE = 11, // 1 + index of a source whose counts spread too wide (0: none); the
-                      // launch stops before that source's backward sweep (the host resets it)
-    N_CTL = 16
-};
+// The control block `ctl` (slots tbc::Ctl): ctl.cuh.
 
 // Vectors written during a launch (S, σ, t) are read with ordinary loads: within a phase the
 // values a thread acts on are not written by others (the benign exceptions are commented where
@@ -71,15 +61,20 @@ __device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
 
 // σ̂ above this limit triggers a rescale of its level (DESIGN section 3).
 template <typename V> __device__ __forceinline__ V overflow_limit();
-template <> __device__ __forceinline__ double overflow_limit<double>() { return 0x1p512; }
+template <> __device__ __forceinline__ double overflow_limit<double>() {
+    constexpr double limit = pow2(OVERFLOW_EXP);
+    return limit;
+}
 template <> __device__ __forceinline__ float overflow_limit<float>() { return 0x1p64f; }
 
-// A scaled σ̂ below this means its level spreads wider than per-level scaling can hold (the
-// reciprocal of turbobc._wide.WIDE_RANGE): the source is swept again by turbobc._wide, with an
-// exponent per vertex. Kept above the smallest normal number so that 1/σ̂ (up to n times this)
-// stays finite in the backward sweep.
+// A scaled σ̂ below this means its level spreads wider than per-level scaling can hold: the
+// source is swept again by turbobc._wide, with an exponent per vertex. Kept well above the
+// smallest normal number so that 1/σ̂ (up to n times this) stays finite in the backward sweep.
 template <typename V> __device__ __forceinline__ V wide_below();
-template <> __device__ __forceinline__ double wide_below<double>() { return 0x1p-896; }
+template <> __device__ __forceinline__ double wide_below<double>() {
+    constexpr double limit = pow2(-WIDE_EXP);
+    return limit;
+}
 template <> __device__ __forceinline__ float wide_below<float>() { return 0x1p-40f; }
 
 template <typename V>
