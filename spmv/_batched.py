@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from . import _ctl
+from ._launch import resident_blocks
 from ._module import c_index_type, get_kernel
 
 __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OVERFLOW",
@@ -106,18 +107,6 @@ def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None)
     return "vecsc"
 
 
-def _resident_blocks(kernel) -> int:
-    import cupy
-
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-    if BLOCKS_PER_SM:
-        per_sm = min(per_sm, BLOCKS_PER_SM)
-    if per_sm < 1:
-        raise RuntimeError(f"kernel {kernel.name} cannot be resident with {BLOCK} threads per block")
-    return sms * per_sm
-
-
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int) -> int:
@@ -133,7 +122,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     itype = in_ptr.dtype.type
     fn = get_kernel("batched.cu", f"bcb_{kernel}{width}<{c_index_type(in_ptr.dtype)}>")
     work = (m if kernel == "sccooc" else n) * stride
-    grid = min(_resident_blocks(fn), max(1, math.ceil(work / BLOCK)))
+    grid = min(resident_blocks(fn, BLOCK, BLOCKS_PER_SM), max(1, math.ceil(work / BLOCK)))
     fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
                            flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,

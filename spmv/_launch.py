@@ -31,16 +31,18 @@ EDGES_PER_THREAD = 8
 _STATS_BLOCK = 256
 
 
-def _resident_blocks(kernel) -> int:
+def resident_blocks(kernel, block: int, cap_per_sm: int | None) -> int:
+    """Blocks of ``block`` threads that can be resident at once on the current device (the
+    most a persistent launch with a software grid barrier may use), at most ``cap_per_sm``
+    per multiprocessor when given."""
     import cupy
 
-    device = cupy.cuda.Device()
-    sms = device.attributes["MultiProcessorCount"]
-    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, BLOCK, 0)
-    if blocks_per_sm is not None:
-        per_sm = min(per_sm, blocks_per_sm)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, block, 0)
+    if cap_per_sm is not None:
+        per_sm = min(per_sm, cap_per_sm)
     if per_sm < 1:
-        raise RuntimeError(f"kernel {kernel.name} cannot be resident with {BLOCK} threads per block")
+        raise RuntimeError(f"kernel {kernel.name} cannot be resident with {block} threads per block")
     return sms * per_sm
 
 
@@ -48,7 +50,7 @@ def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, 
            directed, endpoints, work_items, units=None):
     itype = S.dtype.type
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
-    grid = min(_resident_blocks(kernel), max(1, math.ceil(work_items / BLOCK)))
+    grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm), max(1, math.ceil(work_items / BLOCK)))
     # (work_items is already divided by the items each thread should take per level: a
     # smaller grid makes the per-level grid barrier cheaper, which deep graphs feel most)
     unit_col, unit_start = units if units is not None else (S[:0], S[:0])

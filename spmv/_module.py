@@ -1,8 +1,8 @@
 """Lazy compilation of the CUDA kernels in ``spmv/kernels/`` into CuPy ``RawModule`` objects.
 
-Nothing here imports CuPy or compiles anything at import time. :func:`get_kernel` compiles a
-``.cu`` file (all its template instantiations at once, through NVRTC) on first use and caches
-the module per device. The same sources, options and name expressions are what
+Nothing here imports CuPy or compiles anything at import time. :func:`get_kernel` compiles one
+template instantiation of a ``.cu`` file (through NVRTC) on first use and caches the module per
+device and instantiation. The same sources, options and name expressions are what
 ``tests/test_kernels_compile.py`` hands to NVRTC directly on machines without a GPU, and what
 :func:`compile_ptx` uses there.
 """
@@ -123,19 +123,25 @@ def compile_ptx(filename: str, source: str | None = None, arch: str = "compute_9
 
 
 _lock = threading.Lock()
-_modules: dict[tuple[int, str], object] = {}
+_modules: dict[tuple[int, str, str], object] = {}
 
 
-def _module(filename: str):
+def _module(filename: str, name_expression: str):
+    """The module of one instantiation on the current device, compiled on first use.
+
+    Only the instantiation that is launched is compiled (one name expression per module, as
+    CuPy memoizes its own kernels per variant): a first call on batched.cu compiles one of its
+    twelve kernels, not all of them.
+    """
     import cupy
 
     device = cupy.cuda.Device().id
-    key = (device, filename)
+    key = (device, filename, name_expression)
     with _lock:
         module = _modules.get(key)
         if module is None:
             module = cupy.RawModule(code=source_text(filename), options=OPTIONS,
-                                    name_expressions=name_expressions(filename),
+                                    name_expressions=[name_expression],
                                     enable_cooperative_groups=filename in _COOPERATIVE)
             try:
                 module.compile()
@@ -146,11 +152,16 @@ def _module(filename: str):
 
 
 def get_kernel(filename: str, name_expression: str):
-    """The compiled ``cupy.RawKernel`` for one instantiation, compiling its file on first use.
+    """The compiled ``cupy.RawKernel`` for one instantiation, compiling it on first use.
 
     Raises
     ------
+    ValueError
+        If ``name_expression`` is not one of :func:`name_expressions` of the file.
     KernelCompileError
         If the file does not compile (the message names it and carries NVRTC's log).
     """
-    return _module(filename).get_function(name_expression)
+    if name_expression not in name_expressions(filename):
+        raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
+                         f"expected one of {name_expressions(filename)}")
+    return _module(filename, name_expression).get_function(name_expression)
