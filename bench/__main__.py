@@ -1,7 +1,7 @@
 """``python -m bench SUITE [...]``: run named benchmark suites, or ``report``.
 
     python -m bench cpu-small                 # small graphs, every engine here, ratios
-    python -m bench exact                     # DESIGN section 8 exact-BC graphs
+    python -m bench exact                     # exact-BC graphs (docs/benchmarks.md)
     python -m bench single-source             # every GPU kernel per source (GPU only)
     python -m bench memory --budget 300       # peak device memory up to 1e9 stored edges
     python -m bench all                       # the four above

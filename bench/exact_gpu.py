@@ -112,7 +112,7 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
         seconds, run = run_once(A, kernel)  # exact (warm, when the probe already was)
         k = n
         if seconds < SHORT_RUN_S:
-            # short runs: the median of several (DESIGN section 7), host time included
+            # short runs: a median, host time included (docs/benchmarks.md#units-and-timing)
             runs = [(seconds, run)] + [run_once(A, kernel) for _ in range(SHORT_REPEATS - 1)]
             runs.sort(key=lambda item: item[0])
             seconds, run = runs[len(runs) // 2]

@@ -7,7 +7,8 @@
 # SAMPLED_ARGS and BENCH_ARGS pass arguments to them. BEFORE_DIR=<an older tree> times
 # COMPARE_GRAPHS (exact BC) there and here in the same run, into $OUT/before and $OUT/after.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
-# graphs are read from ../shared/data, or from .gpudata/ when that is what was carried.
+# graphs come from the large data set, when present beside the checkout (../shared/data), or
+# from .gpudata/ when that is what was carried.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-$PWD/gpu_out}

@@ -1,5 +1,5 @@
-"""Benchmark graphs of DESIGN section 7, generated with NumPy/SciPy on the host, and Kronecker
-graphs on the GPU with CuPy when one is present.
+"""Benchmark graphs (docs/benchmarks.md#benchmark-graphs), generated with NumPy/SciPy on the host,
+and Kronecker graphs on the GPU with CuPy when one is present.
 
 Every generator returns a canonical symmetric scipy CSR pattern (float64 ones, no diagonal,
 no duplicates) of an undirected graph. Names: ``myc<k>``, ``kron<s>``, ``sw<n>``, ``del<s>``,

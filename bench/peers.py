@@ -9,8 +9,9 @@ canonical symmetric scipy CSR pattern and returns the values in vertex order.
 - ``networkit``: ``networkit.centrality.Betweenness(G, normalized=True)`` on all threads.
   NetworKit sums the dependencies over ordered pairs and does not halve them for undirected
   graphs (its raw scores are twice networkx's), and ``normalized=True`` divides by
-  (n − 1)(n − 2): together exactly networkx's normalized value (research/peers.md d.6;
-  :func:`networkit_to_networkx` states it and the tests check it against networkx).
+  (n − 1)(n − 2): together exactly networkx's normalized value (docs/algorithm.md,
+  "Normalization (networkx's rules)"; :func:`networkit_to_networkx` states it and the tests
+  check it against networkx).
 - ``networkx``: ``networkx.betweenness_centrality(G)``.
 
 The time of an engine is the BC call alone: building the peer's graph object is timed

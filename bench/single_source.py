@@ -1,4 +1,4 @@
-"""Single-source time of every GPU kernel and of ``auto`` on the DESIGN section 8 graphs.
+"""Single-source time of every GPU kernel and of ``auto`` (graphs: docs/benchmarks.md).
 
 For each graph and kernel: the format and vectors are put on the device once (as
 ``turbobc._gpu.accumulate`` does), then each of a few sources is run once to warm up and

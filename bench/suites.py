@@ -3,10 +3,10 @@
 - ``cpu-small``: exact BC of small graphs by every engine that runs here (turbobc GPU when a
   device is present, turbobc graphblas, NetworKit when installed, networkx), agreement
   (max relative difference from turbobc graphblas) and time ratios, in one run.
-- ``exact``: the same on the DESIGN section 8 exact-BC graphs, with caps on n·nnz per
+- ``exact``: the same on the exact-BC graphs of docs/benchmarks.md, with caps on n·nnz per
   engine so a slow peer is skipped with the reason instead of running for hours.
 - ``single-source``: every GPU kernel and ``auto`` per source (bench/single_source.py's
-  measurement) on the DESIGN section 8 graphs; GPU only.
+  measurement) on the single-source graphs of docs/benchmarks.md; GPU only.
 - ``memory``: peak device memory against the models up to a billion stored edges
   (bench/memory.py); without a GPU, the model rows only.
 

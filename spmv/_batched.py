@@ -1,7 +1,7 @@
 """Launchers and the selector of the batched kernels (``spmv/kernels/batched.cu``).
 
 Each kernel name of ``spmv.KERNELS`` has a batched generalization, B sources per launch as
-n x B vertex-major blocks (research/peers.md section d.8):
+n x B vertex-major blocks (docs/algorithm.md, "Mapping to the kernels"):
 
 ============  ===========================================================================
 ``sccsc``     thread per (vertex, source); every forward level is the dense masked pull

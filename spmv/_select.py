@@ -1,7 +1,7 @@
 """The kernel selector: a pure function of graph statistics.
 
-Rules, in order (thresholds from measurements of all three kernels on the DESIGN section 7
-graphs, the record named in :data:`THRESHOLDS_SOURCE`):
+Rules, in order (thresholds from measurements of all three kernels on the benchmark graphs
+(docs/benchmarks.md), the record named in :data:`THRESHOLDS_SOURCE`):
 
 1. scCOOC (a thread per edge) when its 2m indices fit the memory model 4m + 48n bytes
    + 2 MiB: it was the fastest kernel on every sparse or small graph measured (delaunay,

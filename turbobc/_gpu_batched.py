@@ -2,8 +2,8 @@
 
 Used by :func:`turbobc.bc` whenever more than one source is needed (exact BC, ``k``,
 ``sources``); one source goes to :mod:`turbobc._gpu`. Every per-source vector of
-Algorithm 1 becomes an n x B block whose row holds the B values of one vertex (DESIGN
-section 5, research/peers.md section d). Per batch, one persistent launch
+Algorithm 1 becomes an n x B block whose row holds the B values of one vertex
+(docs/algorithm.md, "Many sources per sweep"). Per batch, one persistent launch
 (spmv/kernels/batched.cuh) runs
 
     forward, d = 1, 2, ...      F<¬Σ> = F A ;  Σ += F ;  S<F> = d      (per lane f<¬σ> = Aᵀ f)

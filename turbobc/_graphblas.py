@@ -2,7 +2,7 @@
 
 A batch of B sources is processed together; every per-source vector of the
 paper becomes a B x n matrix with one row per source (LAGraph's layout,
-research/peers.md section d). In row form the paper's products read
+docs/algorithm.md, "Many sources per sweep"). In row form the paper's products read
 
     paper (one source, column vectors)      here (B sources, row vectors)
     f<¬σ> = Aᵀ f                            F<¬Σ> = F A

@@ -1,5 +1,5 @@
-// Shared pieces of the batched BC sweep: B sources at once (DESIGN section 5,
-// research/peers.md section d). Every per-source vector of Algorithm 1 becomes an n x B block,
+// Shared pieces of the batched BC sweep (docs/algorithm.md#many-sources-per-sweep): B sources
+// at once. Every per-source vector of Algorithm 1 becomes an n x B block,
 // vertex-major within chunks of 32 sources: entry (v, b) sits at ((b / 32) n + v) 32 + b % 32,
 // so the 32 values of a vertex in one chunk are contiguous (a warp reads them in one go) and
 // each chunk's n x 32 slice is contiguous too (warps working on one chunk share the L2 cache):

@@ -59,7 +59,7 @@ __device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
     __syncthreads();
 }
 
-// σ̂ above this limit triggers a rescale of its level (DESIGN section 3).
+// σ̂ above this limit rescales its level (docs/algorithm.md#per-level-power-of-two-scaling).
 template <typename V> __device__ __forceinline__ V overflow_limit();
 template <> __device__ __forceinline__ double overflow_limit<double>() {
     constexpr double limit = pow2(OVERFLOW_EXP);
