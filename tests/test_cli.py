@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import random
 import re
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import sysconfig
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -24,10 +27,11 @@ from turbobc.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args, check=True):
+def run(*args, check=True, env=None):
     """``python -m turbobc.cli ARGS`` from the repository root; the completed process."""
     result = subprocess.run([sys.executable, "-m", "turbobc.cli", *map(str, args)],
-                            capture_output=True, text=True, cwd=ROOT)
+                            capture_output=True, text=True, cwd=ROOT,
+                            env=None if env is None else {**os.environ, **env})
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -56,8 +60,9 @@ def test_help_explains_commands_and_options():
     bc_help = run("bc", "--help").stdout
     for option in ("--directed", "--undirected", "-k K", "--seed S", "--sources SFILE",
                    "--raw", "--endpoints", "--engine", "--kernel", "--top N", "-o OUT",
-                   "--progress", ".csv", ".json", ".npy"):
+                   "--progress", ".csv", ".json", ".npy", "label,bc", "%.16e"):
         assert option in bc_help
+    assert "exit status: 0 done; 1" in top
     assert "--json" in run("info", "--help").stdout
 
 
@@ -72,9 +77,11 @@ def test_bc_csv_equals_python_api(tmp_path, name, directed):
     expected = turbobc.bc(A, directed=directed, engine="graphblas")
     with open(out_csv, newline="") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["vertex", "betweenness"]
+    assert rows[0] == ["label", "bc"]
     assert [int(r[0]) for r in rows[1:]] == labels.tolist()
-    np.testing.assert_array_equal([float(r[1]) for r in rows[1:]], expected)  # repr round-trips
+    # one fixed format: 17 significant digits in scientific notation, exact round trip
+    assert all(re.fullmatch(r"\d\.\d{16}e[-+]\d\d", r[1]) for r in rows[1:])
+    np.testing.assert_array_equal([float(r[1]) for r in rows[1:]], expected)
     table = top_table(out)
     order = np.argsort(-expected, kind="stable")[:5]
     assert [r[0] for r in table] == [1, 2, 3, 4, 5]
@@ -86,16 +93,19 @@ def test_bc_csv_equals_python_api(tmp_path, name, directed):
 
 
 def test_bc_sampled_raw_endpoints_json(tmp_path):
-    """-k/--seed, --raw and --endpoints on a SNAP file with CRLF lines and self loops."""
+    """-k/--seed, --raw and --endpoints on a SNAP file with CRLF lines and self loops, against
+    networkx reading the same file."""
     out_json = tmp_path / "bc.json"
-    run("bc", data_path("as20000102.txt"), "-k", "40", "--seed", "7", "--raw", "--endpoints",
-        "--engine", "graphblas", "--top", "0", "-o", out_json)
+    path = data_path("as20000102.txt")
+    run("bc", path, "-k", "40", "--seed", "7", "--raw", "--endpoints", "--engine",
+        "graphblas", "--top", "0", "-o", out_json)
     record = json.loads(out_json.read_text())
-    A, labels = turbobc.read_graph(data_path("as20000102.txt"))
-    expected = turbobc.bc(A, k=40, seed=7, normalized=False, endpoints=True,
-                          engine="graphblas")
+    _, labels = turbobc.read_graph(path)
+    G = nx.read_edgelist(path, nodetype=int)
+    expected = nx.betweenness_centrality(G, k=40, seed=7, normalized=False, endpoints=True)
     assert record["vertices"] == labels.tolist()
-    np.testing.assert_array_equal(record["betweenness"], expected)
+    np.testing.assert_allclose(record["betweenness"], [expected[v] for v in labels.tolist()],
+                               rtol=1e-12)
     assert (record["n"], record["m"], record["directed"]) == (6474, 12572, False)  # README
     assert (record["normalized"], record["endpoints"], record["k"], record["seed"]) == (
         False, True, 40, 7)
@@ -116,9 +126,18 @@ def test_bc_sources_file_with_original_ids_and_npy(tmp_path):
 
 
 def test_bc_progress_bar_on_stderr():
-    result = run("bc", data_path("delaunay_n10.mtx"), "-k", "20", "--seed", "1", "--progress",
-                 "--engine", "graphblas", "--top", "1")
-    assert "turbobc[graphblas]" in result.stderr and "20/20" in result.stderr
+    """Exact BC of power (4,941 vertices: one batch of the CPU engine, several seconds): the
+    bar counts sources and shows the time left several times during the run; a run of a
+    fraction of a second prints no bar."""
+    result = run("bc", data_path("power.mtx"), "--progress", "--engine", "graphblas",
+                 "--top", "1")
+    assert "turbobc[graphblas]" in result.stderr and "4941/4941" in result.stderr
+    counts = {int(c) for c in re.findall(r"(\d+)/4941", result.stderr)}
+    assert len(counts - {0, 4941}) >= 2, result.stderr
+    assert "src/s" in result.stderr and re.search(r"<\d\d:\d\d", result.stderr)
+    quick = run("bc", data_path("delaunay_n10.mtx"), "-k", "20", "--seed", "1", "--progress",
+                "--engine", "graphblas", "--top", "1")
+    assert "turbobc[graphblas]" not in quick.stderr
 
 
 @pytest.mark.parametrize("name, kind", [("wiki-Vote.txt.gz", "D"), ("power.mtx", "U")])
@@ -141,9 +160,15 @@ def test_info_json_matches_readme_and_spmv(name, kind):
 
 
 def test_info_text():
+    # ca-GrQc lists every edge both ways under a "# Directed graph" header: read as the header
+    # says, the README's 14,484 undirected edges are 28,968 arcs
     out = run("info", data_path("ca-GrQc.txt.gz")).stdout
+    assert "edges (m):      28,968 arcs" in out
+    assert "directed:       yes (as the file's header says; --undirected to override)" in out
+    out = run("info", data_path("ca-GrQc.txt.gz"), "--undirected").stdout
     assert "vertices (n):   5,242" in out
     assert "edges (m):      14,484 undirected edges (each counted once; 28,968 stored" in out
+    assert "directed:       no\n" in out
     assert "self loops:     12 (ignored)" in out  # README provenance table: 12 self-loops
     assert "max 81" in out and "kernel (auto):" in out
     assert "model 4m + 48n bytes, float64, with m = 28,968 stored entries" in out
@@ -157,28 +182,162 @@ def test_errors_exit_1_with_the_reason(tmp_path):
     assert f"turbobc bc: error: {bad}, line 2: expected two vertex ids" in result.stderr
     missing = run("info", tmp_path / "none.mtx", check=False)
     assert missing.returncode == 1 and "no such graph file" in missing.stderr
-    wrong_out = run("bc", data_path("power.mtx"), "-o", tmp_path / "x.txt", check=False)
-    assert wrong_out.returncode == 1
-    assert "-o must end in .csv, .json or .npy" in wrong_out.stderr
-    unknown = tmp_path / "s.txt"
-    unknown.write_text("1\n999999\n")
-    result = run("bc", data_path("power.mtx"), "--sources", unknown, check=False)
-    assert result.returncode == 1
-    assert f"{unknown}, line 2: vertex '999999' is not in the graph" in result.stderr
 
 
 def test_usage_errors_exit_2():
     result = run("bc", data_path("power.mtx"), "-k", "3", "--sources", "x", check=False)
+    assert result.returncode == 2 and "not allowed with argument" in result.stderr
+    result = run("bc", data_path("power.mtx"), "--directed", "--undirected", check=False)
     assert result.returncode == 2 and "not allowed with argument" in result.stderr
     assert run(check=False).returncode == 2
 
 
 def test_main_in_process(tmp_path, capsys):
     """main() returns the status instead of exiting (and --top -1 is refused)."""
-    assert main(["bc", str(data_path("power.mtx")), "--top", "-1"]) == 1
+    assert main(["bc", str(data_path("power.mtx")), "--top", "-1"]) == 2
     assert "--top must be 0 or more; got -1" in capsys.readouterr().err
     assert main(["info", str(data_path("road-minnesota.mtx"))]) == 0
     assert "vertices (n):   2,642" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- rough edges
+
+API_SYNTAX = re.compile(r"\b(k|seed|sources|engine|kernel|directed|normalized)=")
+
+
+def _fails(status, message, *args):
+    """Run the command, expect ``status`` and ``message`` on stderr, no API syntax, and
+    nothing computed (no result line on stdout)."""
+    result = run(*args, check=False)
+    assert result.returncode == status, result.stderr
+    assert message in result.stderr, result.stderr
+    assert not API_SYNTAX.search(result.stderr), result.stderr
+    assert "betweenness centrality (" not in result.stdout
+    return result
+
+
+def test_k_samples_the_vertices_networkx_samples_from_the_same_file(tmp_path):
+    """-k N --seed S picks what nx.betweenness_centrality(nx.read_edgelist(FILE), k=N,
+    seed=S) picks: networkx samples list(G), the order in which the file first names the
+    vertices, not the sorted ids. ca-GrQc's first line is '3466 937'."""
+    out = tmp_path / "bc.json"
+    path = data_path("ca-GrQc.txt.gz")
+    run("bc", path, "--undirected", "-k", "25", "--seed", "11", "--engine", "graphblas",
+        "--top", "0", "-o", out)
+    record = json.loads(out.read_text())
+    values = dict(zip(record["vertices"], record["betweenness"]))
+    G = nx.read_edgelist(path, nodetype=int)
+    expected = nx.betweenness_centrality(G, k=25, seed=11)
+    assert values.keys() == expected.keys()
+    np.testing.assert_allclose([values[v] for v in G], [expected[v] for v in G], rtol=1e-12,
+                               atol=1e-15)
+    # the sorted-id order would have sampled other vertices: the test tells the two apart
+    picked = set(random.Random(11).sample(list(G), 25))
+    assert picked != set(random.Random(11).sample(sorted(G), 25))
+
+
+def test_k_on_a_directed_snap_file_matches_networkx_digraph(tmp_path):
+    out = tmp_path / "bc.json"
+    path = data_path("p2p-Gnutella08.txt")  # header: "# Directed graph"
+    run("bc", path, "-k", "30", "--seed", "4", "--engine", "graphblas", "--top", "0", "-o", out)
+    record = json.loads(out.read_text())
+    assert record["directed"] is True
+    G = nx.read_edgelist(path, nodetype=int, create_using=nx.DiGraph)
+    expected = nx.betweenness_centrality(G, k=30, seed=4)
+    values = dict(zip(record["vertices"], record["betweenness"]))
+    np.testing.assert_allclose([values[v] for v in G], [expected[v] for v in G], rtol=1e-12,
+                               atol=1e-15)
+    assert sum(1 for v in G if expected[v] > 0) > 100  # not a comparison of zeros
+
+
+def test_seed_without_k_is_an_error():
+    _fails(2, "--seed 3 needs -k K", "bc", data_path("power.mtx"), "--seed", "3")
+
+
+def test_output_path_is_checked_before_reading_or_computing(tmp_path, monkeypatch, capsys):
+    graph = data_path("power.mtx")
+    result = _fails(2, "-o nodir/x.csv: the directory 'nodir' does not exist", "bc", graph,
+                    "-o", "nodir/x.csv")
+    assert result.stdout == ""  # not even the graph was read
+    _fails(2, "-o must end in .csv, .json or .npy; got", "bc", graph, "-o", tmp_path / "x.txt")
+    (tmp_path / "taken.csv").mkdir()
+    _fails(2, "is a directory", "bc", graph, "-o", tmp_path / "taken.csv")
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a read-only folder
+    assert main(["bc", str(graph), "-o", str(tmp_path / "x.csv")]) == 2
+    captured = capsys.readouterr()
+    assert "cannot write there (permission denied)" in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("name, text", [("empty.txt", ""), ("comments.txt", "# nodes: 0\n"),
+                                        ("empty.mtx", ""), ("zero.mtx", "%%MatrixMarket "
+                                         "matrix coordinate pattern general\n0 0 0\n"),
+                                        ("empty.graph", "")])
+def test_empty_graph_file_exits_2(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("bc", "info"):
+        result = _fails(2, str(path), command, path)
+        assert "empty" in result.stderr
+
+
+def test_errors_speak_in_flags_not_in_api_syntax(tmp_path):
+    graph = data_path("power.mtx")  # 4,941 vertices, ids 1..4941
+    _fails(2, "-k must be between 1 and the number of vertices, 4,941; got 0", "bc", graph,
+           "-k", "0")
+    _fails(2, "-k must be between 1 and the number of vertices, 4,941; got 4942", "bc", graph,
+           "-k", "4942")
+    _fails(2, "--kernel vecsc is a GPU kernel; it needs --engine gpu or auto, not --engine "
+              "graphblas", "bc", graph, "--kernel", "vecsc", "--engine", "graphblas")
+    _fails(2, "--sources nowhere.txt: no such file", "bc", graph, "--sources", "nowhere.txt")
+    sources = tmp_path / "s.txt"
+    for text, status, message in [
+            ("1\n999999\n", 1, f"{sources}, line 2: vertex '999999' is not in the graph"),
+            ("7 8\n7\n", 1, f"{sources}, line 2: vertex '7' is listed twice (first on line 1)"),
+            ("1 x\n", 1, f"{sources}, line 1: vertex ids of this graph are integers; got 'x'"),
+            ("# none\n", 1, f"{sources}: no source vertex listed")]:
+        sources.write_text(text)
+        _fails(status, message, "bc", graph, "--sources", sources)
+    from turbobc._engines import gpu_status
+
+    if not gpu_status()[0]:
+        for flags, asked in ((["--engine", "gpu"], "--engine gpu"),
+                             (["--kernel", "sccsc"], "--kernel sccsc")):
+            result = _fails(1, f"{asked} needs a usable CUDA device, and none was found",
+                            "bc", graph, *flags)
+            assert "--engine graphblas" in result.stderr
+    else:  # a GPU machine: the same flags run
+        assert run("bc", graph, "--kernel", "sccsc", "-k", "3", "--seed", "1").returncode == 0
+
+
+def test_no_gpu_says_so_plainly_and_uses_the_cpu_engine():
+    result = run("bc", data_path("delaunay_n10.mtx"), "--top", "1",
+                 env={"CUDA_VISIBLE_DEVICES": ""})  # CuPy sees no device on any machine
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("No usable CUDA device was found, so the CPU engine (python-graphblas) "
+                        "is used.")
+    assert lines[2].startswith("  detail: ") and "on engine graphblas" in result.stdout
+    chosen = run("bc", data_path("delaunay_n10.mtx"), "--top", "1", "--engine", "graphblas",
+                 env={"CUDA_VISIBLE_DEVICES": ""})
+    assert "No usable CUDA device" not in chosen.stdout  # asked for the CPU: nothing to say
+
+
+def test_csv_format_on_a_path_by_hand(tmp_path):
+    # path 10 - 20 - 30: normalized BC 0, 1, 0 (20 lies on the one path between the others)
+    graph, out = tmp_path / "p.txt", tmp_path / "bc.csv"
+    graph.write_text("10 20\n20 30\n")
+    run("bc", graph, "-o", out, "--engine", "graphblas")
+    assert out.read_bytes() == (b"label,bc\n10,0.0000000000000000e+00\n"
+                                b"20,1.0000000000000000e+00\n30,0.0000000000000000e+00\n")
+
+
+def test_header_direction_is_said_and_can_be_overridden():
+    path = data_path("p2p-Gnutella08.txt")
+    out = run("bc", path, "-k", "2", "--seed", "1", "--engine", "graphblas").stdout
+    assert ("n = 6,301 vertices, m = 20,777 directed edges (as the file's header says; "
+            "--undirected to override)") in out
+    out = run("bc", path, "--undirected", "-k", "2", "--seed", "1", "--engine",
+              "graphblas").stdout
+    assert "undirected edges\n" in out and "header" not in out
 
 
 def test_python_dash_m_turbobc_is_the_command(tmp_path):

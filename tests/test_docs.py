@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import os
 import re
 import subprocess
 import sys
@@ -118,10 +119,16 @@ def test_docstring_examples(module):
 
 
 def test_demo_command_prints_engine_time_and_top_vertices():
-    out = subprocess.run([sys.executable, "-m", "turbobc.demo", "--engine", "graphblas",
-                          "--top", "3"], capture_output=True, text=True, check=True,
-                         cwd=ROOT).stdout
+    """The README's demo with no usable device (CUDA_VISIBLE_DEVICES="" hides any GPU from
+    CuPy): it says so in plain words, then runs on the CPU engine."""
+    out = subprocess.run([sys.executable, "-m", "turbobc.demo", "--top", "3"],
+                         capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}).stdout
     assert "engine: graphblas" in out
+    lines = out.splitlines()
+    note = lines.index("No usable CUDA device was found, so the CPU engine (python-graphblas) "
+                       "is used.")
+    assert lines[note + 1].startswith("  detail: ")  # the technical reason, after the sentence
     assert re.search(r"in \d+\.\d+ s", out)
     ranks = re.findall(r"^\s+(\d)\s+(\d+)\s+([\d.]+)$", out, flags=re.M)
     # SNAP ego-Facebook's most central vertex is 107 (the hub joining the ego networks)

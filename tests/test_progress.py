@@ -16,8 +16,8 @@ from data_files import load
 from gpu_helpers import Counter
 from turbobc import _progress
 from turbobc._progress import (DELAY_SECONDS, FIRST_PACED_BATCH, MAX_GROWTH,
-                               SECONDS_PER_UPDATE, next_paced_size, paced_batches,
-                               source_progress)
+                               SECONDS_PER_UPDATE, batch_cost_model, next_paced_size,
+                               paced_batches, source_progress)
 
 
 class FakeClock:
@@ -47,19 +47,36 @@ def test_without_a_shown_bar_batches_are_the_engine_steps(progress):
     assert list(paced_batches(10, 4, progress)) == [(0, 4), (4, 8), (8, 10)]
 
 
-def test_paced_batches_converge_on_the_update_interval():
-    clock, total, step, cost = FakeClock(), 5000, 4000, 2.0**-9  # about 2 ms per source
-    bounds = []
+def _paced_run(total, step, fixed, per_source):
+    """Bounds and seconds of each paced batch when a batch costs fixed + per_source * size."""
+    clock, bounds, seconds = FakeClock(), [], []
     for start, stop in paced_batches(total, step, _shown_bar(total), clock=clock):
         bounds.append((start, stop))
-        clock.now += (stop - start) * cost
+        seconds.append(fixed + (stop - start) * per_source)
+        clock.now += seconds[-1]
+    return bounds, seconds
+
+
+def test_paced_batches_converge_on_the_update_interval():
+    bounds, seconds = _paced_run(5000, 4000, 0.0, 2.0**-9)  # about 2 ms per source
     sizes = [stop - start for start, stop in bounds]
-    assert _covering(bounds, total)
-    assert sizes[0] == FIRST_PACED_BATCH
+    assert _covering(bounds, 5000)
+    assert sizes[:3] == [FIRST_PACED_BATCH, 4 * FIRST_PACED_BATCH, 16 * FIRST_PACED_BATCH]
     assert all(b <= MAX_GROWTH * a for a, b in zip(sizes, sizes[1:]))
-    # 0.5 s / 2^-9 s = 256 sources per batch once measured: 8, 32, 128, then 256 each
-    assert sizes[:4] == [8, 32, 128, 256] and set(sizes[3:-1]) == {256}
-    assert max(sizes) * cost <= SECONDS_PER_UPDATE
+    # once measured, each batch takes the update interval: 0.5 s / 2^-9 s = 256 sources
+    assert all(0.95 * SECONDS_PER_UPDATE <= t <= SECONDS_PER_UPDATE for t in seconds[3:-1])
+
+
+def test_a_large_fixed_cost_per_batch_lengthens_the_batches():
+    """A deep graph: 0.3 s per batch whatever its size (per-level work), then 2^-9 s per
+    source. Batches last 0.3 * (1 + 1 / MAX_OVERHEAD) = 1.8 s: 1.5 s of sources for 0.3 s
+    of fixed cost, so pacing adds about 20% (the first, short batches aside)."""
+    bounds, seconds = _paced_run(20000, 20000, 0.3, 2.0**-9)
+    assert _covering(bounds, 20000)
+    steady = seconds[4:-1]
+    assert steady and all(1.7 <= t <= 1.8 for t in steady)
+    unpaced = 0.3 + 20000 * 2.0**-9
+    assert sum(seconds) <= 1.2 * unpaced + 4 * 0.3
 
 
 def test_paced_batches_never_exceed_the_engine_step():
@@ -70,10 +87,19 @@ def test_paced_batches_never_exceed_the_engine_step():
 
 
 def test_next_paced_size():
-    assert next_paced_size(8, 8, 0.004, 10_000) == 32  # wants 1000: growth capped at 4x
-    assert next_paced_size(100, 100, 1.0, 10_000) == 50  # 0.5 s / 10 ms
-    assert next_paced_size(100, 100, 1e3, 10_000) == 1  # very slow sources: one at a time
-    assert next_paced_size(100, 100, 0.0, 300) == 300  # no time measured: the cap
+    assert next_paced_size([(8, 0.004)], 10_000) == 32  # wants 1000: growth capped at 4x
+    assert next_paced_size([(100, 1.0)], 10_000) == 50  # 0.5 s / 10 ms
+    assert next_paced_size([(100, 1e3)], 10_000) == 1  # very slow sources: one at a time
+    assert next_paced_size([(100, 0.0)], 300) == 300  # nothing measured: the cap
+
+
+def test_batch_cost_model_recovers_a_line():
+    # 0.25 s per batch + 4 ms per source, by hand: 10 -> 0.29 s, 100 -> 0.65 s, 50 -> 0.45 s
+    fixed, per_source = batch_cost_model([(10, 0.29), (100, 0.65), (50, 0.45)])
+    assert fixed == pytest.approx(0.25) and per_source == pytest.approx(0.004)
+    assert batch_cost_model([(10, 0.5), (10, 0.7)]) == (0.0, pytest.approx(0.06))
+    # a fitted line below zero at no sources: no fixed cost
+    assert batch_cost_model([(10, 0.01), (100, 0.5)])[0] == 0.0
 
 
 def test_the_bar_waits_before_it_appears():
@@ -86,6 +112,7 @@ def test_bc_with_progress_moves_the_bar_within_one_engine_batch(capsys, monkeypa
     """road-minnesota (2,642 vertices) is one batch of the CPU engine; with the bar shown it
     is swept in paced batches, each advancing the bar, and the values are unchanged."""
     monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(_progress, "SECONDS_PER_UPDATE", 0.05)  # many updates, even if fast
     A = load("road-minnesota.mtx", directed=False)
     from turbobc._graphblas import batch_size_for
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["ENGINES", "gpu_status"]
+__all__ = ["CPU_ENGINE", "ENGINES", "cpu_fallback_note", "gpu_status"]
 
 ENGINES = ("auto", "gpu", "graphblas")
 """Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present."""
+
+CPU_ENGINE = "the CPU engine (python-graphblas)"
+"""How messages name the engine ``engine="graphblas"`` runs."""
 
 
 @lru_cache(maxsize=1)
@@ -41,3 +44,19 @@ def gpu_status() -> tuple[bool, str]:
     if isinstance(name, bytes):
         name = name.decode()
     return True, f"CuPy {cupy.__version__}, {count} device(s): {name}"
+
+
+def cpu_fallback_note() -> str:
+    """What ``engine="auto"`` does on this machine without a GPU, in plain words, with the
+    technical reason on a second line; ``""`` when a GPU is usable.
+
+    Returns
+    -------
+    str
+        e.g. ``"No usable CUDA device was found, so the CPU engine (python-graphblas) is
+        used.\n  detail: CuPy 14.2.0 found no usable CUDA device (cudaErrorNoDevice: ...)"``.
+    """
+    usable, reason = gpu_status()
+    if usable:
+        return ""
+    return f"No usable CUDA device was found, so {CPU_ENGINE} is used.\n  detail: {reason}"

@@ -4,8 +4,10 @@ of the CPU engine's batches while the bar is shown.
 The bar appears only once a run has taken :data:`DELAY_SECONDS`, so quick runs print
 nothing. An engine whose batch would hold every source of a small graph (the CPU engine fits
 thousands of sources in one batch) walks the sources through :func:`paced_batches` instead,
-which sizes batches from the measured time per source so that the bar moves about every
-:data:`SECONDS_PER_UPDATE` and its time estimate means something from the first seconds.
+which sizes batches from the measured cost of the batches done so that the bar moves about
+every :data:`SECONDS_PER_UPDATE` (longer where a batch has a large fixed cost, so that pacing
+adds at most about :data:`MAX_OVERHEAD` to the run) and its time estimate means something
+from the first seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import time
 
 from tqdm.auto import tqdm
 
-__all__ = ["DELAY_SECONDS", "SECONDS_PER_UPDATE", "paced_batches", "source_progress"]
+__all__ = ["DELAY_SECONDS", "SECONDS_PER_UPDATE", "batch_cost_model", "next_paced_size",
+           "paced_batches", "source_progress"]
 
 DELAY_SECONDS = 1.0
 """The bar is drawn once the run has lasted this long (tqdm's ``delay``)."""
@@ -27,6 +30,12 @@ FIRST_PACED_BATCH = 8
 
 MAX_GROWTH = 4
 """A paced batch holds at most this many times the sources of the one before."""
+
+MAX_OVERHEAD = 0.2
+"""Largest ratio of the estimated fixed cost of a batch (the per-level work of a deep graph,
+whatever the number of sources) to its per-source work: a paced batch lasts at least
+``fixed * (1 + 1 / MAX_OVERHEAD)``, so splitting a run into paced batches makes it at most
+about 20% slower."""
 
 
 def source_progress(total: int, enabled: bool, engine: str) -> tqdm:
@@ -43,10 +52,9 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
     """``(start, stop)`` bounds of the batches that sweep ``total`` sources.
 
     Without a shown bar: ``step`` sources at a time. With one (``progress`` a tqdm bar that
-    is not disabled): batches of about :data:`SECONDS_PER_UPDATE` each, measured on the
-    batches already done (the caller's work on a batch runs between two yields), starting
-    at :data:`FIRST_PACED_BATCH` sources, growing at most :data:`MAX_GROWTH`-fold per batch
-    and never above ``step`` (the engine's memory bound).
+    is not disabled): batches sized by :func:`next_paced_size` from the time of the batches
+    already done (the caller's work on a batch runs between two yields), starting at
+    :data:`FIRST_PACED_BATCH` sources.
 
     Parameters
     ----------
@@ -69,25 +77,45 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
         for start in range(0, total, step):
             yield start, min(start + step, total)
         return
-    size, start = min(step, FIRST_PACED_BATCH), 0
+    size, start, history = min(step, FIRST_PACED_BATCH), 0, []
     while start < total:
         stop = min(start + size, total)
         began = clock()
         yield start, stop
-        size = next_paced_size(size, stop - start, clock() - began, step)
+        history.append((stop - start, clock() - began))
+        size = next_paced_size(history, step)
         start = stop
 
 
-def next_paced_size(previous: int, done: int, seconds: float, step: int) -> int:
-    """Sources in the next paced batch after ``done`` sources took ``seconds``.
+def next_paced_size(history: list[tuple[int, float]], step: int) -> int:
+    """Sources in the next paced batch, from ``(sources, seconds)`` of the batches done.
 
-    Aims at :data:`SECONDS_PER_UPDATE`, within ``1 .. min(step, MAX_GROWTH * previous)``.
+    With the cost model ``seconds = fixed + per_source * sources`` of
+    :func:`batch_cost_model`, the batch aims at ``max(SECONDS_PER_UPDATE, fixed * (1 + 1 /
+    MAX_OVERHEAD))`` seconds, within ``1 .. min(step, MAX_GROWTH * last batch)``.
     """
-    ceiling = min(step, MAX_GROWTH * previous)
-    if seconds <= 0:
-        return max(1, ceiling)
-    wanted = int(done * SECONDS_PER_UPDATE / seconds)
-    return max(1, min(ceiling, wanted))
+    ceiling = max(1, min(step, MAX_GROWTH * history[-1][0]))
+    fixed, per_source = batch_cost_model(history)
+    if per_source <= 0:
+        return ceiling  # nothing measurable yet: grow
+    target = max(SECONDS_PER_UPDATE, fixed * (1 + 1 / MAX_OVERHEAD))
+    return max(1, min(ceiling, int((target - fixed) / per_source)))
+
+
+def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
+    """``(fixed, per_source)`` seconds of a batch: a least-squares line through the
+    ``(sources, seconds)`` of the batches done, with ``fixed`` kept within ``[0, shortest
+    batch time]``; with one batch size only, ``fixed = 0``."""
+    sizes = [float(b) for b, _ in history]
+    times = [float(t) for _, t in history]
+    mean_size, mean_time = sum(sizes) / len(sizes), sum(times) / len(times)
+    spread = sum((b - mean_size) ** 2 for b in sizes)
+    fixed = 0.0
+    if spread > 0:
+        slope = sum((b - mean_size) * (t - mean_time) for b, t in zip(sizes, times)) / spread
+        fixed = min(max(mean_time - slope * mean_size, 0.0), min(times))
+    per_source = (sum(times) - fixed * len(times)) / sum(sizes)
+    return fixed, per_source
 
 
 def _is_shown(progress) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,7 +38,23 @@ examples:
   turbobc bc road.mtx -o bc.csv               every vertex's BC into a CSV file
 
 Run 'turbobc bc --help' or 'turbobc info --help' for the options of each command.
+
+exit status: 0 done; 1 the file or the computation failed (malformed line, missing file, no
+GPU for --engine gpu, out of memory); 2 the command cannot run as given (options, an output
+path that cannot be written, an empty graph file).
 """
+
+_OUTPUT_HELP = """\
+write every vertex's BC to OUT, by suffix: .csv: a header line 'label,bc', then one line
+per vertex in the order of the graph (label as in FILE, quoted by CSV rules when needed;
+bc in scientific notation with 17 significant digits, printf '%%.16e', which reads back to
+the same float64: 0.0000000000000000e+00, 4.8051770561007832e-01; '\\n' line ends); .json:
+one object with the options, "vertices" (labels) and "betweenness" (values); .npy: the
+values only, in vertex order (numpy.load). The directory must exist and be writable; this
+is checked before the computation starts"""
+
+_CSV_VALUE_FORMAT = "%.16e"
+"""Every value of the CSV output: 17 significant digits, exact round trip, one width."""
 
 _FORMAT_HELP = ("file format: mtx, snap, csv, tsv or metis (default: from the suffix, "
                 "before any .gz)")
@@ -49,9 +66,12 @@ def _add_graph_options(parser: argparse.ArgumentParser) -> None:
                         help=_FORMAT_HELP)
     direction = parser.add_mutually_exclusive_group()
     direction.add_argument("--directed", dest="directed", action="store_true", default=None,
-                           help="read each line or entry u v as an arc u -> v")
+                           help="read each line or entry u v as an arc u -> v (default: what "
+                                "the file says: a Matrix Market header, a SNAP '# Directed "
+                                "graph' / '# Undirected graph' first line; else undirected)")
     direction.add_argument("--undirected", dest="directed", action="store_false",
-                           help="read every edge as undirected (symmetrize)")
+                           help="read every edge as undirected (symmetrize), whatever the "
+                                "file's header says")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,8 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Compute betweenness centrality and print the most central vertices "
                     "with the ids the file uses. Default: exact, normalized like networkx "
                     "(divided by the number of pairs, (n-1)(n-2)), endpoints not counted. "
-                    "Direction: Matrix Market says it in its header (general = directed); "
-                    "edge lists and METIS are read as undirected unless --directed.")
+                    "Direction: Matrix Market says it in its header (general = directed), "
+                    "so does a SNAP edge list whose first line is '# Directed graph' or "
+                    "'# Undirected graph'; other edge lists and METIS are read as undirected; "
+                    "--directed or --undirected overrides. With -k, sources are sampled "
+                    "from the vertices in the order the file first names them, as networkx "
+                    "samples from nx.read_edgelist(FILE): the same -k and --seed pick the "
+                    "same vertices.")
     _add_graph_options(bc)
     sampling = bc.add_mutually_exclusive_group()
     sampling.add_argument("-k", type=int, metavar="K",
@@ -80,8 +105,8 @@ def _parser() -> argparse.ArgumentParser:
                                "FILE, separated by white space or new lines; # comments); "
                                "the result is their contribution")
     bc.add_argument("--seed", type=int, metavar="S",
-                    help="random seed for -k (the same seed samples the same sources as "
-                         "networkx)")
+                    help="random seed for -k (only with -k; the same seed samples the same "
+                         "vertices as networkx on the graph read by nx.read_edgelist)")
     bc.add_argument("--raw", action="store_true",
                     help="unnormalized: path counts summed (halved for undirected graphs)")
     bc.add_argument("--endpoints", action="store_true",
@@ -94,11 +119,10 @@ def _parser() -> argparse.ArgumentParser:
                          "info')")
     bc.add_argument("--top", type=int, default=10, metavar="N",
                     help="print the N most central vertices (default 10; 0: none)")
-    bc.add_argument("-o", "--output", metavar="OUT",
-                    help="write every vertex's BC to OUT: .csv (vertex,betweenness), .json "
-                         "(ids and values) or .npy (values only, in vertex order)")
+    bc.add_argument("-o", "--output", metavar="OUT", help=_OUTPUT_HELP)
     bc.add_argument("--progress", action="store_true",
-                    help="show a progress bar (sources done, time left) on stderr")
+                    help="show a progress bar on stderr (sources done, time left) once the "
+                         "run has taken a second")
 
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",
@@ -112,9 +136,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class UsageError(ValueError):
+    """The command cannot run as given (exit status 2): options, output path, empty graph."""
+
+
 def main(argv=None) -> int:
     """Run the ``turbobc`` command; returns the exit status (0 ok, 1 error, 2 usage)."""
     args = _parser().parse_args(argv)
+    from ._io import EmptyGraphFileError
     from .exceptions import TurboBCError
 
     try:
@@ -122,45 +151,62 @@ def main(argv=None) -> int:
             _bc(args)
         else:
             _info(args)
-    except (ValueError, TypeError, FileNotFoundError, MemoryError, TurboBCError) as exc:
+    except (UsageError, EmptyGraphFileError) as exc:
+        print(f"turbobc {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError, MemoryError, TurboBCError) as exc:
         print(f"turbobc {args.command}: error: {exc}", file=sys.stderr)
         return 1
     return 0
 
 
 def _load(args):
+    """The graph file; an empty one is a usage error."""
     from ._io import load
 
-    return load(args.file, format=args.format, directed=args.directed)
+    graph = load(args.file, format=args.format, directed=args.directed)
+    if graph.n == 0:
+        raise UsageError(f"{args.file} holds no graph: no vertex and no edge (the file is "
+                         "empty, or has only comments and blank lines)")
+    return graph
 
 
 def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _header_note(graph, args) -> str:
+    """' (as the file's header says; ...)' when an edge list's header set the direction."""
+    if args.directed is not None or graph.header_directed is None or graph.format == "mtx":
+        return ""
+    flag = "--undirected" if graph.directed else "--directed"
+    return f" (as the file's header says; {flag} to override)"
+
+
 # --------------------------------------------------------------------------- bc
 
 def _bc(args) -> None:
     from ._api import bc
-    from ._engines import gpu_status
 
-    if args.output is not None and Path(args.output).suffix.lower() not in (".csv", ".json",
-                                                                             ".npy"):
-        raise ValueError(f"-o must end in .csv, .json or .npy; got {args.output!r}")
-    if args.top < 0:
-        raise ValueError(f"--top must be 0 or more; got {args.top}")
+    _check_options(args)
+    engine = _engine(args)
     graph = _load(args)
+    _check_k(args.k, graph.n)
     sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
-    engine = args.engine
-    if engine == "auto":
-        engine = "gpu" if args.kernel != "auto" or gpu_status()[0] else "graphblas"
     kind = "directed" if graph.directed else "undirected"
-    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges")
+    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
+          f"{_header_note(graph, args)}")
+    if args.engine == "auto" and args.kernel == "auto" and engine == "graphblas":
+        from ._engines import cpu_fallback_note
+
+        print(cpu_fallback_note())
+    matrix, order = _sampling_order(graph, args.k)
     start = time.perf_counter()
-    values = bc(graph.matrix, sources=sources, k=args.k, seed=args.seed,
+    values = bc(matrix, sources=sources, k=args.k, seed=args.seed,
                 normalized=not args.raw, endpoints=args.endpoints, directed=graph.directed,
-                engine=args.engine, kernel=args.kernel, progress=args.progress)
+                engine=engine, kernel=args.kernel, progress=args.progress)
     seconds = time.perf_counter() - start
+    values = _in_vertex_order(values, order)
     what = ("exact" if sources is None and args.k is None else
             f"{len(sources)} given sources" if sources is not None else
             f"{args.k} sampled sources")
@@ -174,10 +220,83 @@ def _bc(args) -> None:
         print(f"wrote {graph.n:,} values to {args.output}")
 
 
+def _check_options(args) -> None:
+    """Everything that can be checked before reading the graph, in the command's words."""
+    if args.top < 0:
+        raise UsageError(f"--top must be 0 or more; got {args.top}")
+    if args.seed is not None and args.k is None:
+        raise UsageError(f"--seed {args.seed} needs -k K: it seeds the sampling of K sources "
+                         "(exact BC and --sources draw nothing)")
+    if args.kernel != "auto" and args.engine == "graphblas":
+        raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
+                         "auto, not --engine graphblas")
+    if args.sources is not None and not Path(args.sources).is_file():
+        raise UsageError(f"--sources {args.sources}: no such file")
+    if args.output is not None:
+        _check_output(args.output)
+
+
+def _check_output(output: str) -> None:
+    """-o names a known suffix in an existing, writable directory (before any computing)."""
+    path = Path(output)
+    if path.suffix.lower() not in (".csv", ".json", ".npy"):
+        raise UsageError(f"-o must end in .csv, .json or .npy; got {output!r}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UsageError(f"-o {output}: the directory {str(folder)!r} does not exist")
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a directory")
+    writable = os.access(path, os.W_OK) if path.exists() else os.access(folder, os.W_OK)
+    if not writable:
+        raise UsageError(f"-o {output}: cannot write there (permission denied)")
+
+
+def _engine(args) -> str:
+    """The engine that will run, or the reason the one asked for cannot."""
+    from ._engines import CPU_ENGINE, gpu_status
+
+    if args.engine == "graphblas":
+        return "graphblas"
+    usable, reason = gpu_status()
+    if args.engine == "gpu" or args.kernel != "auto":
+        if not usable:
+            asked = "--engine gpu" if args.engine == "gpu" else f"--kernel {args.kernel}"
+            raise ValueError(f"{asked} needs a usable CUDA device, and none was found "
+                             f"({reason}); run with --engine graphblas (or leave out "
+                             f"--engine and --kernel) to use {CPU_ENGINE}")
+        return "gpu"
+    return "gpu" if usable else "graphblas"
+
+
+def _check_k(k, n: int) -> None:
+    if k is not None and not 1 <= k <= n:
+        raise UsageError(f"-k must be between 1 and the number of vertices, {n:,}; got {k}")
+
+
+def _sampling_order(graph, k):
+    """The matrix -k samples from, in file order (networkx's nx.read_edgelist node order),
+    and that order (None when it is the vertex order already)."""
+    order = graph.file_order
+    if k is None or np.array_equal(order, np.arange(graph.n)):
+        return graph.matrix, None
+    permuted = graph.matrix[order][:, order]
+    permuted.sort_indices()
+    return permuted, order
+
+
+def _in_vertex_order(values: np.ndarray, order) -> np.ndarray:
+    """Values computed on the file-order matrix, back in vertex order."""
+    if order is None:
+        return values
+    result = np.empty_like(values)
+    result[order] = values
+    return result
+
+
 def _read_sources(path: str, labels: np.ndarray) -> list[int]:
     integer_labels = labels.dtype.kind in "iu"
     position = {_label(v): i for i, v in enumerate(labels)}
-    chosen = []
+    chosen, first_line = [], {}
     with open(path, encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             for token in line.split("#", 1)[0].split():
@@ -191,6 +310,10 @@ def _read_sources(path: str, labels: np.ndarray) -> list[int]:
                 if key not in position:
                     raise ValueError(f"{path}, line {number}: vertex {token!r} is not in the "
                                      "graph")
+                if key in first_line:
+                    raise ValueError(f"{path}, line {number}: vertex {token!r} is listed "
+                                     f"twice (first on line {first_line[key]})")
+                first_line[key] = number
                 chosen.append(position[key])
     if not chosen:
         raise ValueError(f"{path}: no source vertex listed")
@@ -214,9 +337,9 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
     labels = [_label(v) for v in graph.labels]
     if suffix == ".csv":
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["vertex", "betweenness"])
-            writer.writerows(zip(labels, map(repr, values.tolist())))
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["label", "bc"])
+            writer.writerows(zip(labels, (_CSV_VALUE_FORMAT % x for x in values.tolist())))
         return
     record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
               "normalized": not args.raw, "endpoints": args.endpoints, "k": args.k,
@@ -259,7 +382,7 @@ def _info(args) -> None:
     print(f"file:           {args.file} ({graph.format})")
     print(f"vertices (n):   {graph.n:,}")
     print(f"edges (m):      {edges}")
-    print(f"directed:       {'yes' if graph.directed else 'no'}")
+    print(f"directed:       {'yes' if graph.directed else 'no'}{_header_note(graph, args)}")
     print(f"self loops:     {graph.self_loops:,} (ignored)")
     print(f"degree:         min {deg['min']:,}, mean {deg['mean']:.3f}, max {deg['max']:,}"
           f"{' (out-degree)' if graph.directed else ''}")

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._api import bc
 from ._config import config
+from ._engines import cpu_fallback_note
 from .datasets import load_ego_facebook
 
 
@@ -34,8 +35,10 @@ def main(argv=None) -> None:
     where = info["gpu"] if engine == "gpu" else "CPU, python-graphblas"
     print(f"ego-Facebook: n = {A.shape[0]:,} vertices, m = {A.nnz // 2:,} undirected edges")
     print(f"engine: {engine} ({where})")
+    if args.engine == "auto" and engine == "graphblas":
+        print(cpu_fallback_note())
     start = time.perf_counter()
-    values = bc(A, engine=args.engine, progress=args.progress)
+    values = bc(A, engine=engine, progress=args.progress)
     seconds = time.perf_counter() - start
     print(f"exact betweenness centrality (normalized) in {seconds:.2f} s")
     order = np.argsort(-values, kind="stable")[:args.top]
