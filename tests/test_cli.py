@@ -330,6 +330,14 @@ def test_csv_format_on_a_path_by_hand(tmp_path):
                                 b"20,1.0000000000000000e+00\n30,0.0000000000000000e+00\n")
 
 
+def test_csv_format_is_documented_in_help_and_readme():
+    readme = (ROOT / "README.md").read_text()
+    cli_section = readme[readme.index("## Command line"):readme.index("`turbobc.read_graph(")]
+    bc_help = " ".join(run("bc", "--help").stdout.split())
+    for text in (" ".join(cli_section.split()), bc_help):
+        assert "label,bc" in text and "%.16e" in text and "17 significant digits" in text
+
+
 def test_header_direction_is_said_and_can_be_overridden():
     path = data_path("p2p-Gnutella08.txt")
     out = run("bc", path, "-k", "2", "--seed", "1", "--engine", "graphblas").stdout
