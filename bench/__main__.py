@@ -4,6 +4,7 @@
     python -m bench exact                     # exact-BC graphs (docs/benchmarks.md)
     python -m bench single-source             # every GPU kernel per source (GPU only)
     python -m bench memory --budget 300       # peak device memory up to 1e9 stored edges
+    python -m bench cpu_memory --baseline REV # CPU engine resident memory, email-Enron
     python -m bench all                       # the four above
     python -m bench report [--readme]         # markdown of the records (README's Results)
 
@@ -18,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from bench import cpu_memory
 from bench.records import RESULTS, write_record
 from bench.report import results_markdown, summary, update_readme
 from bench.suites import SUITES, timed
@@ -42,6 +44,10 @@ def parser() -> argparse.ArgumentParser:
                         "skipped with the reason)")
     p.add_argument("--max-pairs", type=_max_pairs, action="append", default=[],
                    metavar="ENGINE=N", help="cap on n·nnz for an engine, e.g. networkx=1e9")
+    p.add_argument("--baseline", default=None, metavar="COMMIT",
+                   help="cpu_memory: also measure this commit's code (the 'before')")
+    p.add_argument("--mechanisms", action="store_true",
+                   help="cpu_memory: compare gc.collect, malloc_trim and malloc arenas")
     p.add_argument("--out", type=Path, default=RESULTS, help="where records go")
     p.add_argument("--readme", action="store_true",
                    help="report: rewrite the README's '## Results' section")
@@ -62,7 +68,8 @@ def main(argv=None) -> int:
         print(f"== {suite}", flush=True)
         record = timed(suite, args, log=lambda line: print(line, flush=True))
         path = write_record(suite, record, args.out)
-        text = summary(json.loads(path.read_text()))  # with the environment write_record adds
+        loaded = json.loads(path.read_text())  # with the environment write_record adds
+        text = cpu_memory.summary(loaded) if suite == "cpu_memory" else summary(loaded)
         path.with_suffix(".md").write_text(text)
         print(f"\n{text}\nrecord: {path}", flush=True)
     return 0

@@ -3,6 +3,7 @@
     python -m bench.cpu_memory                              # this tree: full email-Enron + subset
     python -m bench.cpu_memory --baseline be62225           # the same runs of that commit too
     python -m bench.cpu_memory --subset 4000 --no-full      # only the first 4,000 sources
+    python -m bench.cpu_memory --mechanisms --no-full       # malloc_trim, arenas, gc compared
     python -m bench cpu_memory --baseline be62225           # as a suite of python -m bench
 
 Each run is exact BC (``engine="graphblas"``, unnormalized) of email-Enron in a fresh Python
@@ -10,10 +11,10 @@ subprocess, so the peak resident set is that run's alone. The child imports turb
 tree it is given (this checkout, or ``git archive`` of ``--baseline`` into a temporary
 directory), replaces the progress bar by a recorder that notes the resident set (VmRSS of
 /proc/self/status) after every batch, and samples VmRSS every 0.1 s from a thread. The parent
-reads the child's peak from ``os.wait4`` (``ru_maxrss``) and its VmHWM.
+reads the child's peak (``ru_maxrss``) and CPU seconds from ``os.wait4``.
 
-The record (``bench/results/cpu_memory-<UTC time>.json``) holds per tree and run: seconds,
-peak RSS in bytes, batch size, number of batches, RSS after each batch (flatness), and the
+The record (``bench/results/cpu_memory-<UTC time>.json``) holds per tree and run: seconds
+(wall, of the ``turbobc.bc`` call), the child's CPU seconds, peak RSS in bytes, batch size, number of batches, RSS after each batch (flatness), and the
 largest relative difference of the values from the baseline's (or, without a baseline, from
 nothing: ``null``). Memory is in bytes (bench/records.py).
 """
@@ -43,13 +44,37 @@ REPO = Path(__file__).resolve().parents[1]
 SUBSET = 4000
 """Sources of the subset run (the first ones in vertex order): enough batches to show growth."""
 
+MECHANISM_SOURCES = 3000
+"""Sources of each mechanism run (``--mechanisms``): four batches of the old size, 914."""
+
+_OLD_BATCH = ("import turbobc._graphblas as g\n"
+              "g.BATCH_ENTRY_BUDGET = 2**25  # the old cap: 914 sources of email-Enron\n"
+              "g.BYTES_PER_SLOT = 1  # so that memory never lowers it\n")
+_NO_COLLECT = "g.COLLECT_ABOVE_SLOTS = float('inf')  # no gc.collect() after batches\n"
+_TRIM = ("import ctypes\n_libc = ctypes.CDLL('libc.so.6')\n"
+         "def after_batch():\n    _libc.malloc_trim(0)\n")
+MECHANISMS = {
+    "none": (_OLD_BATCH + _NO_COLLECT, {}),
+    "malloc_trim(0) after each batch": (_OLD_BATCH + _NO_COLLECT + _TRIM, {}),
+    "MALLOC_ARENA_MAX=1": (_OLD_BATCH + _NO_COLLECT, {"MALLOC_ARENA_MAX": "1"}),
+    "MALLOC_MMAP_THRESHOLD_=131072": (_OLD_BATCH + _NO_COLLECT,
+                                      {"MALLOC_MMAP_THRESHOLD_": "131072"}),
+    "gc.collect() after each batch": (_OLD_BATCH, {}),
+    "gc.collect() and malloc_trim(0)": (_OLD_BATCH + _TRIM, {}),
+}
+"""Ways to keep the resident set flat, each run on this tree at the old batch size (label:
+code run in the child after importing turbobc, environment variables). The engine keeps
+``gc.collect()`` (turbobc/_graphblas.py, "Memory")."""
+
 _CHILD = r"""
 import json, os, sys, threading, time
-root, graph, subset, out, limit = sys.argv[1:6]
+root, graph, subset, out, limit, patch = sys.argv[1:7]
 sys.path.insert(0, root)
 import numpy as np
 import turbobc
 import turbobc._api as api
+hooks = {}
+exec(patch, hooks)  # a variant's changes (bench/cpu_memory.py MECHANISMS); may define after_batch
 
 def rss():
     with open("/proc/self/status") as f:
@@ -65,6 +90,8 @@ class Recorder:
     def __exit__(self, *exc):
         return False
     def update(self, k):
+        if "after_batch" in hooks:
+            hooks["after_batch"]()
         batches.append((int(k), rss()[0], time.perf_counter() - began))
 
 api.source_progress = lambda total, enabled, engine: Recorder()
@@ -106,12 +133,12 @@ def _tree(commit: str | None, workdir: Path) -> tuple[Path, str]:
 
 
 def _child(root: Path, graph: Path, subset: int | None, limit: int | None,
-           workdir: Path, env: dict | None = None) -> tuple[dict, np.ndarray]:
+           workdir: Path, env: dict | None = None, patch: str = "") -> tuple[dict, np.ndarray]:
     """One run in a fresh interpreter; its record and BC values."""
     out = Path(tempfile.mkdtemp(dir=workdir))
     argv = [sys.executable, "-c", _CHILD, str(root), str(graph),
             "all" if subset is None else str(subset), str(out),
-            "none" if limit is None else str(limit)]
+            "none" if limit is None else str(limit), patch]
     child_env = dict(os.environ, **(env or {}))
     child_env.pop("PYTHONPATH", None)
     with open(out / "stderr.txt", "w") as err:
@@ -123,6 +150,9 @@ def _child(root: Path, graph: Path, subset: int | None, limit: int | None,
                            + (out / "stderr.txt").read_text()[-3000:])
     record = json.loads((out / "run.json").read_text())
     record["peak_rss_bytes"] = usage.ru_maxrss * 1024  # Linux reports kilobytes
+    # CPU seconds of the whole child (reading the graph included): steadier than wall time
+    # when other work shares the machine.
+    record["child_cpu_seconds"] = usage.ru_utime + usage.ru_stime
     sizes = [k for k, _, _ in record["batches"]]
     record["batch_size"] = max(sizes) if sizes else 0
     record["num_batches"] = len(sizes)
@@ -139,7 +169,7 @@ def _max_rel_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool = True,
         graph: Path = GRAPH, memory_limit: int | None = None, env: dict | None = None,
-        log=print) -> dict:
+        mechanisms: int | None = None, log=print) -> dict:
     """Run the subset and/or full exact-BC measurements for this tree (and ``baseline``).
 
     Parameters
@@ -156,6 +186,8 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
         Passed to ``turbobc.bc`` in this tree's runs (not to the baseline's).
     env : dict, optional
         Extra environment variables for the children (e.g. ``MALLOC_ARENA_MAX``).
+    mechanisms : int, optional
+        Also run each of :data:`MECHANISMS` on this tree with this many sources.
 
     Returns
     -------
@@ -174,6 +206,16 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
                 continue
             root, name = _tree(commit, workdir)
             trees[label] = {"tree": name, "runs": {}}
+            if label == "after" and mechanisms:
+                trees[label]["mechanisms"] = {}
+                for mech, (patch, extra) in MECHANISMS.items():
+                    rec, _ = _child(root, graph, mechanisms, None, workdir,
+                                    dict(env or {}, **extra), patch)
+                    rec["sources"] = mechanisms
+                    trees[label]["mechanisms"][mech] = rec
+                    log(f"{mech:34s} {rec['seconds']:7.1f} s  peak RSS "
+                        f"{rec['peak_rss_bytes'] / 2**30:5.2f} GiB  RSS after batches (GiB): "
+                        + " ".join(f"{r / 2**30:.2f}" for r in rec["rss_after_batch_bytes"]))
             for kind in kinds:
                 k = None if kind == "full" else subset
                 rec, vals = _child(root, graph, k, memory_limit if label == "after" else None,
@@ -193,7 +235,7 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
     first = next(iter(trees.values()))["runs"]
     any_run = next(iter(first.values()))
     return {"graph": graph.name, "n": any_run["n"], "nnz": any_run["nnz"],
-            "memory_limit": memory_limit, "env": env or {}, "trees": trees,
+            "memory_limit": memory_limit, "child_env": env or {}, "trees": trees,
             "max_rel_diff": diffs}
 
 
@@ -213,6 +255,15 @@ def summary(record: dict) -> str:
                         f"{rec['num_batches']} | {after[0] / 2**30:.2f} / "
                         f"{after[-1] / 2**30:.2f} | "
                         f"{'-' if diff is None else f'{diff:.1e}'} |")
+    mech = record["trees"].get("after", {}).get("mechanisms")
+    if mech:
+        rows += ["", "| mechanism (after tree, old batch size) | sources | seconds | peak RSS GiB "
+                 "| RSS after each batch GiB |", "|---|---|---|---|---|"]
+        for name, rec in mech.items():
+            rows.append(f"| {name} | {rec['sources']} | {rec['seconds']:.1f} | "
+                        f"{rec['peak_rss_bytes'] / 2**30:.2f} | "
+                        + " ".join(f"{r / 2**30:.2f}" for r in rec["rss_after_batch_bytes"])
+                        + " |")
     return head + "\n".join(rows) + "\n"
 
 
@@ -226,12 +277,16 @@ def main(argv=None) -> None:
                         help="memory_limit= for this tree's runs, in bytes")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment variable for the child runs")
+    parser.add_argument("--mechanisms", type=int, nargs="?", const=MECHANISM_SOURCES,
+                        default=None, metavar="SOURCES",
+                        help="also compare the ways to keep memory flat (MECHANISMS), each on "
+                             f"this many sources (default {MECHANISM_SOURCES})")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     env = dict(item.split("=", 1) for item in args.env)
     start = time.perf_counter()
     record = run(baseline=args.baseline, subset=args.subset or None, full=not args.no_full,
-                 memory_limit=args.memory_limit, env=env)
+                 memory_limit=args.memory_limit, env=env, mechanisms=args.mechanisms)
     record["suite"] = "cpu_memory"
     record["wall_seconds"] = time.perf_counter() - start
     path = write_record("cpu_memory", record, args.results)

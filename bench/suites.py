@@ -9,6 +9,9 @@
   measurement) on the single-source graphs of docs/benchmarks.md; GPU only.
 - ``memory``: peak device memory against the models up to a billion stored edges
   (bench/memory.py); without a GPU, the model rows only.
+- ``cpu_memory``: peak and per-batch resident memory of exact BC of email-Enron on the CPU
+  engine, each run in a subprocess (bench/cpu_memory.py); ``--baseline COMMIT`` measures that
+  commit's code in the same run, ``--mechanisms`` compares the ways to keep memory flat.
 
 A suite that cannot measure something on this machine says so in the record (``skipped``
 with the reason) rather than leaving it out silently.
@@ -21,7 +24,7 @@ import time
 from bench import graphs, peers
 from bench.records import gteps
 
-__all__ = ["SUITES", "compare", "single_source", "memory"]
+__all__ = ["SUITES", "compare", "single_source", "memory", "cpu_memory"]
 
 CPU_SMALL_GRAPHS = ("karate", "delaunay_n10.mtx", "email-Eu-core.txt.gz", "power.mtx",
                     "ca-GrQc.txt.gz")
@@ -128,6 +131,14 @@ def memory(*, scales=None, budget_seconds: float = 300.0, log=print) -> dict:
     return mem.run(scales=scales, budget_seconds=budget_seconds, log=log)
 
 
+def cpu_memory(*, baseline: str | None = None, mechanisms: bool = False, log=print) -> dict:
+    """Resident memory of exact BC of email-Enron on the CPU engine (bench/cpu_memory.py)."""
+    from bench import cpu_memory as cm
+
+    return cm.run(baseline=baseline, mechanisms=cm.MECHANISM_SOURCES if mechanisms else None,
+                  log=log)
+
+
 SUITES = {
     "cpu-small": lambda args, log: compare(args.graphs or CPU_SMALL_GRAPHS,
                                            max_pairs=args.max_pairs, log=log),
@@ -137,6 +148,8 @@ SUITES = {
                                                      log=log),
     "memory": lambda args, log: memory(scales=args.scales, budget_seconds=args.budget,
                                        log=log),
+    "cpu_memory": lambda args, log: cpu_memory(baseline=args.baseline,
+                                               mechanisms=args.mechanisms, log=log),
 }
 """Suite name -> function of the parsed arguments and a log function."""
 

@@ -117,7 +117,7 @@ def test_signature_mirrors_networkx():
         assert ours[name].default == theirs[name].default, name
         assert ours[name].kind is inspect.Parameter.KEYWORD_ONLY
     assert list(ours)[1:] == ["sources", "k", "seed", "normalized", "endpoints", "directed",
-                              "engine", "kernel", "progress"]
+                              "engine", "kernel", "progress", "memory_limit"]
 
 
 def test_seed_forms_sample_like_networkx():

@@ -32,7 +32,7 @@ from spmv import _ctl, _launch
 from ._graph import Graph, index_dtype_for
 from ._wide import accumulate_wide
 
-__all__ = ["accumulate", "memory_model", "last_run"]
+__all__ = ["accumulate", "memory_model", "check_memory_limit", "last_run"]
 
 _CTL_SLOTS = _ctl.N_CTL  # the control block (spmv/kernels/ctl.cuh)
 _WIDE_SOURCE_SLOT = _ctl.WIDE_SOURCE  # 1 + the source that stopped a launch, 0: none
@@ -47,6 +47,31 @@ def memory_model(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1)
     b = np.dtype(index_dtype).itemsize
     fmt = 2 * b * m if kernel == "sccooc" else b * (n + 1 + m)
     return fmt + b * n + 24 * n + 4 * (n + 2) + 8 * _CTL_SLOTS + b * num_sources
+
+
+def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: int,
+                       memory_limit: int | None) -> None:
+    """Refuse a run whose :func:`memory_model` exceeds ``memory_limit`` (None: no limit).
+
+    ``kernel="auto"`` is modelled as CSC (what scCSC and veCSC store; ``auto`` picks scCOOC only
+    where its format fits the same model).
+
+    Raises
+    ------
+    MemoryError
+        Naming the model's bytes, the graph and the limit.
+    """
+    if memory_limit is None:
+        return
+    need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
+                        num_sources)
+    if need > memory_limit:
+        from ._memory import format_bytes
+
+        raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
+                          f"for one source of this graph (n={n}, {m} stored edges, "
+                          f"kernel={kernel!r}), but memory_limit is "
+                          f"{format_bytes(memory_limit)}; raise memory_limit")
 
 
 class _DeviceSweep:
@@ -117,7 +142,7 @@ def _free_bytes() -> str:
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
-               _index_dtype=None) -> np.ndarray:
+               memory_limit: int | None = None, _index_dtype=None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
 
     Parameters
@@ -133,6 +158,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         ``spmv.KERNELS``.
     progress : tqdm or None
         Updated once per finished source.
+    memory_limit : int, optional
+        Bytes of device memory the run may take; a run whose :func:`memory_model` exceeds it
+        is refused before anything is allocated (:func:`check_memory_limit`).
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
 
@@ -148,8 +176,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     ValueError
         For an unknown kernel name.
     MemoryError
-        When the device cannot hold the run; says how many bytes were needed and free.
-        Everything allocated is released first.
+        When the model exceeds ``memory_limit``, or the device cannot hold the run; says how
+        many bytes were needed and free. Everything allocated is released first.
     """
     import cupy
 
@@ -160,6 +188,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
     index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
+    check_memory_limit(n, m, kernel, index_dtype, sources.size, memory_limit)
     failure = None
     try:
         run = _DeviceSweep(graph, sources, kernel, index_dtype)

@@ -96,7 +96,7 @@ def memory_model(n: int, m: int, *, kernel: str, index_bytes: int, level_bytes: 
 
 def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
                  level_bytes: int = 2, directed: bool = False, kernel: str = "vecsc",
-                 depth_cap: int = DEPTH_CAP) -> int:
+                 depth_cap: int = DEPTH_CAP, memory_limit: int | None = None) -> int:
     """Lanes per batch: as many as :data:`MEMORY_FRACTION` of ``free_bytes`` holds.
 
     A pure function. The result is a multiple of 32, at most :data:`MAX_BATCH` and at most
@@ -120,9 +120,14 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
         The batched kernel (its storage format).
     depth_cap : int
         Levels of the shift table.
+    memory_limit : int, optional
+        The user's ``memory_limit`` in bytes: the batch is sized from
+        ``min(free_bytes, memory_limit)``.
     """
     if num_sources <= 0:
         return 0
+    if memory_limit is not None:
+        free_bytes = min(free_bytes, memory_limit)
     budget = int(MEMORY_FRACTION * free_bytes) - format_bytes(n, m, index_bytes, directed,
                                                               kernel) - 8 * n - 1024
     lanes = max(0, budget) // lane_bytes(n, level_bytes, depth_cap) // LANES * LANES
@@ -377,7 +382,8 @@ def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
-               _batch: int | None = None, _level_dtype=None, _index_dtype=None,
+               memory_limit: int | None = None, _batch: int | None = None,
+               _level_dtype=None, _index_dtype=None,
                _depth_cap: int | None = None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
 
@@ -394,6 +400,10 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         docstring).
     progress : tqdm or None
         Updated once per finished batch, by the batch's number of sources.
+    memory_limit : int, optional
+        Bytes of device memory the run may take: batches are sized from the lower of it and
+        the free memory (:func:`choose_batch`); when not even 32 lanes fit, the single-source
+        engine runs under the same limit (and refuses a graph whose model exceeds it).
     _batch : int, optional
         Force the number of sources per batch (tests); default :func:`choose_batch`.
     _level_dtype : numpy dtype, optional
@@ -454,7 +464,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             return min(_batch, remaining)
         return choose_batch(n, m, remaining, _device_free_bytes(),
                             index_bytes=index_dtype.itemsize, level_bytes=level_dtype.itemsize,
-                            directed=graph.directed, kernel=name, depth_cap=depth_cap)
+                            directed=graph.directed, kernel=name, depth_cap=depth_cap,
+                            memory_limit=memory_limit)
 
     ws = None
     batch = size_for(sources.size)
@@ -464,7 +475,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         from ._gpu import accumulate as accumulate_single
 
         return accumulate_single(graph, sources, endpoints=endpoints, kernel=kernel,
-                                 progress=progress, _index_dtype=_index_dtype)
+                                 progress=progress, memory_limit=memory_limit,
+                                 _index_dtype=_index_dtype)
     bc = cupy.zeros(n, dtype=np.float64)
     ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
     dev_sources = cupy.asarray(sources.astype(index_dtype))

@@ -18,9 +18,31 @@ graphs whose counts fit in float64 never scale at all. A source one of whose
 levels spreads wider than :data:`turbobc._wide.WIDE_RANGE` (the small counts
 would underflow) is taken out of its batch and swept by :mod:`turbobc._wide`,
 which keeps an exponent per (source, vertex).
+
+Memory. A batch of B sources holds its levels (16 bytes per stored count; a level denser
+than :data:`PULL_ABOVE_DENSITY` is a bitmap, 9 bytes per slot), the visited bitmap and the
+temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per (source, vertex) slot.
+:func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or
+within :data:`MEMORY_FRACTION` of the memory available (the lower of MemAvailable and the
+room under the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
+:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep no faster. The resident set grew
+with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after the first three,
+10-15 GiB over the whole run) not from allocator fragmentation but because every
+python-graphblas Matrix is in a reference cycle (``Matrix.ss._parent``) and is freed only by
+Python's cyclic garbage collector, which seldom runs here (few Python objects are made). So
+each batch ends with ``gc.collect()`` (20 ms): the resident set returns to its start after
+every batch and the peak is that of one batch. Measured alternatives, email-Enron, 3,000
+sources, B = 914 (peak / resident after each batch, GiB): none 4.34 / 2.2 4.2 1.9 2.3;
+glibc ``malloc_trim(0)`` after each batch 4.33 / 2.1 4.1 1.9 2.3 (no effect: the memory is
+still referenced); ``mallopt`` M_ARENA_MAX = 1: 6.05; M_MMAP_THRESHOLD = 128 KiB: 5.65;
+``gc.collect()``: 2.35 / 0.18 0.23 0.18 0.18 (kept); with ``malloc_trim`` as well, 2.35 /
+0.15 (not kept: 30 MiB). Collecting more often within a batch does not lower its peak (2.34
+GiB either way): the peak is live data.
 """
 
 from __future__ import annotations
+
+import gc
 
 import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
@@ -28,6 +50,7 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 from spmv._ctl import OVERFLOW_EXP
 
 from ._graph import Graph
+from ._memory import available_memory, format_bytes
 from ._progress import paced_batches
 from ._wide import WIDE_RANGE, accumulate_wide
 
@@ -37,24 +60,92 @@ __all__ = ["accumulate", "batch_size_for"]
 # kernels' limit too (spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py).
 RESCALE_ABOVE_EXP = OVERFLOW_EXP
 
-# Entries of a B x n matrix per batch. The levels together hold at most B n entries (16 bytes
-# each when sparse; SuiteSparse stores the few dense levels as 9-byte-per-slot bitmaps), plus
-# the visited bitmap and the workspace of one level: about 1-2 GB at 2**25.
-BATCH_ENTRY_BUDGET = 2**25
+BATCH_ENTRY_BUDGET = 2**24
+"""Most slots (source, vertex) of a batch, B n, whatever the memory: larger batches sweep no
+faster (email-Enron on two cores, 1,828 sources: 14.6-15.6 s of CPU at B = 457, 13.7-15.0 s at
+B = 914) but page in more fresh memory. See "Memory" in the module docstring."""
+
+BYTES_PER_SLOT = 160
+"""Bytes one (source, vertex) slot of a batch may take at the peak of its sweep: the levels
+(16 bytes per stored count, 9 per slot for a level dense enough to be a bitmap), the visited
+bitmap and the temporaries of one level. Measured peaks (one batch of 400 random sources,
+resident set above the start): p2p-Gnutella31 10.5, cit-HepPh 22.1, road-luxembourg 23.3,
+delaunay_n16 50.4, as-caida 64.5, ca-GrQc 65.8, email-Enron 68, ego-Facebook 73.3, and 117
+and 153 on layered graphs built so that every level is just dense enough to be a bitmap."""
+
+MEMORY_FRACTION = 0.5
+"""Share of the available memory (:func:`turbobc._memory.available_memory`) an automatic
+batch size may plan for; ``memory_limit=`` replaces the whole budget."""
+
+COLLECT_ABOVE_SLOTS = 2**20
+"""After a batch of at least this many slots, the cyclic garbage collector runs (20 ms)."""
 
 # A frontier denser than this (entries / (B n)) is pulled rather than pushed: it is handed to
 # the product as a bitmap, which lets SuiteSparse use its dot-product method (LAGraph's switch).
 PULL_ABOVE_DENSITY = 0.05
 
 
-def batch_size_for(n: int, num_sources: int) -> int:
-    """Sources per batch: as many as the entry budget allows for B x n matrices."""
+def fixed_bytes(n: int, m: int, directed: bool) -> int:
+    """Bytes of a run that do not depend on the batch: the GraphBLAS copy of the pattern
+    (8-byte row pointers and column indices; Aᵀ too for directed graphs) and the sums."""
+    return (8 * (n + 1) + 8 * m) * (2 if directed else 1) + 8 * n
+
+
+def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = False,
+                   memory_limit: int | None = None, available: int | None = None) -> int:
+    """Sources per batch: what the memory budget holds, at most :data:`BATCH_ENTRY_BUDGET`.
+
+    Parameters
+    ----------
+    n, num_sources : int
+        Vertices, and sources still to sweep.
+    m : int
+        Stored edges of the pattern.
+    directed : bool
+        Directed graphs keep Aᵀ too.
+    memory_limit : int, optional
+        The user's ``memory_limit`` in bytes: the whole run (:func:`fixed_bytes` plus
+        :data:`BYTES_PER_SLOT` per source and vertex) must fit in it.
+    available : int, optional
+        Available memory in bytes; default :func:`turbobc._memory.available_memory`. Without
+        ``memory_limit`` the batches plan for :data:`MEMORY_FRACTION` of it.
+
+    Returns
+    -------
+    int
+        At least 1 (0 when there is no source).
+
+    Raises
+    ------
+    MemoryError
+        Not even one source fits in ``memory_limit`` (or, without it, in the available
+        memory); the message gives the estimate and the limit.
+    """
     if num_sources == 0:
         return 0
-    return int(max(1, min(num_sources, BATCH_ENTRY_BUDGET // max(n, 1))))
+    fixed = fixed_bytes(n, m, directed)
+    per_source = BYTES_PER_SLOT * max(n, 1)
+    if memory_limit is not None:
+        budget = ceiling = memory_limit
+        what = f"memory_limit is {format_bytes(memory_limit)}"
+        fix = "raise memory_limit"
+    else:
+        ceiling = available_memory() if available is None else available
+        budget = int(MEMORY_FRACTION * ceiling)
+        what = (f"only {format_bytes(ceiling)} of memory is available (MemAvailable, or the "
+                "room under the cgroup limit)")
+        fix = "free memory, or pass a larger memory_limit to try anyway"
+    if fixed + per_source > ceiling:
+        raise MemoryError(
+            f"the CPU engine needs about {format_bytes(fixed + per_source)} for one source "
+            f"(n={n}, {m} stored edges: {format_bytes(fixed)} for the graph and "
+            f"{BYTES_PER_SLOT} bytes per vertex and source), but {what}; {fix}")
+    fits = max(1, (budget - fixed) // per_source)
+    return int(max(1, min(num_sources, BATCH_ENTRY_BUDGET // max(n, 1), fits)))
 
 
-def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) -> np.ndarray:
+def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,
+               memory_limit: int | None = None) -> np.ndarray:
     """Raw betweenness sums over ordered pairs from the given sources.
 
     Parameters
@@ -69,26 +160,40 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress) 
     progress : tqdm.tqdm
         Advanced by the number of sources of each finished batch (batches are paced
         to about half a second while the bar is shown, see ``_progress.paced_batches``).
+    memory_limit : int, optional
+        Bytes the run may use (:func:`batch_size_for`); default: sized from the memory
+        available.
 
     Returns
     -------
     numpy.ndarray
         ``raw[v] = Σ_{s ≠ v} δ_s(v)`` (+ endpoint terms), not halved, not normalized.
+
+    Raises
+    ------
+    MemoryError
+        Not even one source fits (:func:`batch_size_for`); raised before any work.
     """
     raw = np.zeros(graph.n, dtype=np.float64)
     if len(sources) == 0:
         return raw
+    step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
+                          memory_limit=memory_limit)
     A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
                         nrows=graph.n, ncols=graph.n)
     # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
     AT = A if not graph.directed else A.T.new()
-    step = batch_size_for(graph.n, len(sources))
     wide = []
     # While a progress bar is shown, batches are paced to update it about twice a second.
     for start, stop in paced_batches(len(sources), step, progress):
         batch = np.asarray(sources[start:stop], dtype=np.int64)
         wide_here = _accumulate_batch(A, AT, batch, raw, endpoints)
         wide.extend(wide_here)
+        if len(batch) * graph.n >= COLLECT_ABOVE_SLOTS:
+            # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
+            # refers back to its Matrix): collect the batch's matrices now, so the next batch
+            # reuses their memory instead of stacking on it (module docstring, "Memory").
+            gc.collect()
         progress.update(len(batch) - len(wide_here))
     if wide:
         # Sources whose levels span more than per-level scaling holds: per-vertex exponents.

@@ -18,6 +18,7 @@ from spmv import KERNELS
 
 from ._engines import ENGINES, gpu_status
 from ._graph import INT32_LIMIT, Graph
+from ._memory import parse_memory_limit
 from .exceptions import GPUUnavailableError
 
 __all__ = ["Call", "validate"]
@@ -35,10 +36,11 @@ class Call:
     engine: str  # "gpu" or "graphblas", never "auto"
     kernel: str  # "auto" or a name in spmv.KERNELS
     progress: bool
+    memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
-             progress) -> Call:
+             progress, memory_limit=None) -> Call:
     """Check and normalise the arguments of :func:`turbobc.bc`.
 
     Returns
@@ -58,6 +60,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     if kernel != "auto" and engine == "graphblas":
         raise ValueError(f"kernel={kernel!r} names a GPU kernel; it needs engine='gpu' or "
                          f"'auto', not 'graphblas'")
+    memory_limit = parse_memory_limit(memory_limit)
 
     matrix, labels, graph_directed = _as_csr(A)
     if directed is None:
@@ -80,7 +83,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
 
     return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
                 endpoints=bool(endpoints), engine=_resolve_engine(engine, kernel),
-                kernel=kernel, progress=bool(progress))
+                kernel=kernel, progress=bool(progress), memory_limit=memory_limit)
 
 
 def _require_bool(name: str, value) -> None:
