@@ -333,3 +333,56 @@ def test_gpu_single_source_refuses_a_model_above_the_limit():
     coo = memory_model(n, m, "sccooc", np.int32, 1)
     with pytest.raises(MemoryError, match=re.escape(f"{_memory.format_bytes(coo)} of device")):
         check_memory_limit(n, m, "sccooc", np.int32, 1, coo - 1)
+
+
+# ---------------------------------------------------------------- the GPU engines on a device
+
+def _gpu_graph():
+    G = nx.gnp_random_graph(300, 0.03, seed=6)
+    return G, nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
+
+
+@pytest.mark.gpu
+def test_gpu_batches_follow_the_limit():
+    from turbobc import _gpu_batched
+
+    G, A = _gpu_graph()
+    n, m = A.shape[0], int(A.nnz)
+    expected = nx.betweenness_centrality(G)
+    free = turbobc.bc(A, engine="gpu")
+    unlimited = dict(_gpu_batched.last_run)
+    limit = 2**20
+    got = turbobc.bc(A, engine="gpu", memory_limit="1MiB")
+    run = _gpu_batched.last_run
+    assert run["batch"] == choose_batch(n, m, n, 2**60, memory_limit=limit, kernel=run["kernel"],
+                                        depth_cap=run["depth_cap"])
+    assert run["batch"] < unlimited["batch"] and run["batches"] > 1
+    assert run["peak_pool_bytes"] <= limit
+    np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(free, got, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.gpu
+def test_gpu_goes_one_source_at_a_time_under_a_small_limit():
+    from turbobc import _gpu
+
+    G, A = _gpu_graph()
+    n, m = A.shape[0], int(A.nnz)
+    limit = 100_000  # below 32 lanes (about 0.4 MB here), above the single-source model
+    assert memory_model(n, m, "sccsc", np.int32, n) < limit
+    assert choose_batch(n, m, n, 2**60, memory_limit=limit, depth_cap=n + 2) == 0
+    _gpu.last_run.clear()
+    got = turbobc.bc(A, engine="gpu", memory_limit=limit)
+    assert _gpu.last_run["peak_pool_bytes"] <= limit
+    expected = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sources", [None, [3]])
+def test_gpu_refuses_a_graph_above_the_limit(sources):
+    G, A = _gpu_graph()
+    with pytest.raises(MemoryError, match=re.escape("of device memory for one source of this "
+                                                    "graph (n=300, ") + ".*"
+                       + re.escape("but memory_limit is 1000 bytes; raise memory_limit")):
+        turbobc.bc(A, engine="gpu", memory_limit=1000, sources=sources)
