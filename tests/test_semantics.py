@@ -155,8 +155,13 @@ def test_sources_partition_adds_up_to_exact():
                                rtol=1e-12)
 
 
-def test_progress_bar_counts_sources(capsys):
+def test_progress_bar_counts_sources(capsys, monkeypatch):
+    from turbobc import _progress
+
     A = nx.to_scipy_sparse_array(nx.karate_club_graph(), format="csr")
+    turbobc.bc(A, progress=True, engine="graphblas")
+    assert capsys.readouterr().err == ""  # a quick run: the bar waits a second, then ends
+    monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
     turbobc.bc(A, progress=True, engine="graphblas")
     err = capsys.readouterr().err
     assert "34/34" in err and "src" in err
