@@ -25,19 +25,21 @@ temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per (source, vertex
 :func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or
 within :data:`MEMORY_FRACTION` of the memory available (the lower of MemAvailable and the
 room under the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
-:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep no faster. The resident set grew
+:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep hardly faster but peak higher. The resident set grew
 with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after the first three,
-10-15 GiB over the whole run) not from allocator fragmentation but because every
+a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from allocator fragmentation but because every
 python-graphblas Matrix is in a reference cycle (``Matrix.ss._parent``) and is freed only by
 Python's cyclic garbage collector, which seldom runs here (few Python objects are made). So
 each batch ends with ``gc.collect()`` (20 ms): the resident set returns to its start after
-every batch and the peak is that of one batch. Measured alternatives, email-Enron, 3,000
-sources, B = 914 (peak / resident after each batch, GiB): none 4.34 / 2.2 4.2 1.9 2.3;
-glibc ``malloc_trim(0)`` after each batch 4.33 / 2.1 4.1 1.9 2.3 (no effect: the memory is
-still referenced); ``mallopt`` M_ARENA_MAX = 1: 6.05; M_MMAP_THRESHOLD = 128 KiB: 5.65;
-``gc.collect()``: 2.35 / 0.18 0.23 0.18 0.18 (kept); with ``malloc_trim`` as well, 2.35 /
-0.15 (not kept: 30 MiB). Collecting more often within a batch does not lower its peak (2.34
-GiB either way): the peak is live data.
+every batch and the peak is that of one batch. Measured alternatives (``python -m bench
+cpu_memory --mechanisms``, bench/results/cpu_memory-20261123T144734Z.json; email-Enron, 3,000
+sources, B = 914; peak / resident after each batch, GiB): none 6.35 / 2.22 4.19 5.85 6.29;
+glibc ``malloc_trim(0)`` after each batch 5.30 / 2.13 4.10 1.85 2.33 (the memory is still
+referenced); ``MALLOC_ARENA_MAX=1`` 6.36 / 2.22 4.18 5.84 6.29; ``MALLOC_MMAP_THRESHOLD_=131072``
+4.37 / 2.13 2.12 3.82 4.30; ``gc.collect()`` 2.36 / 0.18 0.23 0.18 0.18 (kept); ``gc.collect()``
+and ``malloc_trim(0)`` 2.35 / 0.15 0.15 0.15 0.15 (not kept: 30 MiB less, a glibc-only call).
+Collecting more often within a batch does not lower its peak (2.34 GiB either way): the peak
+is live data.
 """
 
 from __future__ import annotations
@@ -61,9 +63,10 @@ __all__ = ["accumulate", "batch_size_for"]
 RESCALE_ABOVE_EXP = OVERFLOW_EXP
 
 BATCH_ENTRY_BUDGET = 2**24
-"""Most slots (source, vertex) of a batch, B n, whatever the memory: larger batches sweep no
-faster (email-Enron on two cores, 1,828 sources: 14.6-15.6 s of CPU at B = 457, 13.7-15.0 s at
-B = 914) but page in more fresh memory. See "Memory" in the module docstring."""
+"""Most slots (source, vertex) of a batch, B n, whatever the memory: larger batches sweep
+hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds of two
+runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak 2.36 GiB;
+B = 2048 peaks at 5.0 GiB). See "Memory" in the module docstring."""
 
 BYTES_PER_SLOT = 160
 """Bytes one (source, vertex) slot of a batch may take at the peak of its sweep: the levels
