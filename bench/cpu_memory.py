@@ -14,9 +14,10 @@ directory), replaces the progress bar by a recorder that notes the resident set 
 reads the child's peak (``ru_maxrss``) and CPU seconds from ``os.wait4``.
 
 The record (``bench/results/cpu_memory-<UTC time>.json``) holds per tree and run: seconds
-(wall, of the ``turbobc.bc`` call), the child's CPU seconds, peak RSS in bytes, batch size, number of batches, RSS after each batch (flatness), and the
-largest relative difference of the values from the baseline's (or, without a baseline, from
-nothing: ``null``). Memory is in bytes (bench/records.py).
+(wall, of the ``turbobc.bc`` call), the child's CPU seconds, peak RSS in bytes, batch size,
+number of batches, RSS after each batch (flatness), and the largest relative difference of the
+values from the baseline's (or, without a baseline, from nothing: ``null``). Memory is in bytes
+(bench/records.py).
 """
 
 from __future__ import annotations

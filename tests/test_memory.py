@@ -218,8 +218,9 @@ def test_automatic_batch_size_plans_for_a_fraction_of_available_memory():
 def test_one_source_that_cannot_fit_the_limit():
     n, m = 10_000, 50_000
     need = _graphblas.fixed_bytes(n, m, False) + _graphblas.BYTES_PER_SLOT * n
+    graph_bytes = _memory.format_bytes(8 * 10001 + 8 * 50000 + 80000)
     message = (f"the CPU engine needs about {_memory.format_bytes(need)} for one source "
-               f"(n=10000, 50000 stored edges: {_memory.format_bytes(8 * 10001 + 8 * 50000 + 80000)}"
+               f"(n=10000, 50000 stored edges: {graph_bytes}"
                f" for the graph and {_graphblas.BYTES_PER_SLOT} bytes per vertex and source), "
                f"but memory_limit is {_memory.format_bytes(need - 1)}; raise memory_limit")
     with pytest.raises(MemoryError, match=re.escape(message)):

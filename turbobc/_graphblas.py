@@ -19,27 +19,28 @@ levels spreads wider than :data:`turbobc._wide.WIDE_RANGE` (the small counts
 would underflow) is taken out of its batch and swept by :mod:`turbobc._wide`,
 which keeps an exponent per (source, vertex).
 
-Memory. A batch of B sources holds its levels (16 bytes per stored count; a level denser
-than :data:`PULL_ABOVE_DENSITY` is a bitmap, 9 bytes per slot), the visited bitmap and the
+Memory. A batch of B sources holds its levels (16 bytes per stored count; a level denser than
+:data:`PULL_ABOVE_DENSITY` is a bitmap, 9 bytes per slot), the visited bitmap and the
 temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per (source, vertex) slot.
-:func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or
-within :data:`MEMORY_FRACTION` of the memory available (the lower of MemAvailable and the
-room under the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
-:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep hardly faster but peak higher. The resident set grew
-with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after the first three,
-a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from allocator fragmentation but because every
-python-graphblas Matrix is in a reference cycle (``Matrix.ss._parent``) and is freed only by
-Python's cyclic garbage collector, which seldom runs here (few Python objects are made). So
-each batch ends with ``gc.collect()`` (20 ms): the resident set returns to its start after
-every batch and the peak is that of one batch. Measured alternatives (``python -m bench
-cpu_memory --mechanisms``, bench/results/cpu_memory-20261123T144734Z.json; email-Enron, 3,000
-sources, B = 914; peak / resident after each batch, GiB): none 6.35 / 2.22 4.19 5.85 6.29;
-glibc ``malloc_trim(0)`` after each batch 5.30 / 2.13 4.10 1.85 2.33 (the memory is still
-referenced); ``MALLOC_ARENA_MAX=1`` 6.36 / 2.22 4.18 5.84 6.29; ``MALLOC_MMAP_THRESHOLD_=131072``
-4.37 / 2.13 2.12 3.82 4.30; ``gc.collect()`` 2.36 / 0.18 0.23 0.18 0.18 (kept); ``gc.collect()``
-and ``malloc_trim(0)`` 2.35 / 0.15 0.15 0.15 0.15 (not kept: 30 MiB less, a glibc-only call).
-Collecting more often within a batch does not lower its peak (2.34 GiB either way): the peak
-is live data.
+:func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or within
+:data:`MEMORY_FRACTION` of the memory available (the lower of MemAvailable and the room under
+the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
+:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep hardly faster but peak higher. The
+resident set grew with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after
+the first three, a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from allocator
+fragmentation but because every python-graphblas Matrix is in a reference cycle
+(``Matrix.ss._parent``) and is freed only by Python's cyclic garbage collector, which seldom
+runs here (few Python objects are made). So each batch ends with ``gc.collect()`` (20 ms): the
+resident set returns to its start after every batch and the peak is that of one batch. Measured
+alternatives (``python -m bench cpu_memory --mechanisms``,
+bench/results/cpu_memory-20261123T144734Z.json; email-Enron, 3,000 sources, B = 914; peak /
+resident after each batch, GiB): none 6.35 / 2.22 4.19 5.85 6.29; glibc ``malloc_trim(0)``
+after each batch 5.30 / 2.13 4.10 1.85 2.33 (the memory is still referenced);
+``MALLOC_ARENA_MAX=1`` 6.36 / 2.22 4.18 5.84 6.29; ``MALLOC_MMAP_THRESHOLD_=131072`` 4.37 /
+2.13 2.12 3.82 4.30; ``gc.collect()`` 2.36 / 0.18 0.23 0.18 0.18 (kept); ``gc.collect()`` and
+``malloc_trim(0)`` 2.35 / 0.15 0.15 0.15 0.15 (not kept: 30 MiB less, a glibc-only call).
+Collecting more often within a batch does not lower its peak (2.34 GiB either way): the peak is
+live data.
 """
 
 from __future__ import annotations
