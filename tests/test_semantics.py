@@ -205,6 +205,7 @@ def test_rescale_does_not_modify_its_input():
 
 
 def test_rescale_k1_source_is_nan():
-    got = rescale(np.ones(5), normalized=True, directed=True, endpoints=False,
-                  sampled_sources=np.array([2]))
+    with pytest.warns(RuntimeWarning, match=r"k=1 .* NaN, as networkx returns it"):
+        got = rescale(np.ones(5), normalized=True, directed=True, endpoints=False,
+                      sampled_sources=np.array([2]))
     assert math.isnan(got[2]) and np.isfinite(np.delete(got, 2)).all()
