@@ -360,3 +360,21 @@ def test_python_dash_m_turbobc_is_the_command(tmp_path):
     help_text = subprocess.run([sys.executable, "-m", "turbobc", "--help"], capture_output=True,
                                text=True, check=True).stdout
     assert "betweenness centrality of every vertex" in help_text
+
+
+def test_memory_limit_flag(tmp_path):
+    """--memory-limit reaches turbobc.bc: the same values under a limit that forces small
+    batches; a size that cannot hold one source exits 1 naming the flag; a bad size exits 2."""
+    graph = data_path("delaunay_n10.mtx")
+    free = tmp_path / "free.npy"
+    limited = tmp_path / "limited.npy"
+    run("bc", graph, "--engine", "graphblas", "--top", "0", "-o", free)
+    run("bc", graph, "--engine", "graphblas", "--top", "0", "--memory-limit", "2MiB",
+        "-o", limited)
+    np.testing.assert_allclose(np.load(limited), np.load(free), rtol=1e-12, atol=1e-15)
+    tiny = run("bc", graph, "--engine", "graphblas", "--memory-limit", "3KB", check=False)
+    assert tiny.returncode == 1
+    assert "but --memory-limit is 3000 bytes" in tiny.stderr
+    bad = run("bc", graph, "--memory-limit", "lots", check=False)
+    assert bad.returncode == 2
+    assert "--memory-limit lots: the size must be a number of bytes" in bad.stderr

@@ -55,7 +55,7 @@ from spmv._ctl import OVERFLOW_EXP
 from ._graph import Graph
 from ._memory import available_memory, format_bytes
 from ._progress import paced_batches
-from ._wide import WIDE_RANGE, accumulate_wide
+from ._wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for"]
 
@@ -200,10 +200,12 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,
             gc.collect()
         progress.update(len(batch) - len(wide_here))
     if wide:
-        # Sources whose levels span more than per-level scaling holds: per-vertex exponents.
+        # Sources whose levels span more than per-level scaling holds: per-vertex exponents,
+        # in batches no larger than this engine's (its bytes per slot are fewer).
         pattern = graph.pattern
         accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
-                        endpoints=endpoints, progress=progress)
+                        endpoints=endpoints, progress=progress,
+                        batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
     return raw
 
 

@@ -40,8 +40,9 @@ too: spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py). Below 2^-896 a scaled coun
 be a normal float64, but 1/σ̂ in the backward sweep (up to n · 2^896) must stay finite too."""
 
 WIDE_BATCH_ENTRIES = 2**24
-"""Most (source, vertex) slots of one wide batch: about 12 bytes each in the dense depth and
-δ arrays, plus 24 bytes per reached pair in the level lists."""
+"""Most (source, vertex) slots of one wide batch: 4 bytes each in the dense depth array, plus
+about 48 bytes per reached pair (key, mantissa, exponent and δ in the level lists, and the
+edge expansion of one level). The CPU engine passes its own, memory-sized batch when smaller."""
 
 
 def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,

@@ -120,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     bc.add_argument("--top", type=int, default=10, metavar="N",
                     help="print the N most central vertices (default 10; 0: none)")
     bc.add_argument("-o", "--output", metavar="OUT", help=_OUTPUT_HELP)
+    bc.add_argument("--memory-limit", metavar="SIZE",
+                    help="memory the run may use, in bytes or with a unit (e.g. 4GB, "
+                         "512MiB): host memory on the CPU engine, device memory on the GPU; "
+                         "default: sized from what is available")
     bc.add_argument("--progress", action="store_true",
                     help="show a progress bar on stderr (sources done, time left) once the "
                          "run has taken a second")
@@ -202,9 +206,13 @@ def _bc(args) -> None:
         print(cpu_fallback_note())
     matrix, order = _sampling_order(graph, args.k)
     start = time.perf_counter()
-    values = bc(matrix, sources=sources, k=args.k, seed=args.seed,
-                normalized=not args.raw, endpoints=args.endpoints, directed=graph.directed,
-                engine=engine, kernel=args.kernel, progress=args.progress)
+    try:
+        values = bc(matrix, sources=sources, k=args.k, seed=args.seed,
+                    normalized=not args.raw, endpoints=args.endpoints,
+                    directed=graph.directed, engine=engine, kernel=args.kernel,
+                    progress=args.progress, memory_limit=args.memory_limit)
+    except MemoryError as exc:  # in the command's words
+        raise MemoryError(str(exc).replace("memory_limit", "--memory-limit")) from None
     seconds = time.perf_counter() - start
     values = _in_vertex_order(values, order)
     what = ("exact" if sources is None and args.k is None else
@@ -230,6 +238,14 @@ def _check_options(args) -> None:
     if args.kernel != "auto" and args.engine == "graphblas":
         raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
                          "auto, not --engine graphblas")
+    if args.memory_limit is not None:
+        from ._memory import parse_memory_limit
+
+        try:
+            args.memory_limit = parse_memory_limit(args.memory_limit)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--memory-limit {args.memory_limit}: "
+                             f"{str(exc).replace('memory_limit', 'the size')}") from None
     if args.sources is not None and not Path(args.sources).is_file():
         raise UsageError(f"--sources {args.sources}: no such file")
     if args.output is not None:
