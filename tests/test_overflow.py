@@ -197,6 +197,16 @@ def test_deep_grid_from_a_corner(deep_grid, engine_config):
                          engine_config=engine_config, expected_raw=raw)
 
 
+def wide_sums(xp, A: sp.csr_array, *, endpoints: bool, batch_entries: int):
+    """Raw sums of every source from the exponent-per-vertex sweep alone, on ``xp``."""
+    n = A.shape[0]
+    raw = xp.zeros(n)
+    wide_sweep.accumulate_wide(xp, xp.asarray(A.indptr), xp.asarray(A.indices), n,
+                               np.arange(n), raw, endpoints=endpoints,
+                               batch_entries=batch_entries)
+    return raw
+
+
 @pytest.mark.parametrize("name", sorted(GRAPH_CASES))
 def test_wide_sweep_equals_networkx(name):
     """The exponent-per-vertex sweep alone (NumPy), every source, on every graph class of
@@ -205,9 +215,7 @@ def test_wide_sweep_equals_networkx(name):
     n = len(G)
     A = loop_free_pattern(G)
     for endpoints in (False, True):
-        raw = np.zeros(n)
-        wide_sweep.accumulate_wide(np, A.indptr, A.indices, n, np.arange(n), raw,
-                                   endpoints=endpoints, batch_entries=max(1, 3 * n))
+        raw = wide_sums(np, A, endpoints=endpoints, batch_entries=max(1, 3 * n))
         expected = networkx_bc(G, selection="all", normalized=False, endpoints=endpoints)
         scale = 1.0 if G.is_directed() else 0.5
         np.testing.assert_allclose(raw * scale, expected, rtol=1e-12, atol=1e-12)
@@ -245,13 +253,8 @@ def test_wide_sweep_on_the_device_equals_numpy():
         n = len(G)
         A = loop_free_pattern(G)
         for endpoints in (False, True):
-            host = np.zeros(n)
-            wide_sweep.accumulate_wide(np, A.indptr, A.indices, n, np.arange(n), host,
-                                       endpoints=endpoints, batch_entries=2 * n)
-            device = cupy.zeros(n)
-            wide_sweep.accumulate_wide(cupy, cupy.asarray(A.indptr), cupy.asarray(A.indices),
-                                       n, np.arange(n), device, endpoints=endpoints,
-                                       batch_entries=2 * n)
+            host = wide_sums(np, A, endpoints=endpoints, batch_entries=2 * n)
+            device = wide_sums(cupy, A, endpoints=endpoints, batch_entries=2 * n)
             np.testing.assert_allclose(device.get(), host, rtol=1e-13, atol=1e-13)
 
 
