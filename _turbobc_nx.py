@@ -2,10 +2,23 @@
 
 networkx calls :func:`backend_info` while it is imported, so this module is top-level and
 imports nothing (not even turbobc): registering the backend costs ``import networkx`` nothing.
-The backend itself is ``turbobc._nx_backend.BackendInterface``.
+The backend itself is ``turbobc._nx_backend.BackendInterface``; :data:`FUNCTIONS` is the
+list of what it implements.
 """
 
-__all__ = ["backend_info"]
+__all__ = ["FUNCTIONS", "backend_info"]
+
+FUNCTIONS = {
+    "betweenness_centrality":
+        "Unweighted (or all weights equal), exact or sampled with k: the same numbers and "
+        "sampled sources as networkx. Other weights are declined.",
+    "betweenness_centrality_subset":
+        "Served when targets holds every node (all-targets subset BC); other targets are "
+        "declined.",
+}
+"""The functions the backend implements, with what networkx shows about each: the one list.
+``turbobc._nx_backend.implements`` refuses a function not named here, and the backend does
+not import if one named here is not implemented."""
 
 _EXTRA_PARAMETERS = {
     'engine : {"auto", "gpu", "graphblas"}, default "auto"':
@@ -26,17 +39,6 @@ def backend_info() -> dict:
         "short_summary": "Betweenness centrality as sparse linear algebra on NVIDIA GPUs "
                          "(CuPy) or the CPU (python-graphblas).",
         "default_config": {},
-        "functions": {
-            "betweenness_centrality": {
-                "additional_docs": "Unweighted (or all weights equal), exact or sampled "
-                                   "with k: the same numbers and sampled sources as "
-                                   "networkx. Other weights are declined.",
-                "additional_parameters": _EXTRA_PARAMETERS,
-            },
-            "betweenness_centrality_subset": {
-                "additional_docs": "Served when targets holds every node (all-targets "
-                                   "subset BC); other targets are declined.",
-                "additional_parameters": _EXTRA_PARAMETERS,
-            },
-        },
+        "functions": {name: {"additional_docs": docs, "additional_parameters": _EXTRA_PARAMETERS}
+                      for name, docs in FUNCTIONS.items()},
     }

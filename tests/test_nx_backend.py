@@ -3,6 +3,7 @@ betweenness test modules run in networkx's backend test mode."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import random
@@ -13,9 +14,12 @@ import textwrap
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 
+import _turbobc_nx
 import turbobc._nx_backend as backend
+import turbobc._nx_graph as nx_graph
 from turbobc._nx_backend import BackendInterface, TurboBCGraph, can_run, should_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,10 +56,36 @@ def test_entry_points_are_registered():
     assert "turbobc" in nx.utils.backends.backends
     info = nx.utils.backends.backend_info["turbobc"]
     assert info["backend_name"] == "turbobc"
-    assert set(info["functions"]) == {"betweenness_centrality",
-                                      "betweenness_centrality_subset"}
     assert nx.utils.backends.backends["turbobc"].load() is BackendInterface
+    # one list: what networkx shows is what @implements registered, and nothing more
+    assert list(info["functions"]) == list(_turbobc_nx.FUNCTIONS) == list(backend.IMPLEMENTED)
+    assert set(backend.IMPLEMENTED) == {"betweenness_centrality",
+                                        "betweenness_centrality_subset"}
+    for name, func in backend.IMPLEMENTED.items():
+        assert getattr(BackendInterface, name) is func
+        assert func.can_run is not backend._always  # every function has its own rule
+        shown = info["functions"][name]
+        assert shown["additional_docs"] == _turbobc_nx.FUNCTIONS[name]
+        # the extra parameters shown are the function's keyword-only ones
+        extra = [p.name for p in inspect.signature(func).parameters.values()
+                 if p.kind is p.KEYWORD_ONLY]
+        assert [p.split(" : ")[0] for p in shown["additional_parameters"]] == extra
     assert not hasattr(BackendInterface, "edge_betweenness_centrality")
+
+
+def test_implements_keeps_the_list_and_the_rules_honest():
+    def edge_betweenness_centrality(G):
+        return {}
+
+    with pytest.raises(ValueError, match="edge_betweenness_centrality is not listed in "
+                                         "_turbobc_nx.FUNCTIONS"):
+        backend.implements(edge_betweenness_centrality)
+    assert "edge_betweenness_centrality" not in backend.IMPLEMENTED
+    func = backend.IMPLEMENTED["betweenness_centrality"]
+    with pytest.raises(TypeError, match="the rule for betweenness_centrality must take its "
+                                        r"parameters \(G, k=None"):
+        func._can_run(lambda G, k=None: True)
+    assert func.can_run.__name__ == "_"  # the rule beside the function is still attached
 
 
 def _graphs():
@@ -117,6 +147,70 @@ def test_all_equal_weights_are_served():
     H = nx.path_graph(5)  # no attribute at all: networkx's default weight 1 everywhere
     _close(nx.betweenness_centrality(H, weight="weight", backend="turbobc"),
            nx.betweenness_centrality(H, weight="weight"))
+    ours = nx.betweenness_centrality_subset(G, ["Valjean", "Javert"], list(G), weight="w",
+                                            backend="turbobc")
+    _close(ours, nx.betweenness_centrality_subset(G, ["Valjean", "Javert"], list(G),
+                                                  weight="w"))
+
+
+def test_parallel_edges_weigh_their_smallest_weight():
+    """networkx's shortest paths in a multigraph use the lightest parallel edge: heavier
+    parallel edges leave every path at weight 1, so turbobc serves the call."""
+    G = nx.MultiGraph(nx.cycle_graph(7))
+    G.add_edges_from([(0, 1, {"weight": 5}), (3, 4, {"weight": 2.5}), (2, 2)])
+    ours = nx.betweenness_centrality(G, weight="weight", backend="turbobc")
+    _close(ours, nx.betweenness_centrality(G, weight="weight"))
+    G.add_edge(5, 6, weight=0.5)  # now one lighter edge: the weights differ
+    assert _reason("betweenness_centrality", backend.convert_from_nx(
+        G, edge_attrs={"weight": 1}), weight="weight") == (
+        "edge weights 'weight' differ (1.0 and 0.5); turbobc BC is unweighted and serves "
+        "only all-equal weights")
+
+
+def _weighted_graphs():
+    directed = nx.gnp_random_graph(30, 0.1, seed=4, directed=True)
+    for i, (u, v) in enumerate(directed.edges):
+        if i % 3:
+            directed[u][v]["w"] = float(i)  # every third edge has no "w": the default
+    multi = nx.MultiDiGraph([(0, 1, {"w": 3}), (0, 1, {"w": 2}), (1, 2), (2, 0, {"w": -1}),
+                             (1, 1, {"w": 7})])
+    return {"les-miserables": (nx.les_miserables_graph(), "weight"), "directed": (directed, "w"),
+            "multidigraph": (multi, "w")}
+
+
+@pytest.mark.parametrize("name", list(_weighted_graphs()))
+def test_converted_weights_are_aligned_with_the_pattern(name):
+    G, attr = _weighted_graphs()[name]
+    converted = backend.convert_from_nx(G, edge_attrs={attr: 4})
+    values, pattern = converted.edge_values[attr], converted.pattern
+    assert values.dtype == np.float64 and values.shape == pattern.indices.shape
+
+    def lightest(u, v):
+        parallel = G[u][v].values() if G.is_multigraph() else [G[u][v]]
+        return min(d.get(attr, 4) for d in parallel)
+
+    rows = np.repeat(np.arange(len(G)), np.diff(pattern.indptr))
+    for i, j, value in zip(rows, pattern.indices, values):
+        assert value == lightest(converted.nodes[i], converted.nodes[j])
+    assert backend.convert_from_nx(G).edge_values == {}  # only what networkx asks for
+    assert repr(converted).endswith(f", edge attributes=['{attr}'])")
+    back = backend.convert_to_nx(converted)  # the kept attribute comes back on each edge
+    assert back.number_of_edges() == len(set(G.edges()))
+    for u, v, value in back.edges(data=attr):
+        assert value == lightest(u, v)
+
+
+def test_weights_that_are_not_real_numbers_become_nan():
+    G = nx.path_graph(6)  # each edge is stored twice: (u, v) and (v, u)
+    for (u, v), w in zip(G.edges, ["2", None, 1j, [1, 2], 10**400]):
+        G[u][v]["w"] = w
+    converted = backend.convert_from_nx(G, edge_attrs={"w": 1})
+    values = converted.edge_values["w"]
+    assert np.isnan(values).sum() == 8 and np.isposinf(values).sum() == 2
+    assert _reason("betweenness_centrality", converted, weight="w") == (
+        "edge weights 'w' are not all real numbers")
+    with pytest.raises(TypeError):  # networkx cannot add them either
+        nx.betweenness_centrality(G, weight="w")
 
 
 def _reason(name, *args, **kwargs):
@@ -126,15 +220,25 @@ def _reason(name, *args, **kwargs):
 def test_can_run_reasons():
     G = nx.les_miserables_graph()  # weighted: co-occurrence counts differ between edges
     assert _reason("betweenness_centrality", G) is True
-    assert _reason("betweenness_centrality", G, weight="weight").startswith(
-        "edge weights 'weight' differ (")
+    # before conversion the weights are not looked at: the call checks the converted array
+    assert _reason("betweenness_centrality", G, weight="weight") is True
+    weighted = backend.convert_from_nx(G, edge_attrs={"weight": 1})
+    assert _reason("betweenness_centrality", weighted, weight="weight") == (
+        "edge weights 'weight' differ (1.0 and 8.0); turbobc BC is unweighted and serves "
+        "only all-equal weights")
+    assert _reason("betweenness_centrality_subset", weighted, ["Valjean"], list(G),
+                   weight="weight").startswith("edge weights 'weight' differ (")
     assert _reason("betweenness_centrality", G, weight=lambda u, v, d: 1) == (
         "a weight function is not supported (turbobc BC is unweighted)")
     zero = nx.path_graph(3)
     nx.set_edge_attributes(zero, 0, "w")
-    assert _reason("betweenness_centrality", zero, weight="w") == (
-        "edge weights 'w' are all 0; only a positive finite common weight gives the "
+    assert _reason("betweenness_centrality", backend.convert_from_nx(
+        zero, edge_attrs={"w": 1}), weight="w") == (
+        "edge weights 'w' are all 0.0; only a positive finite common weight gives the "
         "unweighted shortest paths")
+    nx.set_edge_attributes(zero, 1e308, "w")
+    assert _reason("betweenness_centrality", backend.convert_from_nx(
+        zero, edge_attrs={"w": 1}), weight="w").startswith("edge weights 'w' are all 1e+308;")
     assert _reason("betweenness_centrality", G, k=0, seed=random.Random(1)) == (
         "k must be an integer in 1..n = 77 for turbobc; got 0")
     assert _reason("betweenness_centrality", G, k=78, seed=random.Random(1)).endswith("got 78")
@@ -159,14 +263,39 @@ def test_can_run_reasons():
         "the arguments do not match betweenness_centrality")
     converted = backend.convert_from_nx(P)
     assert _reason("betweenness_centrality", converted, weight="weight") == (
-        "weights are not kept in a turbobc graph (turbobc BC is unweighted)")
+        "edge attribute 'weight' was not kept when the graph was converted (convert with "
+        "edge_attrs={'weight': 1})")
+    assert _reason("betweenness_centrality", backend.convert_from_nx(
+        P, edge_attrs={"weight": 1}), weight="weight") is True
+
+
+class _Sized:
+    """Only a length: a rule that walked the graph's edges would fail on it."""
+
+    def __len__(self):
+        return 60
+
+
+def test_rules_do_not_walk_the_edges_of_a_networkx_graph():
+    assert _reason("betweenness_centrality", _Sized(), weight="weight") is True
+    assert _reason("betweenness_centrality", _Sized(), k=60, weight="w") is True
 
 
 def test_explicit_backend_declines_with_not_implemented():
     G = nx.les_miserables_graph()
+    # weights are declined by the call, on the converted array: the reason is the cause
+    for call in (lambda: nx.betweenness_centrality(G, weight="weight", backend="turbobc"),
+                 lambda: nx.betweenness_centrality_subset(G, ["Valjean"], list(G),
+                                                          weight="weight", backend="turbobc")):
+        with pytest.raises(NotImplementedError, match="'turbobc' backend raised "
+                                                      "NotImplementedError when calling") as err:
+            call()
+        assert str(err.value.__cause__) == (
+            "edge weights 'weight' differ (1.0 and 8.0); turbobc BC is unweighted and serves "
+            "only all-equal weights")
     with pytest.raises(NotImplementedError, match="not implemented by 'turbobc' backend for "
                                                   "the given arguments"):
-        nx.betweenness_centrality(G, weight="weight", backend="turbobc")
+        nx.betweenness_centrality(G, weight=lambda u, v, d: 1, backend="turbobc")
     with pytest.raises(NotImplementedError, match="not implemented by 'turbobc'"):
         nx.betweenness_centrality_subset(G, ["Valjean"], ["Javert"], backend="turbobc")
 
@@ -193,15 +322,21 @@ def test_should_run_leaves_tiny_graphs_to_networkx(priority):
     assert "turbobc" in large.__networkx_cache__["backends"]
 
 
-def test_graph_is_converted_once(monkeypatch):
+def _count_conversions(monkeypatch) -> list:
+    """A list that gets the kept edge attributes of each graph converted from now on."""
     made = []
 
     class Counting(TurboBCGraph):
         def __init__(self, *args, **kwargs):
-            made.append(1)
             super().__init__(*args, **kwargs)
+            made.append(list(self.edge_values))
 
-    monkeypatch.setattr(backend, "TurboBCGraph", Counting)
+    monkeypatch.setattr(nx_graph, "TurboBCGraph", Counting)
+    return made
+
+
+def test_graph_is_converted_once(monkeypatch):
+    made = _count_conversions(monkeypatch)
     G = nx.karate_club_graph()
     first = nx.betweenness_centrality(G, backend="turbobc")
     again = nx.betweenness_centrality(G, k=5, seed=1, backend="turbobc")
@@ -211,6 +346,24 @@ def test_graph_is_converted_once(monkeypatch):
     G.add_edge(0, 33)  # mutation clears networkx's cache: converted again
     nx.betweenness_centrality(G, backend="turbobc")
     assert len(made) == 2
+
+
+def test_weights_are_read_once(monkeypatch, priority):
+    """A weighted call converts the graph with its weights once; later calls, served or
+    declined, decide from the cached array (no walk over the edges)."""
+    made = _count_conversions(monkeypatch)
+    G = nx.les_miserables_graph()  # weights differ: declined, networkx runs every call
+    expected = nx.betweenness_centrality(G, weight="weight", backend="networkx")
+    for _ in range(3):
+        assert nx.betweenness_centrality(G, weight="weight") == expected
+    assert made == [["weight"]]
+    equal = nx.les_miserables_graph()
+    nx.set_edge_attributes(equal, 3, "weight")
+    expected = nx.betweenness_centrality(equal, weight="weight", backend="networkx")
+    for _ in range(3):  # served by turbobc, and the unweighted call reuses the conversion
+        _close(nx.betweenness_centrality(equal, weight="weight"), expected)
+    _close(nx.betweenness_centrality(equal), expected)
+    assert made == [["weight"]] * 2
 
 
 def test_converted_graph_and_extra_parameters():
@@ -235,20 +388,38 @@ def test_converted_graph_and_extra_parameters():
 # --------------------------------------------------------------------------- networkx's tests
 
 PROBE = textwrap.dedent('''
-    """pytest plugin: records, per test, which calls turbobc served and which it declined."""
+    """pytest plugin: records, per test, which calls turbobc served and which it declined
+    (by its rule, or by the call itself on the converted weights)."""
     import json, os
     import turbobc._nx_backend as backend
 
     calls, current = {}, [None]
     can_run = backend.BackendInterface.can_run
 
+    def record(name, answer):
+        calls.setdefault(current[0], []).append([name, answer])
+
     def spy(name, args, kwargs):
         answer = can_run(name, args, kwargs)
-        calls.setdefault(current[0], []).append(
-            [name, "served" if answer is True else "declined: " + str(answer)])
+        if answer is not True:
+            record(name, "declined: " + str(answer))
         return answer
 
+    def watch(name, func):
+        def call(*args, **kwargs):
+            answer = "served"
+            try:
+                return func(*args, **kwargs)
+            except NotImplementedError as exc:
+                answer = "declined: " + str(exc)
+                raise
+            finally:
+                record(name, answer)
+        return call
+
     backend.BackendInterface.can_run = staticmethod(spy)
+    for name, func in backend.IMPLEMENTED.items():
+        setattr(backend.BackendInterface, name, staticmethod(watch(name, func)))
 
     def pytest_runtest_setup(item):
         current[0] = item.nodeid
@@ -320,8 +491,8 @@ def test_networkx_betweenness_tests_with_fallback(tmp_path):
     for test, reasons in declined.items():
         for reason in reasons:
             assert re.fullmatch(r"k must be an integer in 1\.\.n = 4 for turbobc; got -?\d+|"
-                                r"edge weights 'weight' differ \(\d+ and \d+\); turbobc BC is "
-                                r"unweighted and serves only all-equal weights|"
+                                r"edge weights 'weight' differ \(\d+\.0 and \d+\.0\); "
+                                r"turbobc BC is unweighted and serves only all-equal weights|"
                                 r"\d+ node\(s\) are not targets; turbobc computes all-targets "
                                 r"subset BC only", reason), (test, reason)
     assert len(declined) == 1 + len(weighted) + len(subset)
@@ -348,8 +519,9 @@ def test_networkx_betweenness_tests_without_fallback(tmp_path):
     assert set(outcomes) == passed | set(xfail_reasons)
     assert passed <= set(served)
     for test, reason in xfail_reasons.items():
-        if test in declined:
-            assert reason.endswith("not implemented by turbobc with the given arguments")
+        if test in declined:  # by a rule (networkx's words) or by the call (the reason)
+            assert (reason.endswith("not implemented by turbobc with the given arguments")
+                    or reason in declined[test]), (test, reason)
         else:  # edge betweenness (alone, or after BC calls turbobc served)
             assert re.fullmatch(r"'edge_betweenness_centrality(_subset)?' not implemented by "
                                 r"turbobc", reason), reason

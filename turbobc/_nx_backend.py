@@ -1,168 +1,106 @@
 """The networkx backend: ``nx.betweenness_centrality(G, backend="turbobc")``.
 
 Registered in pyproject.toml under the ``networkx.backends`` entry point (the object
-:data:`BackendInterface`) and ``networkx.backend_info`` (``_turbobc_nx.backend_info``, a top-level module that imports
-nothing, so that ``import networkx`` stays fast). networkx
+:data:`BackendInterface`) and ``networkx.backend_info`` (``_turbobc_nx.backend_info``, a
+top-level module that imports nothing, so that ``import networkx`` stays fast). networkx
 converts a graph once with :meth:`BackendInterface.convert_from_nx` (cached on the graph while
-it is not mutated) and calls the functions below with the converted graph; results are dicts
-keyed by the original nodes, in ``list(G)`` order.
+it is not mutated; the edge attribute a call names, such as ``weight``, is kept as an array
+aligned with the pattern) and calls the functions below with the converted graph; results are
+dicts keyed by the original nodes, in ``list(G)`` order.
 
-Calls turbobc cannot serve exactly are declined by :meth:`BackendInterface.can_run`, which
-returns the reason as a string; networkx then falls back to its own implementation when
-``nx.config.fallback_to_nx`` is set, or raises ``NotImplementedError`` naming the reason when
-``backend="turbobc"`` was explicit. Declined: weights that differ between edges (BC here is
-unweighted; all-equal positive weights give the same shortest paths, so they are served),
-targets that are not every node (``betweenness_centrality_subset``), repeated or unknown
-sources, ``k`` outside 1..n (networkx raises its own errors) and random states that are not a
-``random.Random``.
+Each function is registered with :func:`implements` (its name must be listed in
+``_turbobc_nx.FUNCTIONS``, which holds what networkx shows about it) and carries a decline
+rule, attached with ``@function._can_run``: the rule takes the function's own parameters and
+returns True or the reason (a string) why turbobc declines the call.
+:meth:`BackendInterface.can_run` binds networkx's arguments to that rule. networkx then falls
+back to its own implementation when ``nx.config.fallback_to_nx`` is set, or raises
+``NotImplementedError`` when ``backend="turbobc"`` was explicit. Declined: weights that differ
+between edges (BC here is unweighted; all-equal positive weights give the same shortest paths,
+so they are served), weight functions, targets that are not every node
+(``betweenness_centrality_subset``), repeated or unknown sources, ``k`` outside 1..n
+(networkx raises its own errors) and random states that are not a ``random.Random``.
+
+Weights are read from the converted graph: a rule that receives a networkx graph (before
+conversion) leaves them to the function, which checks the converted array and raises
+``NotImplementedError`` with the reason, so networkx falls back (or names the reason as the
+cause of its error) as for any other decline, and no call walks the edges to look at them.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
 import random
-from collections.abc import Iterator
-from functools import cached_property
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["BackendInterface", "TurboBCGraph"]
+import _turbobc_nx
+
+from ._nx_graph import TurboBCGraph, from_nx, is_turbobc_graph, to_nx
+
+__all__ = ["BackendInterface", "TurboBCGraph", "implements"]
 
 SHOULD_RUN_MIN_NODES = 50
 """Automatic dispatch (``nx.config.backend_priority``) leaves graphs with fewer nodes to
 networkx, which is faster there (see :meth:`BackendInterface.should_run`)."""
 
-class TurboBCGraph:
-    """A networkx graph converted for turbobc: its adjacency pattern and its nodes.
+IMPLEMENTED: dict[str, Callable] = {}
+"""``{name: function}``: what :func:`implements` registered; :class:`BackendInterface` and
+:func:`can_run` are built from it."""
 
-    Attributes
-    ----------
-    pattern : scipy.sparse.csr_array
-        n x n, float64 ones: ``pattern[i, j] == 1`` means an edge ``nodes[i] -> nodes[j]``
-        (both directions for an undirected graph). Parallel edges of a multigraph are stored
-        once: they do not change shortest-path counts in networkx's unweighted BC either.
-    nodes : list
-        The nodes in ``list(G)`` order: vertex i is ``nodes[i]``.
+
+# ---------------------------------------------------------------------------- the registry
+
+def implements(func: Callable) -> Callable:
+    """Register ``func`` as the backend's implementation of the networkx function of its name.
+
+    The name must be listed in ``_turbobc_nx.FUNCTIONS`` (what networkx shows without
+    importing turbobc). ``func`` gets ``func.can_run``, its decline rule (always True until
+    one is attached), and ``func._can_run``, the decorator that attaches one.
+
+    Raises
+    ------
+    ValueError
+        If the name is not listed in ``_turbobc_nx.FUNCTIONS``.
     """
-
-    __networkx_backend__ = "turbobc"
-
-    def __init__(self, pattern, nodes, *, directed: bool, multigraph: bool, graph=None):
-        self.pattern = pattern
-        self.nodes = nodes
-        self._directed = bool(directed)
-        self._multigraph = bool(multigraph)
-        self.graph = {} if graph is None else graph
-
-    def is_directed(self) -> bool:
-        return self._directed
-
-    def is_multigraph(self) -> bool:
-        return self._multigraph
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __iter__(self):
-        return iter(self.nodes)
-
-    def __contains__(self, node) -> bool:
-        try:
-            return node in self.index
-        except TypeError:
-            return False
-
-    @cached_property
-    def index(self) -> dict:
-        """``{node: vertex index}``."""
-        return {node: i for i, node in enumerate(self.nodes)}
-
-    def __repr__(self) -> str:
-        kind = "directed" if self._directed else "undirected"
-        return f"TurboBCGraph({kind}, n={len(self.nodes)}, stored edges={self.pattern.nnz})"
+    if func.__name__ not in _turbobc_nx.FUNCTIONS:
+        raise ValueError(f"{func.__name__} is not listed in _turbobc_nx.FUNCTIONS")
+    func.can_run = _always
+    func._can_run = functools.partial(_attach_rule, func)
+    IMPLEMENTED[func.__name__] = func
+    return func
 
 
-def _is_turbobc_graph(G) -> bool:
-    return getattr(G, "__networkx_backend__", None) == "turbobc"
+def _always(*args, **kwargs) -> bool:
+    return True
 
 
-def _convert(G) -> TurboBCGraph:
-    """Read ``G``'s adjacency directly (no dispatchable networkx call, so the conversion
-    also works inside networkx's backend test mode)."""
-    import scipy.sparse as sp
-
-    if _is_turbobc_graph(G):
-        return G
-    nodes = list(G)
-    index = {node: i for i, node in enumerate(nodes)}
-    adj = G.adj
-    degree = np.fromiter((len(adj[u]) for u in nodes), dtype=np.int64, count=len(nodes))
-    cols = np.fromiter((index[v] for u in nodes for v in adj[u]), dtype=np.int64,
-                       count=int(degree.sum()))
-    indptr = np.concatenate([[0], np.cumsum(degree)])
-    pattern = sp.csr_array((np.ones(cols.size), cols, indptr), shape=(len(nodes),) * 2)
-    converted = TurboBCGraph(pattern, nodes, directed=G.is_directed(),
-                             multigraph=G.is_multigraph(), graph=dict(G.graph))
-    converted.__dict__["index"] = index  # fill the cached_property
-    return converted
+def _attach_rule(func: Callable, rule: Callable) -> Callable:
+    """Make ``rule`` the decline rule of ``func``; it must take exactly ``func``'s parameters."""
+    if _parameters(rule) != _parameters(func):
+        raise TypeError(f"the rule for {func.__name__} must take its parameters "
+                        f"{inspect.signature(func)}; got {inspect.signature(rule)}")
+    func.can_run = rule
+    return rule
 
 
-def _values(G: TurboBCGraph, sources=None, **options) -> dict:
-    from ._api import bc
-
-    if not G.nodes:
-        return {}
-    values = bc(G.pattern, sources=sources, directed=G.is_directed(), **options)
-    return dict(zip(G.nodes, values.tolist()))
-
-
-def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
-                           seed=None, *, engine="auto", kernel="auto", progress=False):
-    """``networkx.betweenness_centrality`` on turbobc (see :func:`turbobc.bc`)."""
-    G = _convert(G)
-    if k is not None and k == len(G):
-        k = None  # networkx: "the result is the same regardless", and no draw from seed
-    return _values(G, k=k, seed=seed if k is not None else None,
-                   normalized=bool(normalized), endpoints=bool(endpoints), engine=engine,
-                   kernel=kernel, progress=progress)
-
-
-def betweenness_centrality_subset(G, sources, targets, normalized=False, weight=None, *,
-                                  engine="auto", kernel="auto", progress=False):
-    """``networkx.betweenness_centrality_subset`` with every node a target, on turbobc."""
-    G = _convert(G)
-    chosen = [G.index[s] for s in sources]
-    if not chosen:
-        return dict.fromkeys(G.nodes, 0.0)
-    return _values(G, sources=chosen, normalized=bool(normalized), endpoints=False,
-                   engine=engine, kernel=kernel, progress=progress)
-
-
-_SIGNATURES = {f.__name__: inspect.signature(f)
-               for f in (betweenness_centrality, betweenness_centrality_subset)}
+def _parameters(func: Callable) -> list:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(func).parameters.values()]
 
 
 def can_run(name, args, kwargs):
-    """True, or the reason (a str) why turbobc declines this call."""
-    try:
-        bound = _SIGNATURES[name].bind(*args, **kwargs)
-    except KeyError:
+    """True, or the reason (a str) why turbobc declines this call: the function's own rule."""
+    func = IMPLEMENTED.get(name)
+    if func is None:
         return f"turbobc does not implement {name}"
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
     except TypeError as exc:
         return f"the arguments do not match {name}: {exc}"
-    bound.apply_defaults()
-    a = bound.arguments
-    G = a["G"]
-    reason = _check_weight(G, a["weight"])
-    if reason:
-        return reason
-    if name == "betweenness_centrality":
-        reason = _check_k(G, a["k"], a["seed"])
-    else:
-        reason = _check_subset(G, a["sources"], a["targets"])
-    return reason or True
+    return func.can_run(*bound.args, **bound.kwargs)
 
 
 def should_run(name, args, kwargs):
@@ -175,27 +113,93 @@ def should_run(name, args, kwargs):
     return True
 
 
-def _check_weight(G, weight):
+# --------------------------------------------------------------------------- the functions
+
+def _values(G: TurboBCGraph, sources=None, **options) -> dict:
+    from ._api import bc
+
+    if not G.nodes:
+        return {}
+    values = bc(G.pattern, sources=sources, directed=G.is_directed(), **options)
+    return dict(zip(G.nodes, values.tolist()))
+
+
+def _served(G, weight) -> TurboBCGraph:
+    """``G`` converted (keeping ``weight``), or NotImplementedError if its weights decline."""
+    G = from_nx(G, None if weight is None or callable(weight) else {weight: 1})
+    reason = _weight_reason(G, weight)
+    if reason:
+        raise NotImplementedError(reason)
+    return G
+
+
+@implements
+def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
+                           seed=None, *, engine="auto", kernel="auto", progress=False):
+    """``networkx.betweenness_centrality`` on turbobc (see :func:`turbobc.bc`)."""
+    G = _served(G, weight)
+    if k is not None and k == len(G):
+        k = None  # networkx: "the result is the same regardless", and no draw from seed
+    return _values(G, k=k, seed=seed if k is not None else None,
+                   normalized=bool(normalized), endpoints=bool(endpoints), engine=engine,
+                   kernel=kernel, progress=progress)
+
+
+@betweenness_centrality._can_run
+def _(G, k=None, normalized=True, weight=None, endpoints=False, seed=None, *,
+      engine="auto", kernel="auto", progress=False):
+    return _weight_rule(G, weight) or _check_k(G, k, seed) or True
+
+
+@implements
+def betweenness_centrality_subset(G, sources, targets, normalized=False, weight=None, *,
+                                  engine="auto", kernel="auto", progress=False):
+    """``networkx.betweenness_centrality_subset`` with every node a target, on turbobc."""
+    G = _served(G, weight)
+    chosen = [G.index[s] for s in sources]
+    if not chosen:
+        return dict.fromkeys(G.nodes, 0.0)
+    return _values(G, sources=chosen, normalized=bool(normalized), endpoints=False,
+                   engine=engine, kernel=kernel, progress=progress)
+
+
+@betweenness_centrality_subset._can_run
+def _(G, sources, targets, normalized=False, weight=None, *, engine="auto", kernel="auto",
+      progress=False):
+    return _weight_rule(G, weight) or _check_subset(G, sources, targets) or True
+
+
+# ------------------------------------------------------------------------- the rules' parts
+
+def _weight_rule(G, weight):
+    """The weight part of a rule: a networkx graph's weights are checked after conversion."""
+    if weight is None or is_turbobc_graph(G) or callable(weight):
+        return _weight_reason(G, weight)
+    return None  # decided by _served on the converted array, not by walking G's edges
+
+
+def _weight_reason(G, weight):
+    """Why turbobc's unweighted BC would not match networkx with ``weight`` (None if it
+    would): decided on the converted graph's weight array."""
     if weight is None:
         return None
-    if not isinstance(weight, str):
+    if callable(weight):
         return "a weight function is not supported (turbobc BC is unweighted)"
-    if _is_turbobc_graph(G):
-        return "weights are not kept in a turbobc graph (turbobc BC is unweighted)"
-    value = None
-    edges = G.edges(data=weight, default=1, keys=True) if G.is_multigraph() else \
-        G.edges(data=weight, default=1)
-    for *_, w in edges:
-        if value is None:
-            value = w
-        elif w != value:
-            return (f"edge weights {weight!r} differ ({value!r} and {w!r}); turbobc BC is "
-                    "unweighted and serves only all-equal weights")
-    if value is None:
+    values = G.edge_values.get(weight)
+    if values is None:
+        return (f"edge attribute {weight!r} was not kept when the graph was converted "
+                f"(convert with edge_attrs={{{weight!r}: 1}})")
+    if values.size == 0:
         return None  # no edges: every weighting is the same
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not 0 < value < math.inf or not math.isfinite(float(value) * max(len(G), 1))):
-        return (f"edge weights {weight!r} are all {value!r}; only a positive finite common "
+    if np.isnan(values).any():
+        return f"edge weights {weight!r} are not all real numbers"
+    first = float(values[0])
+    other = values[values != first]
+    if other.size:
+        return (f"edge weights {weight!r} differ ({first!r} and {float(other[0])!r}); "
+                "turbobc BC is unweighted and serves only all-equal weights")
+    if not 0 < first < math.inf or not math.isfinite(first * max(len(G), 1)):
+        return (f"edge weights {weight!r} are all {first!r}; only a positive finite common "
                 "weight gives the unweighted shortest paths")
     return None
 
@@ -214,7 +218,7 @@ def _check_k(G, k, seed):
 def _check_subset(G, sources, targets):
     if isinstance(sources, Iterator) or isinstance(targets, Iterator):
         return "sources and targets must be collections, not one-shot iterators"
-    index = G.index if _is_turbobc_graph(G) else None
+    index = G.index if is_turbobc_graph(G) else None
     try:
         seen = set()
         for s in sources:
@@ -233,36 +237,44 @@ def _check_subset(G, sources, targets):
     return None
 
 
+# ------------------------------------------------------------------------------ conversion
+
 def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
                     preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
                     graph_name=None):
-    """The networkx graph ``G`` as a :class:`TurboBCGraph` (structure and node labels)."""
-    return _convert(G)
+    """The networkx graph ``G`` as a :class:`TurboBCGraph`.
+
+    Keeps the structure, the node labels, the graph attributes and the edge attributes named
+    in ``edge_attrs`` (``{attribute: default}``, as networkx passes them), each as a float64
+    array aligned with the pattern. Node attributes and ``preserve_edge_attrs=True`` (all
+    attributes, which networkx asks for only with a weight function, declined before
+    conversion) are not kept.
+    """
+    return from_nx(G, edge_attrs)
 
 
 def convert_to_nx(obj, *, name=None):
-    """Results are already networkx-shaped (dicts); a :class:`TurboBCGraph` is rebuilt."""
-    if not _is_turbobc_graph(obj):
-        return obj
-    import networkx as nx
-
-    H = nx.from_scipy_sparse_array(
-        obj.pattern, create_using=(nx.MultiDiGraph if obj.is_multigraph() else nx.DiGraph)
-        if obj.is_directed() else (nx.MultiGraph if obj.is_multigraph() else nx.Graph),
-        parallel_edges=obj.is_multigraph())
-    for *_, data in H.edges(data=True):
-        data.clear()  # the pattern's ones are not attributes of the original graph
-    H = nx.relabel_nodes(H, dict(enumerate(obj.nodes)), copy=True)
-    H.graph.update(obj.graph)
-    return H
+    """Results are already networkx-shaped (dicts); a :class:`TurboBCGraph` is rebuilt with
+    its kept edge attributes."""
+    return to_nx(obj) if is_turbobc_graph(obj) else obj
 
 
 class BackendInterface:
-    """The object the ``networkx.backends`` entry point names."""
+    """The object the ``networkx.backends`` entry point names; the functions registered with
+    :func:`implements` are its static methods."""
 
-    betweenness_centrality = staticmethod(betweenness_centrality)
-    betweenness_centrality_subset = staticmethod(betweenness_centrality_subset)
     convert_from_nx = staticmethod(convert_from_nx)
     convert_to_nx = staticmethod(convert_to_nx)
     can_run = staticmethod(can_run)
     should_run = staticmethod(should_run)
+
+
+def _register_functions() -> None:
+    missing = sorted(_turbobc_nx.FUNCTIONS.keys() - IMPLEMENTED.keys())
+    if missing:
+        raise RuntimeError(f"listed in _turbobc_nx.FUNCTIONS but not implemented: {missing}")
+    for name, func in IMPLEMENTED.items():
+        setattr(BackendInterface, name, staticmethod(func))
+
+
+_register_functions()
