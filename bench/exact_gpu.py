@@ -2,7 +2,7 @@
 
 For each graph: compile and warm up on a few sources, then time ``turbobc.bc(A,
 engine="gpu")`` end to end (validation on the host included) and the engine's own device
-loop (``turbobc._gpu_batched.last_run["sweep_seconds"]``); a run shorter than 2 s is repeated
+loop (the run's facts, ``turbobc._api.run_bc(...).facts["sweep_seconds"]``); a run shorter than 2 s is repeated
 and the median of 5 reported (with every sample in ``seconds_all``). GTEPS = n · nnz / t
 (bench/records.py). The memory floor is 16 bytes of traffic per (source, stored edge) at the
 device's copy bandwidth, measured in the same run with a large device-to-device copy
@@ -64,22 +64,20 @@ def copy_bandwidth(nbytes: int = 4 * 2**30, repeats: int = 5) -> float:
 def run_once(A, kernel: str, sources=None, in_sweep_order: bool = False) -> tuple[float, dict]:
     """Seconds of one ``turbobc.bc`` call and the engine's facts. ``in_sweep_order``: put
     the sources in locality order even when they are few (probes of an exact run)."""
+    import contextlib
+
     import cupy
 
     import turbobc
-    from turbobc import _gpu_batched
+    from turbobc._api import run_bc
 
-    saved = _gpu_batched.ORDER_MIN_SHARE
-    if in_sweep_order:
-        _gpu_batched.ORDER_MIN_SHARE = 0.0
-    try:
+    knobs = turbobc.tuning(order_min_share=0.0) if in_sweep_order else contextlib.nullcontext()
+    with knobs:
         cupy.cuda.Device().synchronize()
         t0 = time.perf_counter()
-        turbobc.bc(A, engine="gpu", kernel=kernel, sources=sources)
+        _, facts = run_bc(A, engine="gpu", kernel=kernel, sources=sources)
         cupy.cuda.Device().synchronize()
-        return time.perf_counter() - t0, dict(_gpu_batched.last_run)
-    finally:
-        _gpu_batched.ORDER_MIN_SHARE = saved
+        return time.perf_counter() - t0, facts
 
 
 def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) -> dict:
@@ -100,7 +98,7 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
     from turbobc._graph import Graph
 
     # the probe: the first sources of the order the exact run sweeps them in
-    rank = locality_order(Graph(pattern=A, directed=False))  # bench graphs are canonical
+    rank, _, _ = locality_order(Graph(pattern=A, directed=False))  # bench graphs: canonical
     probe_k = min(n, 8192)
     probe = np.sort(np.argsort(rank)[:probe_k]).tolist()
     rng = np.random.default_rng(0)
@@ -148,17 +146,16 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
 def bench_sampled(name: str, k: int, repeats: int = 3) -> dict:
     """``turbobc.bc(A, engine="gpu", k=k, seed=1)`` end to end (median of ``repeats``): the
     k sampled sources go through the batched engine, ceil(k / B) sweeps."""
-    import turbobc
-    from turbobc import _gpu_batched
+    from turbobc._api import run_bc
 
     A = graphs.graph(name)
     n, nnz = A.shape[0], A.nnz
-    turbobc.bc(A, engine="gpu", k=min(k, 64), seed=1)  # compile, warm
+    run_bc(A, engine="gpu", k=min(k, 64), seed=1)  # compile, warm
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        turbobc.bc(A, engine="gpu", k=k, seed=1)
-        samples.append((time.perf_counter() - t0, dict(_gpu_batched.last_run)))
+        _, facts = run_bc(A, engine="gpu", k=k, seed=1)
+        samples.append((time.perf_counter() - t0, facts))
     samples.sort(key=lambda item: item[0])
     seconds, run = samples[len(samples) // 2]
     return {"graph": LABELS.get(name, name), "n": n, "nnz": nnz, "k": k, "seconds": seconds,
@@ -207,7 +204,7 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
     per SM, kernel), and the exact-BC seconds that predicts (times n / num_sources)."""
     import cupy
 
-    import spmv._batched as sb
+    import turbobc
     from turbobc import _gpu_batched
     from turbobc._graph import Graph
 
@@ -215,17 +212,16 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
     n, nnz = A.shape[0], A.nnz
     graph = Graph(pattern=A, directed=False)
     k = min(n, num_sources)
-    saved = (_gpu_batched.ORDER, sb.PUSH_RATIO, sb.BLOCKS_PER_SM)
     rows = []
-    try:
-        for text in variants:
-            spec = parse_variant(text)
-            _gpu_batched.ORDER = spec.get("order", saved[0])
-            sb.PUSH_RATIO = spec.get("push_ratio", saved[1])
-            sb.BLOCKS_PER_SM = spec.get("blocks_per_sm", saved[2])
+    for text in variants:
+        spec = parse_variant(text)
+        knobs = {key: spec[key] for key in ("order", "push_ratio") if key in spec}
+        if "blocks_per_sm" in spec:
+            knobs["batched_blocks_per_sm"] = spec["blocks_per_sm"]
+        with turbobc.tuning(**knobs):
             kernel = spec.get("kernel", "auto")
             t0 = time.perf_counter()
-            rank = _gpu_batched.locality_order(graph)
+            rank, _, _ = _gpu_batched.locality_order(graph)
             order_s = time.perf_counter() - t0
             sources = np.sort(np.argsort(rank)[:k]).tolist()
             run_once(A, kernel, sources=sources[:64])  # compile, warm
@@ -243,8 +239,6 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
                   f" s  B={row['batch']} grid={row['grid']} depth={row['depth']} "
                   f"order {row['order']} {order_s:.3f} s", flush=True)
             cupy.get_default_memory_pool().free_all_blocks()
-    finally:
-        _gpu_batched.ORDER, sb.PUSH_RATIO, sb.BLOCKS_PER_SM = saved
     return rows
 
 

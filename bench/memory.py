@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from unittest import mock
 
 import numpy as np
 
@@ -88,7 +87,8 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
     scales = np.array([p["scale"] for p in points], dtype=float)
     degree = np.array([p["nnz"] / p["n"] for p in points])
     slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
-    from turbobc._gpu_batched import MEMORY_FRACTION, choose_batch
+    from turbobc._gpu_batched import choose_batch
+    from turbobc._tuning import current
 
     out = {"capacity_bytes": int(capacity), "degree_fit": [float(slope), float(intercept)],
            "single_source": None, "batched": None, "rows": []}
@@ -109,7 +109,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
                                                    "batch_expected_bytes")}
         if not row["single_fits"]:
             break
-    out["batched_memory_fraction"] = MEMORY_FRACTION
+    out["batched_memory_fraction"] = current().gpu_memory_fraction
     return out
 
 
@@ -148,7 +148,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
 def _measure_batched(graph) -> dict:
     import cupy
 
-    from turbobc import _gpu_batched
+    from turbobc import _gpu_batched, tuning
     from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
@@ -161,10 +161,11 @@ def _measure_batched(graph) -> dict:
         return {"skipped": "not even 32 sources fit the free memory"}
     sources = np.sort(np.random.default_rng(0).permutation(n)[:lanes])
     start = time.perf_counter()
-    with mock.patch.object(_gpu_batched, "locality_order", _vertex_order):
-        _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None)
+    run: dict = {}
+    with tuning(order="vertex"):  # sources as numbered: the measurement needs no order pass
+        _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None,
+                                facts=run)
     wall = time.perf_counter() - start
-    run = dict(_gpu_batched.last_run)
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]  # the pool keeps its blocks until freed
     pool.free_all_blocks()
     sweep = run["sweep_seconds"]
@@ -176,10 +177,6 @@ def _measure_batched(graph) -> dict:
             "peak_pool_bytes": int(run["peak_pool_bytes"]), "device_bytes_delta": int(delta),
             "model_bytes": int(run["model_bytes"]), "free_bytes_before": int(free0),
             "source_order": SOURCE_ORDER}
-
-
-def _vertex_order(graph) -> np.ndarray:
-    return np.arange(graph.n, dtype=np.int64)
 
 
 def _warm_up() -> None:

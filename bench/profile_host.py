@@ -19,17 +19,16 @@ def main(names):
     import cupy
 
     import turbobc
-    from turbobc import _gpu_batched
+    from turbobc._api import run_bc
 
     for name in names:
         A = graphs.graph(name)
         turbobc.bc(A, engine="gpu")  # compile, warm
         cupy.cuda.Device().synchronize()
         t0 = time.perf_counter()
-        turbobc.bc(A, engine="gpu")
+        _, run = run_bc(A, engine="gpu")
         cupy.cuda.Device().synchronize()
         total = time.perf_counter() - t0
-        run = _gpu_batched.last_run
         print(f"{name}: {total:.4f} s end to end, sweep {run['sweep_seconds']:.4f} s, order "
               f"{run['order_seconds']:.4f} s", flush=True)
         profile = cProfile.Profile()

@@ -66,7 +66,7 @@ def time_kernel(graph, kernel: str, sources: np.ndarray, repeats: int) -> dict:
 
 def bench_graph(name: str, repeats: int, num_sources: int, blocks_per_sm) -> dict:
     import spmv
-    from spmv import _launch
+    from turbobc import tuning
     from turbobc._graph import Graph
 
     t0 = time.perf_counter()
@@ -83,10 +83,10 @@ def bench_graph(name: str, repeats: int, num_sources: int, blocks_per_sm) -> dic
            "scf": stats.scf, "mean_degree": stats.mean_degree, "max_degree": stats.max_degree,
            "sources": sources.tolist(), "repeats": repeats, "blocks_per_sm": blocks_per_sm,
            "selected": spmv.select(stats), "kernels": {}}
-    _launch.blocks_per_sm = blocks_per_sm
     reference = None
     for kernel in ("auto",) + spmv.KERNELS:
-        record, sums = time_kernel(graph, kernel, sources, repeats)
+        with tuning(single_blocks_per_sm=blocks_per_sm):
+            record, sums = time_kernel(graph, kernel, sources, repeats)
         if reference is None:
             reference = sums
         scale = max(1.0, float(np.abs(reference).max()))
@@ -96,7 +96,6 @@ def bench_graph(name: str, repeats: int, num_sources: int, blocks_per_sm) -> dic
               f"ms/src {record['mteps']:9.1f} MTEPS  peak {record['peak_pool_bytes']/2**20:8.2f}"
               f" MiB (model {record['model_bytes']/2**20:8.2f})  grid {record['grid']}",
               flush=True)
-    _launch.blocks_per_sm = None
     best = min(out["kernels"].values(), key=lambda r: r["ms_per_source"])
     out["best_kernel"], out["best_ms"] = best["kernel"], best["ms_per_source"]
     if name in TARGET_MS:

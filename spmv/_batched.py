@@ -37,13 +37,6 @@ against six, first 16384 sources: kron18 4.60 -> 4.29 s, myc16 2.46 -> 2.19 s, m
 0.206 s, road-luxembourg-osm 3.04 -> 3.18 s (bench/results/exact_gpu_variants-
 20261122T025208Z.json and -20261122T025301Z.json)."""
 
-PUSH_RATIO = 8
-"""The batched veCSC pushes a forward level while the frontier's unit-edges times this are fewer
-than all unit-edges (m · chunks); otherwise it pulls."""
-
-BLOCKS_PER_SM = None
-"""Resident blocks per multiprocessor of a batched launch; None: as many as fit."""
-
 LANES = 32
 """Sources per unit: a batch's row stride is a multiple of this."""
 
@@ -109,24 +102,28 @@ def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None)
 
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
-                maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int) -> int:
+                maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int,
+                push_ratio: int, blocks_per_sm: int | None = None) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
     least ``sources.size``); the level type (int16 or int32) is ``level.dtype``;
     ``max_in_degree`` bounds the terms of one pushed sum (counts up to 2^OVERFLOW_EXP / it need no
-    overflow test). Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]``
-    whether the batch must be rerun.
+    overflow test). ``push_ratio``: the batched veCSC pushes a forward level while the
+    frontier's unit-edges times this are fewer than all unit-edges (m · chunks), else pulls;
+    ``blocks_per_sm`` caps the resident blocks per multiprocessor (None: as many as fit).
+    Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must
+    be rerun.
     """
     width = {np.dtype(np.int16): 16, np.dtype(np.int32): 32}[np.dtype(level.dtype)]
     itype = in_ptr.dtype.type
     fn = get_kernel("batched.cu", f"bcb_{kernel}{width}<{c_index_type(in_ptr.dtype)}>")
     work = (m if kernel == "sccooc" else n) * stride
-    grid = min(resident_blocks(fn, BLOCK, BLOCKS_PER_SM), max(1, math.ceil(work / BLOCK)))
+    grid = min(resident_blocks(fn, BLOCK, blocks_per_sm), max(1, math.ceil(work / BLOCK)))
     fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
                            np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
                            flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,
-                           ctl, np.uint64(PUSH_RATIO),
+                           ctl, np.uint64(push_ratio),
                            np.float64(math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)),
                            np.int32(endpoints)))
     return grid

@@ -19,9 +19,6 @@ __all__ = ["BLOCK", "sweep_sccsc", "sweep_sccooc", "sweep_vecsc", "out_degree", 
 BLOCK = 512
 """Threads per block of every sweep kernel (matches ``__launch_bounds__`` in the .cu files)."""
 
-blocks_per_sm: int | None = None
-"""Cap on resident blocks per multiprocessor for the sweeps (None: as many as fit). For tuning."""
-
 VERTICES_PER_THREAD = 2
 """scCSC (vertices per thread) and veCSC (per warp) grid size: at most n / this threads."""
 
@@ -47,10 +44,11 @@ def resident_blocks(kernel, block: int, cap_per_sm: int | None) -> int:
 
 
 def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, ctl, *,
-           directed, endpoints, work_items, units=None):
+           directed, endpoints, work_items, units=None, blocks_per_sm=None):
     itype = S.dtype.type
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
-    grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm), max(1, math.ceil(work_items / BLOCK)))
+    grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm),
+               max(1, math.ceil(work_items / BLOCK)))
     # (work_items is already divided by the items each thread should take per level: a
     # smaller grid makes the per-level grid barrier cheaper, which deep graphs feel most)
     unit_col, unit_start = units if units is not None else (S[:0], S[:0])
@@ -77,27 +75,27 @@ def heavy_units(colptr: np.ndarray, index_dtype):
 
 
 def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None):
+                endpoints, units=None, blocks_per_sm=None):
     """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
     return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints,
+                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(n / VERTICES_PER_THREAD))
 
 
 def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None):
+                endpoints, units=None, blocks_per_sm=None):
     """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``); ``units``:
     the device arrays of :func:`heavy_units`."""
     return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints,
+                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
                   work_items=32 * math.ceil(n / VERTICES_PER_THREAD), units=units)
 
 
 def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints,
-                 units=None):
+                 units=None, blocks_per_sm=None):
     """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
     return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints,
+                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(m / EDGES_PER_THREAD))
 
 

@@ -19,10 +19,13 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-import turbobc
 from gpu_helpers import Counter, graphblas_raw, make_graph, networkx_raw, read_graph
 from turbobc import _gpu_batched
-from turbobc._gpu_batched import MAX_BATCH, MEMORY_FRACTION, choose_batch, memory_model
+from turbobc._api import run_bc
+from turbobc._gpu_batched import choose_batch, memory_model
+from turbobc._tuning import Tuning
+
+MEMORY_FRACTION, MAX_BATCH = Tuning().gpu_memory_fraction, Tuning().max_batch
 
 gpu = pytest.mark.gpu
 KERNELS = ("auto",) + spmv.KERNELS
@@ -43,9 +46,17 @@ def real_graph(name: str, directed: bool):
     return graph, graphblas_raw(graph, np.arange(graph.n), True)
 
 
+def batched_run(graph, sources, kernel, endpoints=False, **kw):
+    """The batched engine's raw sums and the facts of the run."""
+    facts = {}
+    raw = _gpu_batched.accumulate(graph, np.asarray(sources, dtype=np.int64),
+                                  endpoints=endpoints, kernel=kernel, progress=None,
+                                  facts=facts, **kw)
+    return raw, facts
+
+
 def batched_raw(graph, sources, kernel, endpoints=False, **kw):
-    return _gpu_batched.accumulate(graph, np.asarray(sources, dtype=np.int64),
-                                   endpoints=endpoints, kernel=kernel, progress=None, **kw)
+    return batched_run(graph, sources, kernel, endpoints, **kw)[0]
 
 
 def mixed_depths_graph(directed: bool):
@@ -77,10 +88,10 @@ MIXED_SOURCES = [0, 149, 75, 150, 150 + 143, 294, 294 + 17, 694, 695, 697, 40, 5
 @pytest.mark.parametrize("batch", [None, 5, 40])
 def test_mixed_depths_match_graphblas_and_networkx(kernel, directed, batch):
     graph = mixed_depths_graph(directed)
-    got = batched_raw(graph, MIXED_SOURCES, kernel, _batch=batch)
+    got, facts = batched_run(graph, MIXED_SOURCES, kernel, _batch=batch)
     np.testing.assert_allclose(got, graphblas_raw(graph, MIXED_SOURCES), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(got, networkx_raw(graph, MIXED_SOURCES), rtol=1e-10, atol=1e-10)
-    assert _gpu_batched.last_run["depth"] >= 149
+    assert facts["depth"] >= 149
 
 
 @gpu
@@ -125,12 +136,12 @@ def test_shift_table_and_int32_levels_are_exact_fallbacks():
     graph = make_graph(nx.to_scipy_sparse_array(G), directed=False)
     sources = np.array([0, 199, 39999, 20100, 7])
     expected = graphblas_raw(graph, sources, True)
-    got = batched_raw(graph, sources, "vecsc", endpoints=True, _depth_cap=16)
-    assert _gpu_batched.last_run["reruns"] >= 2  # 16 -> 64 -> 256 -> 1024 levels
-    assert _gpu_batched.last_run["depth_cap"] > _gpu_batched.last_run["depth"]
+    got, facts = batched_run(graph, sources, "vecsc", endpoints=True, _depth_cap=16)
+    assert facts["reruns"] >= 2  # 16 -> 64 -> 256 -> 1024 levels
+    assert facts["depth_cap"] > facts["depth"]
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-9)
-    got32 = batched_raw(graph, sources, "vecsc", endpoints=True, _level_dtype=np.int32)
-    assert _gpu_batched.last_run["level_dtype"] == "int32"
+    got32, facts = batched_run(graph, sources, "vecsc", endpoints=True, _level_dtype=np.int32)
+    assert facts["level_dtype"] == "int32"
     np.testing.assert_allclose(got32, expected, rtol=1e-10, atol=1e-9)
 
 
@@ -140,8 +151,8 @@ def test_path_deeper_than_int16_levels():
     # batch is rerun with int32 levels. Exact values: δ_0(v) + δ_{n-1}(v) = (n−1−v) + v.
     n = 33000
     graph = make_graph(sp.diags([np.ones(n - 1)], [1], shape=(n, n)), directed=False)
-    got = batched_raw(graph, [0, n - 1], "vecsc")
-    assert _gpu_batched.last_run["level_dtype"] == "int32"
+    got, facts = batched_run(graph, [0, n - 1], "vecsc")
+    assert facts["level_dtype"] == "int32"
     expected = np.full(n, n - 1.0)
     expected[[0, n - 1]] = 0.0
     np.testing.assert_array_equal(got, expected)
@@ -152,8 +163,8 @@ def test_path_deeper_than_int16_levels():
 def test_int64_indices_equal_int32(kernel):
     graph = mixed_depths_graph(True)
     sources = np.arange(0, graph.n, 3)
-    got64 = batched_raw(graph, sources, kernel, endpoints=True, _index_dtype=np.int64)
-    assert _gpu_batched.last_run["index_dtype"] == "int64"
+    got64, facts = batched_run(graph, sources, kernel, endpoints=True, _index_dtype=np.int64)
+    assert facts["index_dtype"] == "int64"
     got32 = batched_raw(graph, sources, kernel, endpoints=True)
     np.testing.assert_allclose(got64, got32, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got32, graphblas_raw(graph, sources, True), rtol=1e-10,
@@ -167,9 +178,9 @@ def test_k_sampling_matches_networkx(kernel):
     A = nx.to_scipy_sparse_array(G, nodelist=list(G))
     for k, seed in ((100, 7), (499, 8)):
         expected = nx.betweenness_centrality(G, k=k, seed=seed)
-        got = turbobc.bc(A, k=k, seed=seed, engine="gpu", kernel=kernel)
+        got, facts = run_bc(A, k=k, seed=seed, engine="gpu", kernel=kernel)
         np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-10, atol=1e-13)
-        assert _gpu_batched.last_run["batches"] >= 1
+        assert facts["family"] == "batched" and facts["batches"] >= 1
 
 
 REAL = [("delaunay_n12.mtx", False), ("road-minnesota.mtx", False),
@@ -187,15 +198,10 @@ def test_real_graphs_exact_match_graphblas(name, directed, kernel):
 
 @gpu
 def test_api_routes_one_source_to_single_engine_and_more_to_batched():
-    from turbobc import _gpu
-
     graph = mixed_depths_graph(False)
-    _gpu.last_run.clear()
-    _gpu_batched.last_run.clear()
-    turbobc.bc(graph.pattern, sources=[3], engine="gpu")
-    assert _gpu.last_run and not _gpu_batched.last_run
-    turbobc.bc(graph.pattern, sources=[3, 4], engine="gpu")
-    assert _gpu_batched.last_run["batches"] == 1
+    assert run_bc(graph.pattern, sources=[3], engine="gpu").facts["family"] == "single"
+    facts = run_bc(graph.pattern, sources=[3, 4], engine="gpu").facts
+    assert facts["family"] == "batched" and facts["batches"] == 1
 
 
 @gpu
@@ -259,8 +265,7 @@ def test_too_little_memory_for_a_batch_runs_one_source_at_a_time():
 def test_peak_memory_within_model():
     graph = mixed_depths_graph(True)
     for kernel in spmv.KERNELS:
-        batched_raw(graph, np.arange(graph.n), kernel)
-        run = _gpu_batched.last_run
+        _, run = batched_run(graph, np.arange(graph.n), kernel)
         assert run["peak_pool_bytes"] <= run["model_bytes"] + 2 * 2**20, run
 
 
@@ -342,18 +347,18 @@ def test_auto_order_by_depth_and_degree():
     # graphs keep RCM (bench/gpu_notes.md, "Source order")
     tri = nx.triangular_lattice_graph(40, 40)  # deep, mean degree ~6
     mesh = make_graph(nx.to_scipy_sparse_array(tri), directed=False)
-    _gpu_batched.locality_order(mesh)
-    assert _gpu_batched.last_order == "cluster" and _gpu_batched.last_depth >= 16
+    _, order, depth = _gpu_batched.locality_order(mesh)
+    assert order == "cluster" and depth >= 16
     road = make_graph(nx.to_scipy_sparse_array(nx.path_graph(300)), directed=False)
-    _gpu_batched.locality_order(road)
-    assert _gpu_batched.last_order == "rcm"
+    _, order, _ = _gpu_batched.locality_order(road)
+    assert order == "rcm"
     hubs = make_graph(nx.to_scipy_sparse_array(nx.barabasi_albert_graph(500, 4, seed=1)),
                       directed=False)
-    _gpu_batched.locality_order(hubs)
-    assert _gpu_batched.last_order == "rcm" and _gpu_batched.last_depth < 16
+    _, order, depth = _gpu_batched.locality_order(hubs)
+    assert order == "rcm" and depth < 16
     wheel = make_graph(nx.to_scipy_sparse_array(nx.wheel_graph(60)), directed=False)
-    _gpu_batched.locality_order(wheel)  # the hub reaches everything in one step
-    assert _gpu_batched.last_order == "bfs" and _gpu_batched.last_depth == 1
+    _, order, depth = _gpu_batched.locality_order(wheel)  # the hub reaches all in one step
+    assert order == "bfs" and depth == 1
 
 
 def test_sweep_order_skips_the_locality_pass_for_few_sources():
@@ -365,7 +370,7 @@ def test_sweep_order_skips_the_locality_pass_for_few_sources():
     many = np.arange(0, 400, 2)[::-1]  # half of them: the locality order of locality_order
     ordered, order, depth = _gpu_batched.sweep_order(graph, many)
     assert order == "rcm" and depth == 398  # eccentricity of vertex 1, the first of degree 2
-    rank = _gpu_batched.locality_order(graph)
+    rank, _, _ = _gpu_batched.locality_order(graph)
     np.testing.assert_array_equal(np.sort(ordered), np.sort(many))
     assert np.all(np.diff(rank[ordered]) > 0)
 
@@ -374,7 +379,7 @@ def test_sweep_order_skips_the_locality_pass_for_few_sources():
 @pytest.mark.parametrize("directed", [False, True])
 def test_every_order_is_a_permutation(order, directed):
     graph = mixed_depths_graph(directed)
-    rank = _gpu_batched.locality_order(graph, order)
+    rank, _, _ = _gpu_batched.locality_order(graph, order)
     assert sorted(rank.tolist()) == list(range(graph.n))
 
 
@@ -386,7 +391,7 @@ def test_balls_are_compact_on_a_grid():
     graph = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(60, 60)), directed=False)
     spans = {}
     for order in ("cluster", "bfs"):
-        seq = np.argsort(_gpu_batched.locality_order(graph, order))
+        seq = np.argsort(_gpu_batched.locality_order(graph, order)[0])
         groups = [seq[k:k + 32] for k in range(0, 3584, 32)]
         spans[order] = np.median([shortest_path(graph.pattern, unweighted=True,
                                                 indices=g)[:, g].max() for g in groups])
@@ -406,7 +411,7 @@ def test_locality_order_is_a_permutation_with_near_neighbours():
     rng = np.random.default_rng(0)
     perm = rng.permutation(100)
     shuffled = make_graph(graph.pattern[perm][:, perm], directed=False)
-    rank = _gpu_batched.locality_order(shuffled)
+    rank, _, _ = _gpu_batched.locality_order(shuffled)
     assert sorted(rank) == list(range(100))
     # along the path, consecutive vertices get ranks one apart
     pos = np.argsort(perm)  # vertex i of the path is vertex pos[i] of the shuffled graph

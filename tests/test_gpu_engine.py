@@ -77,10 +77,9 @@ def test_disconnected_directed_all_sources(kernel, endpoints):
 def test_int64_indices_equal_int32(kernel, directed):
     graph = hubs_graph(3, directed)
     sources = np.array([0, 2, 77, 3001])
-    got64 = gpu_raw(graph, sources, kernel, endpoints=True, _index_dtype=np.int64)
-    from turbobc._gpu import last_run
-
-    assert last_run["index_dtype"] == "int64"
+    facts = {}
+    got64 = gpu_raw(graph, sources, kernel, endpoints=True, _index_dtype=np.int64, facts=facts)
+    assert facts["index_dtype"] == "int64"
     got32 = gpu_raw(graph, sources, kernel, endpoints=True, _index_dtype=np.int32)
     np.testing.assert_allclose(got64, got32, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got64, graphblas_raw(graph, sources, True), rtol=1e-10,
@@ -134,12 +133,11 @@ def test_scf_on_device_equals_host(directed):
 
 
 def test_auto_uses_the_selector():
-    from turbobc import _gpu
-
     graph = hubs_graph(5, False)
-    gpu_raw(graph, [0], "auto")
-    assert _gpu.last_run["kernel"] == spmv.select(spmv.stats_host(graph.pattern, False))
-    assert _gpu.last_run["scf"] == pytest.approx(spmv.scf_host(graph.pattern), rel=1e-12)
+    facts = {}
+    gpu_raw(graph, [0], "auto", facts=facts)
+    assert facts["kernel"] == spmv.select(spmv.stats_host(graph.pattern, False))
+    assert facts["scf"] == pytest.approx(spmv.scf_host(graph.pattern), rel=1e-12)
 
 
 def test_progress_counts_every_source_and_empty_cases():
@@ -184,10 +182,8 @@ def test_out_of_memory_is_a_clean_memory_error(kernel):
 
 
 def test_peak_memory_within_model():
-    from turbobc import _gpu
-
     graph = hubs_graph(9, False)
     for kernel in ("auto", "sccsc", "vecsc"):
-        gpu_raw(graph, [0], kernel)
-        run = _gpu.last_run
+        run = {}
+        gpu_raw(graph, [0], kernel, facts=run)
         assert run["peak_pool_bytes"] <= run["model_bytes"] + 2 * 2**20, run

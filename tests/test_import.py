@@ -29,4 +29,4 @@ def test_show_config_reports_versions_and_gpu(capsys):
 
 def test_public_surface():
     assert set(turbobc.__all__) == {"bc", "exceptions", "load_ego_facebook", "read_graph",
-                                    "show_config", "__version__"}
+                                    "show_config", "tuning", "__version__"}

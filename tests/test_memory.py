@@ -345,16 +345,14 @@ def _gpu_graph():
 
 @pytest.mark.gpu
 def test_gpu_batches_follow_the_limit():
-    from turbobc import _gpu_batched
+    from turbobc._api import run_bc
 
     G, A = _gpu_graph()
     n, m = A.shape[0], int(A.nnz)
     expected = nx.betweenness_centrality(G)
-    free = turbobc.bc(A, engine="gpu")
-    unlimited = dict(_gpu_batched.last_run)
+    free, unlimited = run_bc(A, engine="gpu")
     limit = 2**20
-    got = turbobc.bc(A, engine="gpu", memory_limit="1MiB")
-    run = _gpu_batched.last_run
+    got, run = run_bc(A, engine="gpu", memory_limit="1MiB")
     assert run["batch"] == choose_batch(n, m, n, 2**60, memory_limit=limit, kernel=run["kernel"],
                                         depth_cap=run["depth_cap"])
     assert run["batch"] < unlimited["batch"] and run["batches"] > 1
@@ -365,16 +363,15 @@ def test_gpu_batches_follow_the_limit():
 
 @pytest.mark.gpu
 def test_gpu_goes_one_source_at_a_time_under_a_small_limit():
-    from turbobc import _gpu
+    from turbobc._api import run_bc
 
     G, A = _gpu_graph()
     n, m = A.shape[0], int(A.nnz)
     limit = 100_000  # below 32 lanes (about 0.4 MB here), above the single-source model
     assert memory_model(n, m, "sccsc", np.int32, n) < limit
     assert choose_batch(n, m, n, 2**60, memory_limit=limit, depth_cap=n + 2) == 0
-    _gpu.last_run.clear()
-    got = turbobc.bc(A, engine="gpu", memory_limit=limit)
-    assert _gpu.last_run["peak_pool_bytes"] <= limit
+    got, facts = run_bc(A, engine="gpu", memory_limit=limit)
+    assert facts["family"] == "single" and facts["peak_pool_bytes"] <= limit
     expected = nx.betweenness_centrality(G)
     np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-12, atol=1e-15)
 

@@ -78,6 +78,7 @@ from graph_cases import GRAPH_CASES  # noqa: E402
 from oracles import exact_brandes  # noqa: E402
 
 import turbobc._wide as wide_sweep  # noqa: E402
+from turbobc._protocol import Partial  # noqa: E402
 
 
 def grid_pattern(rows: int, cols: int, *, directed: bool = False) -> sp.csr_array:
@@ -260,11 +261,11 @@ def test_wide_sweep_on_the_device_equals_numpy():
 
 def test_non_finite_sum_raises(monkeypatch):
     """A non-finite raw sum is refused with an error that says so, never returned."""
-    def broken(graph, sources, *, endpoints, progress, **_):
-        raw = np.zeros(graph.n)
+    def broken(self, sources, progress=None):
+        raw = np.zeros(self.problem.graph.n)
         raw[1] = np.inf
-        return raw
+        return Partial(vertex=raw, sources=len(sources))
 
-    monkeypatch.setattr(graphblas_engine, "accumulate", broken)
+    monkeypatch.setattr(graphblas_engine.GraphblasSweeper, "run", broken)
     with pytest.raises(OverflowError, match="non-finite betweenness sums .* vertex 1"):
         turbobc.bc(grid(3, 3), engine="graphblas")

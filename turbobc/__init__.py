@@ -10,9 +10,10 @@ from . import exceptions
 from ._api import bc
 from ._config import show_config
 from ._io import read_graph
+from ._tuning import tuning
 from .datasets import load_ego_facebook
 
 __version__ = "0.1.0"
 
-__all__ = ["bc", "exceptions", "load_ego_facebook", "read_graph", "show_config",
+__all__ = ["bc", "exceptions", "load_ego_facebook", "read_graph", "show_config", "tuning",
            "__version__"]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ._progress import source_progress
+from ._protocol import Problem
 from ._rescale import rescale
+from ._run import engine_named, run_schedule
 from ._validation import validate
 
-__all__ = ["bc"]
+__all__ = ["bc", "run_bc", "Result"]
 
 
 def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
@@ -147,32 +150,42 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     >>> turbobc.bc(A, normalized=False, engine="graphblas").tolist()
     [0.0, 1.0, 0.0]
     """
+    return run_bc(A, sources=sources, k=k, seed=seed, normalized=normalized,
+                  endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
+                  progress=progress, memory_limit=memory_limit).values
+
+
+class Result(NamedTuple):
+    """What :func:`run_bc` returns: the values of :func:`bc` and the facts of the run
+    (engine, kernel family, batch, depth, peak bytes, seconds) for benchmarks and tests."""
+
+    values: np.ndarray
+    facts: dict
+
+
+def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
+           directed=None, engine="auto", kernel="auto", progress=False,
+           memory_limit=None) -> Result:
+    """:func:`bc` with the facts of the run. Same parameters, errors and values.
+
+    validate → :class:`~turbobc._protocol.Problem` → engine → the one loop
+    (:func:`turbobc._run.run_schedule`) → non-finite check → rescale.
+    """
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
                     progress=progress, memory_limit=memory_limit)
     graph = call.graph
     if graph.n == 0:
-        return np.zeros(0, dtype=np.float64)
-    with source_progress(len(call.sources), call.progress, call.engine) as bar:
-        if call.engine == "gpu":
-            # One source: the single-source engine; more: B sources per sweep.
-            if len(call.sources) > 1:
-                from ._gpu_batched import accumulate as accumulate_gpu
-            else:
-                from ._gpu import accumulate as accumulate_gpu
-
-            raw = accumulate_gpu(graph, call.sources, endpoints=call.endpoints,
-                                 kernel=call.kernel, progress=bar,
-                                 memory_limit=call.memory_limit)
-        else:
-            from ._graphblas import accumulate as accumulate_cpu
-
-            raw = accumulate_cpu(graph, call.sources, endpoints=call.endpoints, progress=bar,
-                                 memory_limit=call.memory_limit)
-    _check_finite(raw, call.engine)
-    return rescale(raw, normalized=call.normalized, directed=graph.directed,
-                   endpoints=call.endpoints,
-                   sampled_sources=call.sources if call.sampled else None)
+        return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
+    problem = Problem(graph, endpoints=call.endpoints, kernel=call.kernel,
+                      memory_limit=call.memory_limit)
+    total, facts = run_schedule(problem, engine_named(call.engine), [call.sources],
+                                progress=call.progress)
+    _check_finite(total.vertex, call.engine)
+    values = rescale(total.vertex, normalized=call.normalized, directed=graph.directed,
+                     endpoints=call.endpoints,
+                     sampled_sources=call.sources if call.sampled else None)
+    return Result(values, facts)
 
 
 def _check_finite(raw: np.ndarray, engine: str) -> None:

@@ -30,16 +30,14 @@ import spmv
 from spmv import _ctl, _launch
 
 from ._graph import Graph, index_dtype_for
+from ._tuning import current as current_tuning
 from ._wide import accumulate_wide
 
-__all__ = ["accumulate", "memory_model", "check_memory_limit", "last_run"]
+__all__ = ["accumulate", "memory_model", "check_memory_limit"]
 
 _CTL_SLOTS = _ctl.N_CTL  # the control block (spmv/kernels/ctl.cuh)
 _WIDE_SOURCE_SLOT = _ctl.WIDE_SOURCE  # 1 + the source that stopped a launch, 0: none
 
-last_run: dict = {}
-"""Facts about the latest :func:`accumulate` call (kernel, grid, scf, peak pool bytes), for
-benchmarks and tests."""
 
 
 def memory_model(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
@@ -125,7 +123,8 @@ class _DeviceSweep:
         return _launch.SWEEPS[self.kernel](
             self.a, self.b, graph.n, graph.nnz, self.sources[begin:end], self.S, self.sigma,
             self.t, self.bc, self.shifts, self.ctl, directed=graph.directed,
-            endpoints=endpoints, units=self.units)
+            endpoints=endpoints, units=self.units,
+            blocks_per_sm=current_tuning().single_blocks_per_sm)
 
 
 def _free_bytes() -> str:
@@ -142,7 +141,8 @@ def _free_bytes() -> str:
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
-               memory_limit: int | None = None, _index_dtype=None) -> np.ndarray:
+               memory_limit: int | None = None, facts: dict | None = None,
+               _index_dtype=None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
 
     Parameters
@@ -161,6 +161,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     memory_limit : int, optional
         Bytes of device memory the run may take; a run whose :func:`memory_model` exceeds it
         is refused before anything is allocated (:func:`check_memory_limit`).
+    facts : dict, optional
+        Filled with the facts of the run: family, kernel, grid, index type, scf, sources
+        swept with per-vertex exponents, peak pool bytes and the memory model.
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
 
@@ -223,10 +226,10 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         accumulate_wide(cupy, cupy.asarray(pattern.indptr), cupy.asarray(pattern.indices), n,
                         np.array(wide), run.bc, endpoints=endpoints, progress=progress)
     raw = run.bc.get()
-    last_run.clear()
-    last_run.update(kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
-                    wide_sources=len(wide),
-                    scf=None if run.stats is None else run.stats.scf,
-                    peak_pool_bytes=run.peak - run.baseline, model_bytes=4 * m + 48 * n,
-                    expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size))
+    if facts is not None:
+        facts.update(family="single", kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
+                     wide_sources=len(wide),
+                     scf=None if run.stats is None else run.stats.scf,
+                     peak_pool_bytes=run.peak - run.baseline, model_bytes=4 * m + 48 * n,
+                     expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size))
     return raw

@@ -49,25 +49,20 @@ import spmv
 from spmv import _batched
 
 from ._graph import Graph, index_dtype_for
+from ._tuning import current as current_tuning
 from ._wide import accumulate_wide
 
 __all__ = ["accumulate", "choose_batch", "memory_model", "locality_order", "sweep_order",
-           "last_run", "MEMORY_FRACTION", "MAX_BATCH", "DEPTH_CAP"]
+           "DEPTH_CAP"]
 
-MEMORY_FRACTION = 0.8
-"""Share of the free device memory (plus CuPy's cached blocks) a run may take."""
-
-MAX_BATCH = 16384
-"""Most lanes per batch: beyond this, fewer batches no longer pay for the memory."""
+# The knobs (share of free memory a run may take, most lanes per batch, source order, the
+# share of vertices from which sources are ordered for locality) are fields of
+# turbobc._tuning.Tuning, with their measured defaults and what they were measured on.
 
 DEPTH_CAP = 2048
 """Levels of the shift table at first; a deeper batch is rerun with four times as many."""
 
 LANES = _batched.LANES
-
-last_run: dict = {}
-"""Facts about the latest :func:`accumulate` call (kernel, batch, batches, depth, peak pool
-bytes, memory model), for benchmarks and tests."""
 
 
 def _round_up(x: int, k: int) -> int:
@@ -96,10 +91,11 @@ def memory_model(n: int, m: int, *, kernel: str, index_bytes: int, level_bytes: 
 
 def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
                  level_bytes: int = 2, directed: bool = False, kernel: str = "vecsc",
-                 depth_cap: int = DEPTH_CAP, memory_limit: int | None = None) -> int:
-    """Lanes per batch: as many as :data:`MEMORY_FRACTION` of ``free_bytes`` holds.
+                 depth_cap: int = DEPTH_CAP, memory_limit: int | None = None,
+                 memory_fraction: float | None = None, max_batch: int | None = None) -> int:
+    """Lanes per batch: as many as ``memory_fraction`` of ``free_bytes`` holds.
 
-    A pure function. The result is a multiple of 32, at most :data:`MAX_BATCH` and at most
+    A pure function. The result is a multiple of 32, at most ``max_batch`` and at most
     ``num_sources`` rounded up to 32, and the batches it implies are as even as possible
     (``ceil(num_sources / batch)`` batches of nearly equal size). Returns 0 when not even
     32 lanes fit (the caller then runs one source at a time) or there is no source.
@@ -123,35 +119,40 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     memory_limit : int, optional
         The user's ``memory_limit`` in bytes: the batch is sized from
         ``min(free_bytes, memory_limit)``.
+    memory_fraction, max_batch : optional
+        Default: the knobs in force (``turbobc._tuning.Tuning.gpu_memory_fraction`` and
+        ``max_batch``).
     """
+    knobs = current_tuning()
+    memory_fraction = knobs.gpu_memory_fraction if memory_fraction is None else memory_fraction
+    max_batch = knobs.max_batch if max_batch is None else max_batch
     if num_sources <= 0:
         return 0
     if memory_limit is not None:
         free_bytes = min(free_bytes, memory_limit)
-    budget = int(MEMORY_FRACTION * free_bytes) - format_bytes(n, m, index_bytes, directed,
+    budget = int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes, directed,
                                                               kernel) - 8 * n - 1024
     lanes = max(0, budget) // lane_bytes(n, level_bytes, depth_cap) // LANES * LANES
     if lanes < LANES:
         return 0
-    batch = min(lanes, MAX_BATCH, _round_up(num_sources, LANES))
+    batch = min(lanes, max_batch, _round_up(num_sources, LANES))
     batches = -(-num_sources // batch)
     return _round_up(-(-num_sources // batches), LANES)
 
 
-ORDER = "auto"
-"""How :func:`locality_order` ranks the sources: ``"bfs"`` (breadth-first order from a
-pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"`` (greedy breadth-first balls of 32
-vertices: compact groups on meshes and roads, O(n + m) in Python), ``"rcm"`` (scipy's reverse
-Cuthill-McKee, quadratic in the largest degree), ``"vertex"`` (as numbered), ``"auto"``
-(``"cluster"`` on meshes: the breadth-first search from the vertex of largest degree is at
-least :data:`CLUSTER_DEPTH` levels deep, the mean degree at least :data:`CLUSTER_MIN_DEGREE`
-and the graph has at most :data:`CLUSTER_MAX_NNZ` stored edges; ``"bfs"`` when that search
-is at most :data:`BFS_MAX_DEPTH` deep; else ``"rcm"``).
-
-Measured on an H200 (bench/results/exact_gpu_variants-20261122T025208Z.json, device loop of
-the first 16384 sources, times n / 16384): kron18 rcm 58.3 s, bfs 73.6 s; myc16 rcm 7.8 s,
-bfs 7.4 s; del16 cluster 2.2 s, rcm 4.4 s; road-luxembourg-osm (mean degree 2.1) rcm 16.3 s,
-cluster 21.2 s. See bench/gpu_notes.md, "Source order"."""
+# Source orders (the knob Tuning.order), how :func:`locality_order` ranks the sources: ``"bfs"``
+# (breadth-first order from a pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"``
+# (greedy breadth-first balls of 32 vertices: compact groups on meshes and roads, O(n + m) in
+# Python), ``"rcm"`` (scipy's reverse Cuthill-McKee, quadratic in the largest degree),
+# ``"vertex"`` (as numbered), ``"auto"`` (``"cluster"`` on meshes: the breadth-first search from
+# the vertex of largest degree is at least :data:`CLUSTER_DEPTH` levels deep, the mean degree at
+# least :data:`CLUSTER_MIN_DEGREE` and the graph has at most :data:`CLUSTER_MAX_NNZ` stored
+# edges; ``"bfs"`` when that search is at most :data:`BFS_MAX_DEPTH` deep; else ``"rcm"``).
+#
+# Measured on an H200 (bench/results/exact_gpu_variants-20261122T025208Z.json, device loop of
+# the first 16384 sources, times n / 16384): kron18 rcm 58.3 s, bfs 73.6 s; myc16 rcm 7.8 s,
+# bfs 7.4 s; del16 cluster 2.2 s, rcm 4.4 s; road-luxembourg-osm (mean degree 2.1) rcm 16.3 s,
+# cluster 21.2 s. See bench/gpu_notes.md, "Source order".
 
 BFS_MAX_DEPTH = 2
 """Eccentricity of the vertex of largest degree up to which ``"auto"`` takes the (cheap)
@@ -167,14 +168,6 @@ CLUSTER_MIN_DEGREE = 4.0
 
 CLUSTER_MAX_NNZ = 8_000_000
 """Most stored edges for which the (Python) ball grouping runs: about 1 s per million."""
-
-last_order = ""
-"""The order :func:`locality_order` used last (after resolving ``"auto"``)."""
-
-last_depth = -1
-"""Eccentricity of the vertex of largest degree found by the last :func:`locality_order`
-(-1 when it ran no breadth-first search): a lower bound of the deepest batch, at least half
-the diameter of that component."""
 
 
 def _bfs(csr, root: int):
@@ -201,18 +194,6 @@ def _bfs(csr, root: int):
         jump = np.where(done, 0, jump[jump])
     dist[order] = hops
     return order, dist
-
-
-def _morton(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Interleave the bits of two non-negative int64 arrays (below 2^31)."""
-    def spread(v):
-        v = v.astype(np.uint64) & np.uint64(0xFFFFFFFF)
-        for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
-                            (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
-                            (1, 0x5555555555555555)):
-            v = (v | (v << np.uint64(shift))) & np.uint64(mask)
-        return v
-    return spread(x) | (spread(y) << np.uint64(1))
 
 
 def _balls(indptr: np.ndarray, indices: np.ndarray, seq: np.ndarray) -> np.ndarray:
@@ -248,46 +229,48 @@ def _balls(indptr: np.ndarray, indices: np.ndarray, seq: np.ndarray) -> np.ndarr
     return np.asarray(out, dtype=np.int64)
 
 
-def locality_order(graph: Graph, order: str | None = None) -> np.ndarray:
-    """Rank of every vertex in the order the sources are swept (:data:`ORDER` by default).
+def locality_order(graph: Graph, order: str | None = None) -> tuple[np.ndarray, str, int]:
+    """Rank of every vertex in the order the sources are swept, the order used (``"auto"``
+    resolved) and the depth found.
 
     Sources are swept in this order, so the 32 sources of a unit sit close together: their
     distances to any vertex differ little, and a unit takes part in few levels. Edges count
     both ways; vertices the first breadth-first search does not reach follow in vertex order.
+    ``order`` defaults to the knob ``Tuning.order`` (the orders: see the comment above). The depth is
+    the eccentricity of the vertex of largest degree (-1 when no breadth-first search ran):
+    a lower bound of the deepest batch, at least half the diameter of that component.
     """
     import scipy.sparse as sp
 
-    global last_order, last_depth
-    order = ORDER if order is None else order
-    last_order, last_depth = order, -1
+    order = current_tuning().order if order is None else order
+    depth = -1
     n = graph.n
     rank = np.empty(n, dtype=np.int64)
     if order == "vertex" or n == 0:
         rank[:] = np.arange(n)
-        return rank
+        return rank, order, depth
     csr = sp.csr_matrix(graph.pattern)
     if order == "auto":
         # eccentricity of the vertex of largest degree: deep graphs are meshes and roads
         start = int(np.argmax(np.diff(csr.indptr)))
         seq, dist = _bfs(csr, start)
-        last_depth = int(dist.max())
-        mesh = (last_depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
+        depth = int(dist.max())
+        mesh = (depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
-        order = "cluster" if mesh else "bfs" if last_depth <= BFS_MAX_DEPTH else "rcm"
-        last_order = order
+        order = "cluster" if mesh else "bfs" if depth <= BFS_MAX_DEPTH else "rcm"
     if order == "rcm":
         from scipy.sparse.csgraph import reverse_cuthill_mckee
 
         seq = reverse_cuthill_mckee(csr, symmetric_mode=not graph.directed)
         rank[seq] = np.arange(n, dtype=np.int64)
-        return rank
+        return rank, order, depth
     if order not in ("bfs", "cluster"):
         raise ValueError(f"unknown source order {order!r}")
     # pseudo-peripheral vertex: the last one reached from the vertex of largest degree
-    if last_depth < 0:
+    if depth < 0:
         start = int(np.argmax(np.diff(csr.indptr)))
         seq, dist = _bfs(csr, start)
-        last_depth = int(dist.max())
+        depth = int(dist.max())
     seq1, _ = _bfs(csr, int(seq[-1]))
     if order == "bfs":
         head = seq1
@@ -297,14 +280,14 @@ def locality_order(graph: Graph, order: str | None = None) -> np.ndarray:
     rest[head] = False
     seq = np.concatenate([head, np.flatnonzero(rest)])
     rank[seq] = np.arange(n, dtype=np.int64)
-    return rank
+    return rank, order, depth
 
 
-ORDER_MIN_SHARE = 1 / 8
-"""Sources are put in locality order only when they are at least this share of the vertices:
-the order is an O(n + m) pass on the host whatever the number of sources, and a few sources
-spread over a large graph rarely neighbour each other (kron20, k = 1000, H200: rcm order
-1.57 s on the host for a device loop of 0.50 s instead of 0.60 s in vertex order)."""
+# Tuning.order_min_share (1/8): sources are put in locality order only when they are at least
+# this share of the vertices: the order is an O(n + m) pass on the host whatever the number of
+# sources, and a few sources spread over a large graph rarely neighbour each other (kron20,
+# k = 1000, H200: rcm order 1.57 s on the host for a device loop of 0.50 s instead of 0.60 s
+# in vertex order).
 
 
 def sweep_order(graph: Graph, sources: np.ndarray) -> tuple[np.ndarray, str, int | None]:
@@ -312,13 +295,14 @@ def sweep_order(graph: Graph, sources: np.ndarray) -> tuple[np.ndarray, str, int
     for :func:`spmv._batched.select_batched` (None when no search ran).
 
     Nearby sources share units (module docstring), so the sources follow
-    :func:`locality_order` when they are at least :data:`ORDER_MIN_SHARE` of the vertices,
+    :func:`locality_order` when they are at least ``Tuning.order_min_share`` of the vertices,
     and vertex order otherwise.
     """
-    if sources.size < ORDER_MIN_SHARE * graph.n:
+    if sources.size < current_tuning().order_min_share * graph.n:
         return np.sort(sources), "vertex", None
-    ordered = sources[np.argsort(locality_order(graph)[sources], kind="stable")]
-    return ordered, last_order, (last_depth if last_depth >= 0 else None)
+    rank, order, depth = locality_order(graph)
+    ordered = sources[np.argsort(rank[sources], kind="stable")]
+    return ordered, order, (depth if depth >= 0 else None)
 
 
 def _device_free_bytes() -> int:
@@ -382,7 +366,8 @@ def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
-               memory_limit: int | None = None, _batch: int | None = None,
+               memory_limit: int | None = None, facts: dict | None = None,
+               _batch: int | None = None,
                _level_dtype=None, _index_dtype=None,
                _depth_cap: int | None = None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
@@ -404,6 +389,10 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         Bytes of device memory the run may take: batches are sized from the lower of it and
         the free memory (:func:`choose_batch`); when not even 32 lanes fit, the single-source
         engine runs under the same limit (and refuses a graph whose model exceeds it).
+    facts : dict, optional
+        Filled with the facts of the run: family, kernel, source order, seconds of ordering
+        and of the sweeps, batch size, batches, depth, reruns, sources swept with per-vertex
+        exponents, types, peak pool bytes and the memory model.
     _batch : int, optional
         Force the number of sources per batch (tests); default :func:`choose_batch`.
     _level_dtype : numpy dtype, optional
@@ -440,6 +429,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     if np.unique(sources).size != sources.size:
         # the kernels give each source of a chunk its own lane bit of the depth-0 mask
         raise ValueError("sources must be distinct")
+    knobs = current_tuning()
     order_began = time.perf_counter()
     sources, order, depth_estimate = sweep_order(graph, sources)
     order_seconds = time.perf_counter() - order_began
@@ -475,7 +465,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         from ._gpu import accumulate as accumulate_single
 
         return accumulate_single(graph, sources, endpoints=endpoints, kernel=kernel,
-                                 progress=progress, memory_limit=memory_limit,
+                                 progress=progress, memory_limit=memory_limit, facts=facts,
                                  _index_dtype=_index_dtype)
     bc = cupy.zeros(n, dtype=np.float64)
     ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
@@ -502,7 +492,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             level=ws.level, sigma=ws.sigma, t=ws.t, flag0=ws.flag0, flag1=ws.flag1,
             masks=ws.masks, shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits,
             reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints,
-            max_in_degree=max_in_degree)
+            max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
+            blocks_per_sm=knobs.batched_blocks_per_sm)
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
         if status == _batched.WIDE_RANGE:
@@ -538,16 +529,16 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                         endpoints=endpoints, progress=progress)
     raw = bc.get()
     seconds = time.perf_counter() - began
-    last_run.clear()
-    last_run.update(kernel=name, order=order, order_seconds=order_seconds,
-                    sweep_seconds=seconds, batch=batch, batches=batches,
-                    depth=depth, reruns=reruns, wide_sources=len(wide_sources),
-                    grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
-                    depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
-                    model_bytes=memory_model(n, m, kernel=name,
-                                             index_bytes=index_dtype.itemsize,
-                                             level_bytes=level_dtype.itemsize,
-                                             batch=_round_up(batch, LANES),
-                                             depth_cap=depth_cap, directed=graph.directed))
+    if facts is not None:
+        facts.update(family="batched", kernel=name, order=order, order_seconds=order_seconds,
+                     sweep_seconds=seconds, batch=batch, batches=batches,
+                     depth=depth, reruns=reruns, wide_sources=len(wide_sources),
+                     grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
+                     depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
+                     model_bytes=memory_model(n, m, kernel=name,
+                                              index_bytes=index_dtype.itemsize,
+                                              level_bytes=level_dtype.itemsize,
+                                              batch=_round_up(batch, LANES),
+                                              depth_cap=depth_cap, directed=graph.directed))
     return raw
 

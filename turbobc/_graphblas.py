@@ -46,6 +46,7 @@ live data.
 from __future__ import annotations
 
 import gc
+import time
 
 import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
@@ -53,11 +54,12 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 from spmv._ctl import OVERFLOW_EXP
 
 from ._graph import Graph
+from ._protocol import Engine, Partial, Problem, Sweeper
 from ._memory import available_memory, format_bytes
 from ._progress import paced_batches
 from ._wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
 
-__all__ = ["accumulate", "batch_size_for"]
+__all__ = ["accumulate", "batch_size_for", "GraphblasEngine", "GraphblasSweeper"]
 
 # A level whose largest count exceeds 2**RESCALE_ABOVE_EXP is scaled back to [0.5, 1): the
 # kernels' limit too (spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py).
@@ -178,35 +180,75 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,
     MemoryError
         Not even one source fits (:func:`batch_size_for`); raised before any work.
     """
-    raw = np.zeros(graph.n, dtype=np.float64)
-    if len(sources) == 0:
-        return raw
-    step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
-                          memory_limit=memory_limit)
-    A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
-                        nrows=graph.n, ncols=graph.n)
-    # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
-    AT = A if not graph.directed else A.T.new()
-    wide = []
-    # While a progress bar is shown, batches are paced to update it about twice a second.
-    for start, stop in paced_batches(len(sources), step, progress):
-        batch = np.asarray(sources[start:stop], dtype=np.int64)
-        wide_here = _accumulate_batch(A, AT, batch, raw, endpoints)
-        wide.extend(wide_here)
-        if len(batch) * graph.n >= COLLECT_ABOVE_SLOTS:
-            # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
-            # refers back to its Matrix): collect the batch's matrices now, so the next batch
-            # reuses their memory instead of stacking on it (module docstring, "Memory").
-            gc.collect()
-        progress.update(len(batch) - len(wide_here))
-    if wide:
-        # Sources whose levels span more than per-level scaling holds: per-vertex exponents,
-        # in batches no larger than this engine's (its bytes per slot are fewer).
-        pattern = graph.pattern
-        accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
-                        endpoints=endpoints, progress=progress,
-                        batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
-    return raw
+    with GraphblasSweeper(Problem(graph, endpoints=endpoints,
+                                  memory_limit=memory_limit)) as sweeper:
+        return sweeper.run(sources, progress).vertex
+
+
+class GraphblasEngine(Engine):
+    """The CPU engine: python-graphblas (SuiteSparse:GraphBLAS), many sources per batch."""
+
+    name = "graphblas"
+
+    def can_serve(self, problem: Problem) -> str | None:
+        if problem.kernel != "auto":
+            return (f"kernel={problem.kernel!r} names a GPU kernel; the graphblas engine "
+                    "takes kernel='auto'")
+        return None
+
+    def open(self, problem: Problem) -> "GraphblasSweeper":
+        return GraphblasSweeper(problem)
+
+
+class GraphblasSweeper(Sweeper):
+    """A, and Aᵀ for directed graphs, as GraphBLAS matrices, kept across :meth:`run` calls."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        graph = problem.graph
+        self.A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
+                                 nrows=graph.n, ncols=graph.n)
+        # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
+        self.AT = self.A if not graph.directed else self.A.T.new()
+
+    def run(self, sources: np.ndarray, progress=None) -> Partial:
+        """Raw sums of ``sources``, in batches sized by :func:`batch_size_for`; raises
+        ``MemoryError`` before any work when not even one source fits."""
+        graph, endpoints = self.problem.graph, self.problem.endpoints
+        sources = np.asarray(sources, dtype=np.int64)
+        raw = np.zeros(graph.n, dtype=np.float64)
+        if len(sources) == 0:
+            return Partial(vertex=raw, sources=0)
+        began = time.perf_counter()
+        step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
+                              memory_limit=self.problem.memory_limit)
+        wide, batches = [], 0
+        # While a progress bar is shown, batches are paced to update it about twice a second.
+        for start, stop in paced_batches(len(sources), step, progress):
+            batch = sources[start:stop]
+            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints)
+            wide.extend(wide_here)
+            batches += 1
+            if len(batch) * graph.n >= COLLECT_ABOVE_SLOTS:
+                # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
+                # refers back to its Matrix): collect the batch's matrices now, so the next
+                # batch reuses their memory instead of stacking on it (docstring, "Memory").
+                gc.collect()
+            if progress is not None:
+                progress.update(len(batch) - len(wide_here))
+        if wide:
+            # Sources whose levels span more than per-level scaling holds: per-vertex
+            # exponents, in batches no larger than this engine's (fewer bytes per slot).
+            pattern = graph.pattern
+            accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
+                            endpoints=endpoints, progress=progress,
+                            batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
+        self.facts.update(engine="graphblas", batch=step, batches=batches,
+                          wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
+        return Partial(vertex=raw, sources=len(sources))
+
+    def close(self) -> None:
+        self.A = self.AT = None
 
 
 def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,

@@ -1,0 +1,131 @@
+"""The engine protocol: what to compute (:class:`Problem`), who can (:class:`Engine`), the
+resident worker (:class:`Sweeper`) and what it returns (:class:`Partial`).
+
+Every engine answers the same three calls::
+
+    reason = engine.can_serve(problem)      # None, or why not (as networkx's can_run)
+    with engine.open(problem) as sweeper:   # the graph stays with the sweeper
+        part = sweeper.run(sources)         # raw sums of these sources: a Partial
+    sweeper.facts                           # kernel, batch, depth, peak bytes, seconds ...
+
+Partials of disjoint source sets add with ``+`` (the reduce of a sampling schedule or of a
+Dask map), and :func:`turbobc._rescale.rescale` turns the total into networkx's numbers. The
+loop that drives this is :func:`turbobc._run.run_schedule`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._graph import Graph
+
+__all__ = ["Problem", "Partial", "Sweeper", "Engine"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What to compute, independent of the engine.
+
+    Attributes
+    ----------
+    graph : Graph
+        The validated pattern and its direction.
+    endpoints : bool
+        Add networkx's endpoint terms.
+    kernel : str
+        The GPU kernel, or ``"auto"``.
+    memory_limit : int or None
+        Bytes the run may use (host memory on the CPU engine, device memory on the GPU).
+    """
+
+    graph: Graph
+    endpoints: bool = False
+    kernel: str = "auto"
+    memory_limit: int | None = None
+
+
+@dataclass
+class Partial:
+    """Raw (unscaled) sums over a set of sources; ``a + b`` is the sums over both sets.
+
+    Attributes
+    ----------
+    vertex : numpy.ndarray
+        float64, length n: ``Σ_s δ_s(v)`` over the sources (plus endpoint terms).
+    sources : int
+        How many sources were swept.
+    edge : numpy.ndarray or None
+        Per stored edge sums, aligned with ``pattern.indices`` (edge BC; not yet computed).
+    vertex_sq : numpy.ndarray or None
+        ``Σ_s δ_s(v)²`` (adaptive sampling; not yet computed).
+    """
+
+    vertex: np.ndarray
+    sources: int
+    edge: np.ndarray | None = None
+    vertex_sq: np.ndarray | None = None
+
+    @classmethod
+    def zeros(cls, n: int) -> "Partial":
+        """The sums over no source."""
+        return cls(vertex=np.zeros(n, dtype=np.float64), sources=0)
+
+    def __add__(self, other: "Partial") -> "Partial":
+        def both(a, b):
+            if a is None and b is None:
+                return None
+            if a is None or b is None:
+                raise ValueError("cannot add a Partial with per-edge or squared sums to one "
+                                 "without them")
+            return a + b
+
+        return Partial(vertex=self.vertex + other.vertex, sources=self.sources + other.sources,
+                       edge=both(self.edge, other.edge),
+                       vertex_sq=both(self.vertex_sq, other.vertex_sq))
+
+
+class Sweeper:
+    """An engine opened on one problem: keeps what it built (the graph in its own layout)
+    across :meth:`run` calls until :meth:`close`.
+
+    Attributes
+    ----------
+    problem : Problem
+    facts : dict
+        What the runs did (kernel, family, batch size, batches, depth, peak bytes, seconds),
+        updated by each :meth:`run`.
+    """
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.facts: dict = {}
+
+    def run(self, sources: np.ndarray, progress=None) -> Partial:
+        """Raw sums of ``sources`` (distinct int64 vertex ids); advances ``progress`` (a tqdm
+        bar, or None) by the sources finished."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what :meth:`run` kept (device memory, matrices)."""
+
+    def __enter__(self) -> "Sweeper":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Engine:
+    """One way of computing: the CPU (python-graphblas) or the GPU (CuPy kernels)."""
+
+    name: str = ""
+
+    def can_serve(self, problem: Problem) -> str | None:
+        """None when this engine can compute ``problem`` here, else the reason."""
+        raise NotImplementedError
+
+    def open(self, problem: Problem) -> Sweeper:
+        """A sweeper for ``problem``."""
+        raise NotImplementedError

@@ -1,0 +1,99 @@
+"""The engines' tuning knobs, as one object that can be set for a block of code.
+
+Every knob has a measured default (the docstrings of the engines name the records) and
+none needs changing for correct results. Benchmarks and experiments change them for a block
+of code::
+
+    with turbobc.tuning(order="rcm", push_ratio=4):
+        turbobc.bc(A)
+
+The setting lives in a :class:`contextvars.ContextVar`, so it is local to the thread (and
+asyncio task) that set it: two threads running :func:`turbobc.bc` at once each see their own
+knobs, and nothing is kept in module globals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+from dataclasses import dataclass
+
+__all__ = ["Tuning", "tuning", "current"]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Knobs of the engines (all optional to change; defaults are the measured best).
+
+    Attributes
+    ----------
+    order : str
+        Source order of the batched GPU engine: ``"auto"``, ``"bfs"``, ``"cluster"``,
+        ``"rcm"`` or ``"vertex"`` (``turbobc._gpu_batched.locality_order``).
+    order_min_share : float
+        Sources are put in locality order only when they are at least this share of the
+        vertices (fewer are swept in vertex order).
+    push_ratio : int
+        The batched veCSC pushes a forward level while the frontier's unit-edges times this
+        are fewer than all unit-edges (m · chunks); otherwise it pulls.
+    batched_blocks_per_sm : int or None
+        Cap on resident blocks per multiprocessor of a batched launch (None: as many as fit).
+    single_blocks_per_sm : int or None
+        The same for the single-source launches.
+    gpu_memory_fraction : float
+        Share of the free device memory (plus CuPy's cached blocks) a GPU run may take.
+    max_batch : int
+        Most sources per batch of the batched GPU engine.
+    """
+
+    order: str = "auto"
+    order_min_share: float = 1 / 8
+    push_ratio: int = 8
+    batched_blocks_per_sm: int | None = None
+    single_blocks_per_sm: int | None = None
+    gpu_memory_fraction: float = 0.8
+    max_batch: int = 16384
+
+
+_CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",
+                                                                  default=Tuning())
+
+
+def current() -> Tuning:
+    """The knobs in force in this thread (or task)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def tuning(**changes):
+    """Set engine knobs for the ``with`` block (this thread or task only).
+
+    Parameters
+    ----------
+    **changes
+        Fields of :class:`Tuning` and their values.
+
+    Raises
+    ------
+    TypeError
+        For a name that is not a knob.
+
+    Examples
+    --------
+    >>> import turbobc
+    >>> with turbobc.tuning(push_ratio=4):
+    ...     turbobc._tuning.current().push_ratio
+    4
+    >>> turbobc._tuning.current().push_ratio
+    8
+    """
+    known = {f.name for f in dataclasses.fields(Tuning)}
+    unknown = sorted(set(changes) - known)
+    if unknown:
+        raise TypeError(f"unknown tuning knob(s) {unknown}; the knobs are {sorted(known)}")
+    token = _CURRENT.set(dataclasses.replace(_CURRENT.get(), **changes))
+    try:
+        yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)
