@@ -48,9 +48,9 @@ SUBSET = 4000
 MECHANISM_SOURCES = 3000
 """Sources of each mechanism run (``--mechanisms``): four batches of the old size, 914."""
 
-_OLD_BATCH = ("import turbobc._graphblas as g\n"
-              "g.BATCH_ENTRY_BUDGET = 2**25  # the old cap: 914 sources of email-Enron\n"
-              "g.BYTES_PER_SLOT = 1  # so that memory never lowers it\n")
+_OLD_BATCH = ("import turbobc\nimport turbobc._graphblas as g\n"
+              "turbobc.tuning(cpu_batch_cap=2**25).__enter__()  # the old cap: 914 sources\n"
+              "g.BYTES_PER_SLOT = 1  # a model constant of the experiment: memory never lowers it\n")
 _NO_COLLECT = "g.COLLECT_ABOVE_SLOTS = float('inf')  # no gc.collect() after batches\n"
 _TRIM = ("import ctypes\n_libc = ctypes.CDLL('libc.so.6')\n"
          "def after_batch():\n    _libc.malloc_trim(0)\n")
@@ -73,7 +73,6 @@ root, graph, subset, out, limit, patch = sys.argv[1:7]
 sys.path.insert(0, root)
 import numpy as np
 import turbobc
-import turbobc._api as api
 hooks = {}
 exec(patch, hooks)  # a variant's changes (bench/cpu_memory.py MECHANISMS); may define after_batch
 
@@ -95,7 +94,8 @@ class Recorder:
             hooks["after_batch"]()
         batches.append((int(k), rss()[0], time.perf_counter() - began))
 
-api.source_progress = lambda total, enabled, engine: Recorder()
+import turbobc._run as run_loop
+run_loop.source_progress = lambda total, enabled, engine: Recorder()  # per-batch RSS
 A, _ = turbobc.read_graph(graph, directed=False)
 sources = None if subset == "all" else list(range(int(subset)))
 kwargs = {} if limit == "none" else {"memory_limit": int(limit)}

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from graphblas import Matrix
 
 import turbobc
+from turbobc._tuning import Tuning
 from turbobc import _graphblas, _memory
 from turbobc._gpu import check_memory_limit, memory_model
 from turbobc._gpu_batched import LANES, choose_batch, lane_bytes
@@ -196,7 +197,7 @@ def test_batch_size_follows_the_limit():
     assert _graphblas.batch_size_for(n, sources, m=m,
                                      memory_limit=fixed + 2 * per_source - 1) == 1
     # a huge limit: the speed cap
-    cap = _graphblas.BATCH_ENTRY_BUDGET // n
+    cap = Tuning().cpu_batch_cap // n
     assert _graphblas.batch_size_for(n, sources, m=m, memory_limit=2**50) == cap
     # never more than the sources
     assert _graphblas.batch_size_for(n, 3, m=m, memory_limit=2**50) == 3
@@ -207,10 +208,10 @@ def test_automatic_batch_size_plans_for_a_fraction_of_available_memory():
     n, m = 10_000, 50_000
     fixed = _graphblas.fixed_bytes(n, m, False)
     per_source = _graphblas.BYTES_PER_SLOT * n
-    available = int((fixed + 40 * per_source) / _graphblas.MEMORY_FRACTION)
+    available = int((fixed + 40 * per_source) / Tuning().cpu_memory_fraction)
     assert _graphblas.batch_size_for(n, 10_000, m=m, available=available) == 40
     assert _graphblas.batch_size_for(n, 10_000, m=m, available=2**50) == (
-        _graphblas.BATCH_ENTRY_BUDGET // n)
+        Tuning().cpu_batch_cap // n)
     # the fraction does not fit one source but the whole does: one source at a time
     assert _graphblas.batch_size_for(n, 10_000, m=m, available=fixed + per_source) == 1
 

@@ -23,9 +23,9 @@ Memory. A batch of B sources holds its levels (16 bytes per stored count; a leve
 :data:`PULL_ABOVE_DENSITY` is a bitmap, 9 bytes per slot), the visited bitmap and the
 temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per (source, vertex) slot.
 :func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or within
-:data:`MEMORY_FRACTION` of the memory available (the lower of MemAvailable and the room under
+``Tuning.cpu_memory_fraction`` of the memory available (the lower of MemAvailable and the room under
 the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
-:data:`BATCH_ENTRY_BUDGET` slots, past which batches sweep hardly faster but peak higher. The
+``Tuning.cpu_batch_cap`` slots, past which batches sweep hardly faster but peak higher. The
 resident set grew with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after
 the first three, a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from allocator
 fragmentation but because every python-graphblas Matrix is in a reference cycle
@@ -57,6 +57,7 @@ from ._graph import Graph
 from ._protocol import Engine, Partial, Problem, Sweeper
 from ._memory import available_memory, format_bytes
 from ._progress import paced_batches
+from ._tuning import current as current_tuning
 from ._wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for", "GraphblasEngine", "GraphblasSweeper"]
@@ -65,12 +66,6 @@ __all__ = ["accumulate", "batch_size_for", "GraphblasEngine", "GraphblasSweeper"
 # kernels' limit too (spmv/kernels/ctl.cuh, mirrored in spmv/_ctl.py).
 RESCALE_ABOVE_EXP = OVERFLOW_EXP
 
-BATCH_ENTRY_BUDGET = 2**24
-"""Most slots (source, vertex) of a batch, B n, whatever the memory: larger batches sweep
-hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds of two
-runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak 2.36 GiB;
-B = 2048 peaks at 5.0 GiB). See "Memory" in the module docstring."""
-
 BYTES_PER_SLOT = 160
 """Bytes one (source, vertex) slot of a batch may take at the peak of its sweep: the levels
 (16 bytes per stored count, 9 per slot for a level dense enough to be a bitmap), the visited
@@ -78,10 +73,6 @@ bitmap and the temporaries of one level. Measured peaks (one batch of 400 random
 resident set above the start): p2p-Gnutella31 10.5, cit-HepPh 22.1, road-luxembourg 23.3,
 delaunay_n16 50.4, as-caida 64.5, ca-GrQc 65.8, email-Enron 68, ego-Facebook 73.3, and 117
 and 153 on layered graphs built so that every level is just dense enough to be a bitmap."""
-
-MEMORY_FRACTION = 0.5
-"""Share of the available memory (:func:`turbobc._memory.available_memory`) an automatic
-batch size may plan for; ``memory_limit=`` replaces the whole budget."""
 
 COLLECT_ABOVE_SLOTS = 2**20
 """After a batch of at least this many slots, the cyclic garbage collector runs (20 ms)."""
@@ -99,7 +90,7 @@ def fixed_bytes(n: int, m: int, directed: bool) -> int:
 
 def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = False,
                    memory_limit: int | None = None, available: int | None = None) -> int:
-    """Sources per batch: what the memory budget holds, at most :data:`BATCH_ENTRY_BUDGET`.
+    """Sources per batch: what the memory budget holds, at most ``Tuning.cpu_batch_cap`` slots.
 
     Parameters
     ----------
@@ -114,7 +105,7 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
         :data:`BYTES_PER_SLOT` per source and vertex) must fit in it.
     available : int, optional
         Available memory in bytes; default :func:`turbobc._memory.available_memory`. Without
-        ``memory_limit`` the batches plan for :data:`MEMORY_FRACTION` of it.
+        ``memory_limit`` the batches plan for ``Tuning.cpu_memory_fraction`` of it.
 
     Returns
     -------
@@ -129,6 +120,7 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
     """
     if num_sources == 0:
         return 0
+    knobs = current_tuning()
     fixed = fixed_bytes(n, m, directed)
     per_source = BYTES_PER_SLOT * max(n, 1)
     if memory_limit is not None:
@@ -137,7 +129,7 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
         fix = "raise memory_limit"
     else:
         ceiling = available_memory() if available is None else available
-        budget = int(MEMORY_FRACTION * ceiling)
+        budget = int(knobs.cpu_memory_fraction * ceiling)
         what = (f"only {format_bytes(ceiling)} of memory is available (MemAvailable, or the "
                 "room under the cgroup limit)")
         fix = "free memory, or pass a larger memory_limit to try anyway"
@@ -147,7 +139,7 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
             f"(n={n}, {m} stored edges: {format_bytes(fixed)} for the graph and "
             f"{BYTES_PER_SLOT} bytes per vertex and source), but {what}; {fix}")
     fits = max(1, (budget - fixed) // per_source)
-    return int(max(1, min(num_sources, BATCH_ENTRY_BUDGET // max(n, 1), fits)))
+    return int(max(1, min(num_sources, knobs.cpu_batch_cap // max(n, 1), fits)))
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,

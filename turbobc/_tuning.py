@@ -45,6 +45,14 @@ class Tuning:
         Share of the free device memory (plus CuPy's cached blocks) a GPU run may take.
     max_batch : int
         Most sources per batch of the batched GPU engine.
+    cpu_memory_fraction : float
+        Share of the available host memory an automatic CPU batch size may plan for
+        (``memory_limit=`` replaces the whole budget).
+    cpu_batch_cap : int
+        Most (source, vertex) slots of a CPU batch, whatever the memory: larger batches sweep
+        hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds
+        of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
+        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/_graphblas.py, "Memory").
     """
 
     order: str = "auto"
@@ -54,6 +62,8 @@ class Tuning:
     single_blocks_per_sm: int | None = None
     gpu_memory_fraction: float = 0.8
     max_batch: int = 16384
+    cpu_memory_fraction: float = 0.5
+    cpu_batch_cap: int = 2**24
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",
