@@ -2,7 +2,7 @@
 
 networkx calls :func:`backend_info` while it is imported, so this module is top-level and
 imports nothing (not even turbobc): registering the backend costs ``import networkx`` nothing.
-The backend itself is ``turbobc._nx_backend.BackendInterface``; :data:`FUNCTIONS` is the
+The backend itself is ``turbobc.nx._backend.BackendInterface``; :data:`FUNCTIONS` is the
 list of what it implements.
 """
 
@@ -17,7 +17,7 @@ FUNCTIONS = {
         "declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
-``turbobc._nx_backend.implements`` refuses a function not named here, and the backend does
+``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does
 not import if one named here is not implemented."""
 
 _EXTRA_PARAMETERS = {

@@ -48,7 +48,7 @@ SUBSET = 4000
 MECHANISM_SOURCES = 3000
 """Sources of each mechanism run (``--mechanisms``): four batches of the old size, 914."""
 
-_OLD_BATCH = ("import turbobc\nimport turbobc._graphblas as g\n"
+_OLD_BATCH = ("import turbobc\nimport turbobc.engines.graphblas as g\n"
               "turbobc.tuning(cpu_batch_cap=2**25).__enter__()  # the old cap: 914 sources\n"
               "g.BYTES_PER_SLOT = 1  # a model constant of the experiment: memory never lowers it\n")
 _NO_COLLECT = "g.COLLECT_ABOVE_SLOTS = float('inf')  # no gc.collect() after batches\n"
@@ -65,7 +65,7 @@ MECHANISMS = {
 }
 """Ways to keep the resident set flat, each run on this tree at the old batch size (label:
 code run in the child after importing turbobc, environment variables). The engine keeps
-``gc.collect()`` (turbobc/_graphblas.py, "Memory")."""
+``gc.collect()`` (turbobc/engines/graphblas.py, "Memory")."""
 
 _CHILD = r"""
 import json, os, sys, threading, time

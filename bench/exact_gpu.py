@@ -94,7 +94,7 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
     free0 = cupy.cuda.runtime.memGetInfo()[0]
     # warm-up: compile, and a probe of one batch of random sources to predict the exact time
     run_once(A, kernel, sources=list(range(min(n, 64))))
-    from turbobc._gpu_batched import locality_order
+    from turbobc.engines.gpu.batched import locality_order
     from turbobc._graph import Graph
 
     # the probe: the first sources of the order the exact run sweeps them in
@@ -205,7 +205,7 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
     import cupy
 
     import turbobc
-    from turbobc import _gpu_batched
+    from turbobc.engines.gpu import batched as _gpu_batched
     from turbobc._graph import Graph
 
     A = cached_graph(name)

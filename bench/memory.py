@@ -3,14 +3,14 @@
 For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.py) from about
 1 million to more than 1 billion stored edges:
 
-- single source: the engine's device arrays (``turbobc._gpu._DeviceSweep``, kernel auto)
+- single source: the engine's device arrays (``turbobc.engines.gpu.single._DeviceSweep``, kernel auto)
   for a few sources, each timed with CUDA events after a warm-up launch (median of
   ``repeats``); peak CuPy pool bytes and the drop of ``cudaMemGetInfo``'s free bytes against
   the model 4m + 48n bytes (int32 indices) and the engine's itemized model
-  (``turbobc._gpu.memory_model``);
+  (``turbobc.engines.gpu.single.memory_model``);
 - batched: one batch of the size the engine chooses from free memory
-  (``turbobc._gpu_batched.choose_batch``), run by ``turbobc._gpu_batched.accumulate``; its peak
-  pool bytes against ``turbobc._gpu_batched.memory_model`` (format b(n + 1 + m), per source
+  (``turbobc.engines.gpu.batched.choose_batch``), run by ``turbobc.engines.gpu.batched.accumulate``; its peak
+  pool bytes against ``turbobc.engines.gpu.batched.memory_model`` (format b(n + 1 + m), per source
   n(ℓ + 16) + nℓ/16 + n/2 + 4·D_cap + 24, bc 8n: about 18.6 bytes per (vertex, source) with int16
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
   and swept in vertex order (:data:`SOURCE_ORDER`).
@@ -63,14 +63,14 @@ def single_model(n: int, m: int) -> int:
 
 
 def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
-    from turbobc._gpu import memory_model
+    from turbobc.engines.gpu.single import memory_model
     from turbobc._graph import index_dtype_for
 
     return memory_model(n, m, kernel, index_dtype_for(n, m))
 
 
 def _batched_expected(n: int, m: int, batch: int) -> int:
-    from turbobc._gpu_batched import DEPTH_CAP, memory_model
+    from turbobc.engines.gpu.batched import DEPTH_CAP, memory_model
     from turbobc._graph import index_dtype_for
 
     return memory_model(n, m, kernel="vecsc", index_bytes=index_dtype_for(n, m).itemsize,
@@ -87,7 +87,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
     scales = np.array([p["scale"] for p in points], dtype=float)
     degree = np.array([p["nnz"] / p["n"] for p in points])
     slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
-    from turbobc._gpu_batched import choose_batch
+    from turbobc.engines.gpu.batched import choose_batch
     from turbobc._tuning import current
 
     out = {"capacity_bytes": int(capacity), "degree_fit": [float(slope), float(intercept)],
@@ -116,7 +116,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
 def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     import cupy
 
-    from turbobc import _gpu
+    from turbobc.engines.gpu import single as _gpu
     from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
@@ -148,7 +148,9 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
 def _measure_batched(graph) -> dict:
     import cupy
 
-    from turbobc import _gpu_batched, tuning
+    from turbobc import tuning
+
+    from turbobc.engines.gpu import batched as _gpu_batched
     from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
@@ -182,7 +184,8 @@ def _measure_batched(graph) -> dict:
 def _warm_up() -> None:
     """Compile the single-source and batched kernels on a small graph."""
     import spmv
-    from turbobc import _gpu, _gpu_batched
+    from turbobc.engines.gpu import single as _gpu
+    from turbobc.engines.gpu import batched as _gpu_batched
     from turbobc._graph import Graph
 
     graph = Graph(pattern=graphs.kronecker(10, device=False), directed=False)
@@ -298,7 +301,7 @@ def _lanes_now(n: int, m: int) -> int:
     """The batch the engine would choose now (for the time prediction)."""
     import cupy
 
-    from turbobc._gpu_batched import choose_batch
+    from turbobc.engines.gpu.batched import choose_batch
     from turbobc._graph import index_dtype_for
 
     cupy.get_default_memory_pool().free_all_blocks()

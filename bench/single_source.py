@@ -1,7 +1,7 @@
 """Single-source time of every GPU kernel and of ``auto`` (graphs: docs/benchmarks.md).
 
 For each graph and kernel: the format and vectors are put on the device once (as
-``turbobc._gpu.accumulate`` does), then each of a few sources is run once to warm up and
+``turbobc.engines.gpu.single.accumulate`` does), then each of a few sources is run once to warm up and
 ``--repeats`` times timed with CUDA events around the one persistent launch; the record
 keeps the median per source and the median over sources, MTEPS = nnz / time, the kernel
 ``auto`` chose, and peak device memory (CuPy pool and cudaMemGetInfo) against 4m + 48n.
@@ -38,7 +38,7 @@ PAPER_MS = {"myc16": 0.98, "kron18": 11.2, "sw100000": 0.78, "del16": 4.24, "roa
 def time_kernel(graph, kernel: str, sources: np.ndarray, repeats: int) -> dict:
     import cupy
 
-    from turbobc import _gpu
+    from turbobc.engines.gpu import single as _gpu
 
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()

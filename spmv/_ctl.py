@@ -30,4 +30,4 @@ From [0.5, 1) one more level can grow by at most the in-degree (< 2^63), which s
 
 WIDE_EXP = 896
 """A scaled count below 2^-WIDE_EXP: its level spreads too wide for per-level scaling, and
-the source is swept by turbobc._wide (an exponent per vertex)."""
+the source is swept by turbobc.engines.wide (an exponent per vertex)."""

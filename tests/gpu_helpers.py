@@ -36,7 +36,7 @@ def networkx_raw(graph: Graph, sources) -> np.ndarray:
 
 def graphblas_raw(graph: Graph, sources, endpoints: bool = False) -> np.ndarray:
     """The CPU engine's raw sums (the reference engine)."""
-    from turbobc._graphblas import accumulate
+    from turbobc.engines.graphblas import accumulate
 
     return accumulate(graph, np.asarray(sources, dtype=np.int64), endpoints=endpoints,
                       progress=Counter())

@@ -1,4 +1,4 @@
-"""The batched GPU engine (turbobc._gpu_batched): every batched kernel against the graphblas
+"""The batched GPU engine (turbobc.engines.gpu.batched): every batched kernel against the graphblas
 engine and networkx, on batches whose sources sit in different components and reach very
 different depths, batch sizes that do not divide n (padding lanes), the 600 x 600 grid past
 float64 overflow, endpoints, k-sampling, the int32-level and shift-table fallbacks, int64
@@ -20,9 +20,9 @@ import scipy.sparse as sp
 
 import spmv
 from gpu_helpers import Counter, graphblas_raw, make_graph, networkx_raw, read_graph
-from turbobc import _gpu_batched
+from turbobc.engines.gpu import batched as _gpu_batched
 from turbobc._api import run_bc
-from turbobc._gpu_batched import choose_batch, memory_model
+from turbobc.engines.gpu.batched import choose_batch, memory_model
 from turbobc._tuning import Tuning
 
 MEMORY_FRACTION, MAX_BATCH = Tuning().gpu_memory_fraction, Tuning().max_batch

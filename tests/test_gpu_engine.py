@@ -1,4 +1,4 @@
-"""The GPU engine (turbobc._gpu.accumulate) on what is GPU-specific: the warp paths (degrees
+"""The GPU engine (turbobc.engines.gpu.single.accumulate) on what is GPU-specific: the warp paths (degrees
 above 32 and 1024), directed graphs through the CSC push, disconnected graphs, int64 indices,
 real graphs, the scf computed on the device, and a clean out-of-memory.
 
@@ -20,7 +20,7 @@ KERNELS = ("auto",) + spmv.KERNELS
 
 
 def gpu_raw(graph, sources, kernel, endpoints=False, **kw):
-    from turbobc._gpu import accumulate
+    from turbobc.engines.gpu.single import accumulate
 
     return accumulate(graph, np.asarray(sources, dtype=np.int64), endpoints=endpoints,
                       kernel=kernel, progress=None, **kw)
@@ -141,7 +141,7 @@ def test_auto_uses_the_selector():
 
 
 def test_progress_counts_every_source_and_empty_cases():
-    from turbobc._gpu import accumulate
+    from turbobc.engines.gpu.single import accumulate
 
     graph = hubs_graph(6, False)
     bar = Counter()

@@ -10,7 +10,7 @@ import turbobc
 
 def test_import_is_silent_and_does_not_touch_cupy():
     code = ("import sys, turbobc, spmv; "
-            "print('cupy' in sys.modules, 'turbobc._gpu' in sys.modules)")
+            "print('cupy' in sys.modules, 'turbobc.engines.gpu.single' in sys.modules)")
     result = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
                             text=True, check=True)
     assert result.stdout.strip() == "False False"

@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-import turbobc._io
+import turbobc.io._readers
 from data_files import SMALL_GRAPHS, large_data, path as data_path
-from turbobc._io import load
+from turbobc.io._readers import load
 
 # Copied from the statistics table of the curated real-graph set these files come from (its
 # README, "The datasets"), computed by the set's curator with numpy/scipy, not by our reader:
@@ -115,7 +115,7 @@ def _check_readme_row(path, kind, n, m, max_degree, max_degree_vertex):
 
 
 def test_docstring_example_runs():
-    result = doctest.testmod(turbobc._io, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(turbobc.io._readers, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -449,7 +449,7 @@ def test_mtx_errors_name_one_line_only(tmp_path):
 def test_empty_files(tmp_path):
     for name in ("e.mtx", "e.graph", "e.mtx.gz"):
         path = _write(tmp_path / name, "", compress=name.endswith(".gz"))
-        with pytest.raises(turbobc._io.EmptyGraphFileError, match=re.escape(str(path))):
+        with pytest.raises(turbobc.io._readers.EmptyGraphFileError, match=re.escape(str(path))):
             load(path)
     graph = load(_write(tmp_path / "e.txt", "# nothing but a comment\n"))
     assert graph.n == 0 and graph.m == 0  # an edge list without lines: no vertices

@@ -69,6 +69,6 @@ def test_importing_does_not_import_cupy():
     import subprocess
     import sys
 
-    code = "import sys, spmv, turbobc._gpu; print('cupy' in sys.modules)"
+    code = "import sys, spmv, turbobc.engines.gpu.single; print('cupy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

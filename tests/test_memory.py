@@ -14,9 +14,10 @@ from graphblas import Matrix
 
 import turbobc
 from turbobc._tuning import Tuning
-from turbobc import _graphblas, _memory
-from turbobc._gpu import check_memory_limit, memory_model
-from turbobc._gpu_batched import LANES, choose_batch, lane_bytes
+from turbobc import _memory
+from turbobc.engines import graphblas as _graphblas
+from turbobc.engines.gpu.single import check_memory_limit, memory_model
+from turbobc.engines.gpu.batched import LANES, choose_batch, lane_bytes
 
 GiB = 2**30
 

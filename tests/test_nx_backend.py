@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import _turbobc_nx
-import turbobc._nx_backend as backend
-import turbobc._nx_graph as nx_graph
-from turbobc._nx_backend import BackendInterface, TurboBCGraph, can_run, should_run
+import turbobc.nx._backend as backend
+import turbobc.nx._convert as nx_graph
+from turbobc.nx._backend import BackendInterface, TurboBCGraph, can_run, should_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -391,7 +391,7 @@ PROBE = textwrap.dedent('''
     """pytest plugin: records, per test, which calls turbobc served and which it declined
     (by its rule, or by the call itself on the converted weights)."""
     import json, os
-    import turbobc._nx_backend as backend
+    import turbobc.nx._backend as backend
 
     calls, current = {}, [None]
     can_run = backend.BackendInterface.can_run

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-import turbobc._graphblas as graphblas_engine
+import turbobc.engines.graphblas as graphblas_engine
 from oracles import exact_single_source_dependencies, networkx_bc
 
 
@@ -77,8 +77,8 @@ def test_forced_rescaling_is_exact(monkeypatch):
 from graph_cases import GRAPH_CASES  # noqa: E402
 from oracles import exact_brandes  # noqa: E402
 
-import turbobc._wide as wide_sweep  # noqa: E402
-from turbobc._protocol import Partial  # noqa: E402
+import turbobc.engines.wide as wide_sweep  # noqa: E402
+from turbobc.engines.protocol import Partial  # noqa: E402
 
 
 def grid_pattern(rows: int, cols: int, *, directed: bool = False) -> sp.csr_array:

@@ -114,7 +114,7 @@ def test_bc_with_progress_moves_the_bar_within_one_engine_batch(capsys, monkeypa
     monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
     monkeypatch.setattr(_progress, "SECONDS_PER_UPDATE", 0.05)  # many updates, even if fast
     A = load("road-minnesota.mtx", directed=False)
-    from turbobc._graphblas import batch_size_for
+    from turbobc.engines.graphblas import batch_size_for
 
     assert batch_size_for(A.shape[0], A.shape[0]) == A.shape[0]  # one batch without the bar
     with_bar = turbobc.bc(A, engine="graphblas", progress=True)

@@ -15,7 +15,7 @@ import turbobc
 from oracles import networkx_bc
 from turbobc._api import run_bc
 from turbobc._graph import Graph
-from turbobc._protocol import Partial, Problem
+from turbobc.engines.protocol import Partial, Problem
 from turbobc._run import engine_named, run_schedule
 from turbobc._tuning import Tuning, current
 

@@ -6,12 +6,12 @@
 Importing turbobc does no GPU work; see :func:`show_config` for what was found.
 """
 
-from . import exceptions
-from ._api import bc
-from ._config import show_config
-from ._io import read_graph
-from ._tuning import tuning
-from .datasets import load_ego_facebook
+from turbobc import exceptions
+from turbobc._api import bc
+from turbobc._config import show_config
+from turbobc.io import read_graph
+from turbobc._tuning import tuning
+from turbobc.datasets import load_ego_facebook
 
 __version__ = "0.1.0"
 

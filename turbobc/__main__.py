@@ -1,5 +1,5 @@
 """``python -m turbobc``: the ``turbobc`` command (see turbobc.cli)."""
 
-from .cli import main
+from turbobc.cli import main
 
 raise SystemExit(main())

@@ -6,10 +6,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._protocol import Problem
-from ._rescale import rescale
-from ._run import engine_named, run_schedule
-from ._validation import validate
+from turbobc.engines.protocol import Problem
+from turbobc._rescale import rescale
+from turbobc._run import engine_named, run_schedule
+from turbobc._validation import validate
 
 __all__ = ["bc", "run_bc", "Result"]
 
@@ -133,7 +133,7 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     A source one of whose levels spreads its counts over more than a factor
     2^896 (a 1100 x 1100 grid from a corner, a long chain of diamonds beside a
     plain path) is detected during its sweep and swept again with a binary
-    exponent per vertex (``turbobc._wide``), on the same device: the result
+    exponent per vertex (``turbobc.engines.wide``), on the same device: the result
     is exact to float64 rounding of every ratio σ_v/σ_w for any range of
     counts. The result is never NaN or infinite except where networkx's own
     scaling gives NaN (``k=1``, which also warns); a non-finite sum raises
@@ -168,7 +168,7 @@ def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=Fal
            memory_limit=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
-    validate → :class:`~turbobc._protocol.Problem` → engine → the one loop
+    validate → :class:`~turbobc.engines.protocol.Problem` → engine → the one loop
     (:func:`turbobc._run.run_schedule`) → non-finite check → rescale.
     """
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,

@@ -14,7 +14,7 @@ def config() -> dict:
     import numpy
     import scipy
 
-    from ._engines import gpu_status
+    from turbobc._engines import gpu_status
 
     usable, reason = gpu_status()
     return {
@@ -37,6 +37,6 @@ def show_config() -> None:
 
 
 def _version() -> str:
-    from . import __version__
+    from turbobc import __version__
 
     return __version__

@@ -1,7 +1,7 @@
 """The one loop above the engines: a schedule of sources, a sweeper, partial sums, progress.
 
 :func:`run_schedule` opens the engine on the problem, hands it the schedule's source sets,
-adds the :class:`~turbobc._protocol.Partial` sums they return and drives the progress bar;
+adds the :class:`~turbobc.engines.protocol.Partial` sums they return and drives the progress bar;
 :func:`turbobc._api.bc` then refuses non-finite sums and rescales. Today's schedules (every
 source, given sources, k sampled with a seed) are one source set each, which the engine
 batches by its own memory model; an adaptive schedule would hand several sets and stop early.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._progress import source_progress
-from ._protocol import Engine, Partial, Problem
+from turbobc._progress import source_progress
+from turbobc.engines.protocol import Engine, Partial, Problem
 
 __all__ = ["engine_named", "run_schedule"]
 
@@ -20,11 +20,11 @@ __all__ = ["engine_named", "run_schedule"]
 def engine_named(name: str) -> Engine:
     """The engine called ``name`` ("gpu" or "graphblas"; "auto" is resolved by validation)."""
     if name == "gpu":
-        from ._gpu_engine import GpuEngine
+        from turbobc.engines.gpu.engine import GpuEngine
 
         return GpuEngine()
     if name == "graphblas":
-        from ._graphblas import GraphblasEngine
+        from turbobc.engines.graphblas import GraphblasEngine
 
         return GraphblasEngine()
     raise ValueError(f"engine must be 'gpu' or 'graphblas'; got {name!r}")

@@ -30,7 +30,7 @@ class Tuning:
     ----------
     order : str
         Source order of the batched GPU engine: ``"auto"``, ``"bfs"``, ``"cluster"``,
-        ``"rcm"`` or ``"vertex"`` (``turbobc._gpu_batched.locality_order``).
+        ``"rcm"`` or ``"vertex"`` (``turbobc.engines.gpu.batched.locality_order``).
     order_min_share : float
         Sources are put in locality order only when they are at least this share of the
         vertices (fewer are swept in vertex order).
@@ -52,7 +52,7 @@ class Tuning:
         Most (source, vertex) slots of a CPU batch, whatever the memory: larger batches sweep
         hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds
         of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
-        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/_graphblas.py, "Memory").
+        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas.py, "Memory").
     """
 
     order: str = "auto"

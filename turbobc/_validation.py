@@ -16,10 +16,10 @@ import scipy.sparse as sp
 
 from spmv import KERNELS
 
-from ._engines import ENGINES, gpu_status
-from ._graph import INT32_LIMIT, Graph
-from ._memory import parse_memory_limit
-from .exceptions import GPUUnavailableError
+from turbobc._engines import ENGINES, gpu_status
+from turbobc._graph import INT32_LIMIT, Graph
+from turbobc._memory import parse_memory_limit
+from turbobc.exceptions import GPUUnavailableError
 
 __all__ = ["Call", "validate"]
 

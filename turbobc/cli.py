@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="turbobc", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    from . import __version__
+    from turbobc import __version__
 
     parser.add_argument("--version", action="version", version=f"turbobc {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -147,8 +147,8 @@ class UsageError(ValueError):
 def main(argv=None) -> int:
     """Run the ``turbobc`` command; returns the exit status (0 ok, 1 error, 2 usage)."""
     args = _parser().parse_args(argv)
-    from ._io import EmptyGraphFileError
-    from .exceptions import TurboBCError
+    from turbobc.io._readers import EmptyGraphFileError
+    from turbobc.exceptions import TurboBCError
 
     try:
         if args.command == "bc":
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
 
 def _load(args):
     """The graph file; an empty one is a usage error."""
-    from ._io import load
+    from turbobc.io._readers import load
 
     graph = load(args.file, format=args.format, directed=args.directed)
     if graph.n == 0:
@@ -190,7 +190,7 @@ def _header_note(graph, args) -> str:
 # --------------------------------------------------------------------------- bc
 
 def _bc(args) -> None:
-    from ._api import bc
+    from turbobc._api import bc
 
     _check_options(args)
     engine = _engine(args)
@@ -201,7 +201,7 @@ def _bc(args) -> None:
     print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
           f"{_header_note(graph, args)}")
     if args.engine == "auto" and args.kernel == "auto" and engine == "graphblas":
-        from ._engines import cpu_fallback_note
+        from turbobc._engines import cpu_fallback_note
 
         print(cpu_fallback_note())
     matrix, order = _sampling_order(graph, args.k)
@@ -239,7 +239,7 @@ def _check_options(args) -> None:
         raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
                          "auto, not --engine graphblas")
     if args.memory_limit is not None:
-        from ._memory import parse_memory_limit
+        from turbobc._memory import parse_memory_limit
 
         try:
             args.memory_limit = parse_memory_limit(args.memory_limit)
@@ -269,7 +269,7 @@ def _check_output(output: str) -> None:
 
 def _engine(args) -> str:
     """The engine that will run, or the reason the one asked for cannot."""
-    from ._engines import CPU_ENGINE, gpu_status
+    from turbobc._engines import CPU_ENGINE, gpu_status
 
     if args.engine == "graphblas":
         return "graphblas"

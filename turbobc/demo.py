@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from ._api import bc
-from ._config import config
-from ._engines import cpu_fallback_note
-from .datasets import load_ego_facebook
+from turbobc._api import bc
+from turbobc._config import config
+from turbobc._engines import cpu_fallback_note
+from turbobc.datasets import load_ego_facebook
 
 
 def main(argv=None) -> None:

@@ -31,9 +31,9 @@ enum Status : int {
     WIDE_RANGE = 3         // some lane's counts spread too wide (those lanes hold WIDE_LANE)
 };
 
-// Per-level scaling of path counts (turbobc/_wide.py has the whole story):
+// Per-level scaling of path counts (turbobc/engines/wide.py has the whole story):
 // a level whose largest σ̂ passes 2^OVERFLOW_EXP is scaled back by a power of two, and a scaled
-// σ̂ below 2^-WIDE_EXP means the level spreads too wide: that source goes to turbobc._wide.
+// σ̂ below 2^-WIDE_EXP means the level spreads too wide: that source goes to turbobc.engines.wide.
 constexpr int OVERFLOW_EXP = 512;
 constexpr int WIDE_EXP = 896;
 

@@ -68,7 +68,7 @@ template <> __device__ __forceinline__ double overflow_limit<double>() {
 template <> __device__ __forceinline__ float overflow_limit<float>() { return 0x1p64f; }
 
 // A scaled σ̂ below this means its level spreads wider than per-level scaling can hold: the
-// source is swept again by turbobc._wide, with an exponent per vertex. Kept well above the
+// source is swept again by turbobc.engines.wide, with an exponent per vertex. Kept well above the
 // smallest normal number so that 1/σ̂ (up to n times this) stays finite in the backward sweep.
 template <typename V> __device__ __forceinline__ V wide_below();
 template <> __device__ __forceinline__ double wide_below<double>() {

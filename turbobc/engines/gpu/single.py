@@ -29,9 +29,9 @@ import numpy as np
 import spmv
 from spmv import _ctl, _launch
 
-from ._graph import Graph, index_dtype_for
-from ._tuning import current as current_tuning
-from ._wide import accumulate_wide
+from turbobc._graph import Graph, index_dtype_for
+from turbobc._tuning import current as current_tuning
+from turbobc.engines.wide import accumulate_wide
 
 __all__ = ["accumulate", "memory_model", "check_memory_limit"]
 
@@ -64,7 +64,7 @@ def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
     need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
                         num_sources)
     if need > memory_limit:
-        from ._memory import format_bytes
+        from turbobc._memory import format_bytes
 
         raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
                           f"for one source of this graph (n={n}, {m} stored edges, "
@@ -213,7 +213,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         stopped_at = int(run.ctl[_WIDE_SOURCE_SLOT].get())
         if stopped_at:
             # Source done + stopped_at - 1 spread its counts too wide for per-level scaling:
-            # the launch stopped before adding anything of it; the sweep of turbobc._wide
+            # the launch stopped before adding anything of it; the sweep of turbobc.engines.wide
             # takes it, and the next launch starts after it.
             run.ctl[_WIDE_SOURCE_SLOT] = 0
             end = done + stopped_at

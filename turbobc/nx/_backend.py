@@ -39,7 +39,7 @@ import numpy as np
 
 import _turbobc_nx
 
-from ._nx_graph import TurboBCGraph, from_nx, is_turbobc_graph, to_nx
+from turbobc.nx._convert import TurboBCGraph, from_nx, is_turbobc_graph, to_nx
 
 __all__ = ["BackendInterface", "TurboBCGraph", "implements"]
 
@@ -116,7 +116,7 @@ def should_run(name, args, kwargs):
 # --------------------------------------------------------------------------- the functions
 
 def _values(G: TurboBCGraph, sources=None, **options) -> dict:
-    from ._api import bc
+    from turbobc._api import bc
 
     if not G.nodes:
         return {}

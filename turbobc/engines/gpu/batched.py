@@ -1,7 +1,7 @@
 """The batched GPU engine: B sources per sweep, as n x B vertex-major blocks on the device.
 
 Used by :func:`turbobc.bc` whenever more than one source is needed (exact BC, ``k``,
-``sources``); one source goes to :mod:`turbobc._gpu`. Every per-source vector of
+``sources``); one source goes to :mod:`turbobc.engines.gpu.single`. Every per-source vector of
 Algorithm 1 becomes an n x B block whose row holds the B values of one vertex
 (docs/algorithm.md, "Many sources per sweep"). Per batch, one persistent launch
 (spmv/kernels/batched.cuh) runs
@@ -34,9 +34,9 @@ mid-sweep.
 Overflow-safe counts: when a level's largest count of some source passes 2^512, that
 (source, level) is scaled to [0.5, 1) by a power of two and the shift is recorded; the
 backward ratio σ_{d−1}/σ_d then carries 2^-shift, exactly as the CPU engine does
-(:func:`turbobc._graphblas._keep_in_range`). A lane whose scaled counts fall below
-1 / :data:`turbobc._wide.WIDE_RANGE` stops its batch before the backward sweep; the batch
-reruns without it and the source is swept on the device by :mod:`turbobc._wide`.
+(:func:`turbobc.engines.graphblas._keep_in_range`). A lane whose scaled counts fall below
+1 / :data:`turbobc.engines.wide.WIDE_RANGE` stops its batch before the backward sweep; the batch
+reruns without it and the source is swept on the device by :mod:`turbobc.engines.wide`.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ import numpy as np
 import spmv
 from spmv import _batched
 
-from ._graph import Graph, index_dtype_for
-from ._tuning import current as current_tuning
-from ._wide import accumulate_wide
+from turbobc._graph import Graph, index_dtype_for
+from turbobc._tuning import current as current_tuning
+from turbobc.engines.wide import accumulate_wide
 
 __all__ = ["accumulate", "choose_batch", "memory_model", "locality_order", "sweep_order",
            "DEPTH_CAP"]
@@ -357,7 +357,7 @@ class _Workspace:
 
 
 def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
-    from ._gpu import _free_bytes
+    from turbobc.engines.gpu.single import _free_bytes
 
     return MemoryError(f"the batched GPU engine needs about "
                        f"{batch * lane_bytes(n, 2, DEPTH_CAP)} bytes of device memory for a "
@@ -416,7 +416,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     MemoryError
         When the device cannot hold even the storage format; everything allocated is
         released first. When the format fits but no batch of 32 sources does, the run goes
-        one source at a time through :mod:`turbobc._gpu` instead.
+        one source at a time through :mod:`turbobc.engines.gpu.single` instead.
     """
     import cupy
 
@@ -462,7 +462,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     if batch == 0:
         # Not even 32 lanes fit: one source at a time (its memory model is far smaller).
         del fmt
-        from ._gpu import accumulate as accumulate_single
+        from turbobc.engines.gpu.single import accumulate as accumulate_single
 
         return accumulate_single(graph, sources, endpoints=endpoints, kernel=kernel,
                                  progress=progress, memory_limit=memory_limit, facts=facts,

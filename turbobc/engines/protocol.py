@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._graph import Graph
+from turbobc._graph import Graph
 
 __all__ = ["Problem", "Partial", "Sweeper", "Engine"]
 

@@ -1,7 +1,7 @@
 """The GPU engine behind the protocol: its plan picks the kernel family for each run.
 
-One source is swept by the single-source family (:mod:`turbobc._gpu`, spmv/kernels/sweep.cuh);
-more by the batched family (:mod:`turbobc._gpu_batched`, spmv/kernels/batched.cuh), which
+One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/sweep.cuh);
+more by the batched family (:mod:`turbobc.engines.gpu.batched`, spmv/kernels/batched.cuh), which
 itself goes one source at a time when not even 32 lanes fit in device memory. The facts of
 each run (``family``, kernel, batch, depth, peak pool bytes, seconds) land in
 :attr:`GpuSweeper.facts`.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._engines import gpu_status
-from ._protocol import Engine, Partial, Problem, Sweeper
+from turbobc._engines import gpu_status
+from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
 
 __all__ = ["GpuEngine", "GpuSweeper"]
 
@@ -40,9 +40,9 @@ class GpuSweeper(Sweeper):
         problem = self.problem
         sources = np.asarray(sources, dtype=np.int64)
         if sources.size > 1:
-            from ._gpu_batched import accumulate
+            from turbobc.engines.gpu.batched import accumulate
         else:
-            from ._gpu import accumulate
+            from turbobc.engines.gpu.single import accumulate
         facts: dict = {}
         raw = accumulate(problem.graph, sources, endpoints=problem.endpoints,
                          kernel=problem.kernel, progress=progress,

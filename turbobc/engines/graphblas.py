@@ -15,8 +15,8 @@ Path counts are kept overflow-safe per level (see :func:`_keep_in_range`):
 each level's counts σ_d are stored as σ̂_d = σ_d / 2^E_d with an integer
 exponent E_d per source, so the algorithm stays correct far past 1e308 while
 graphs whose counts fit in float64 never scale at all. A source one of whose
-levels spreads wider than :data:`turbobc._wide.WIDE_RANGE` (the small counts
-would underflow) is taken out of its batch and swept by :mod:`turbobc._wide`,
+levels spreads wider than :data:`turbobc.engines.wide.WIDE_RANGE` (the small counts
+would underflow) is taken out of its batch and swept by :mod:`turbobc.engines.wide`,
 which keeps an exponent per (source, vertex).
 
 Memory. A batch of B sources holds its levels (16 bytes per stored count; a level denser than
@@ -53,12 +53,12 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
 from spmv._ctl import OVERFLOW_EXP
 
-from ._graph import Graph
-from ._protocol import Engine, Partial, Problem, Sweeper
-from ._memory import available_memory, format_bytes
-from ._progress import paced_batches
-from ._tuning import current as current_tuning
-from ._wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
+from turbobc._graph import Graph
+from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
+from turbobc._memory import available_memory, format_bytes
+from turbobc._progress import paced_batches
+from turbobc._tuning import current as current_tuning
+from turbobc.engines.wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
 
 __all__ = ["accumulate", "batch_size_for", "GraphblasEngine", "GraphblasSweeper"]
 
@@ -248,7 +248,7 @@ def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
     """Forward and backward sweep for one batch of sources; adds into ``raw``.
 
     Returns the sources whose counts left the range of per-level scaling (nothing of them
-    was added: the batch is swept again without them); they need :mod:`turbobc._wide`.
+    was added: the batch is swept again without them); they need :mod:`turbobc.engines.wide`.
     """
     levels, shifts, visited, too_wide = _forward(A, batch)
     if too_wide.any():

@@ -1,0 +1,1 @@
+"""The networkx backend (``networkx.backends`` entry point ``turbobc``)."""
