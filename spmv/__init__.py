@@ -17,7 +17,17 @@ KERNELS = ("sccsc", "sccooc", "vecsc")
 """Names of the kernels: thread per vertex (CSC), thread per stored edge (COOC),
 warp per vertex with a shuffle reduction (CSC)."""
 
+
+
+def check_kernel(kernel: str) -> None:
+    """Raise ``ValueError`` unless ``kernel`` is ``"auto"`` or a name of :data:`KERNELS`
+    (the one check of a kernel name: validation and the GPU engine families call it)."""
+    if kernel != "auto" and kernel not in KERNELS:
+        names = ", ".join(map(repr, ("auto",) + KERNELS))
+        raise ValueError(f"kernel must be one of {names}; got {kernel!r}")
+
+
 from ._scf import GraphStats, scf_host, stats_device, stats_host  # noqa: E402
 from ._select import select  # noqa: E402
 
-__all__ = ["KERNELS", "GraphStats", "scf_host", "select", "stats_device", "stats_host"]
+__all__ = ["KERNELS", "GraphStats", "check_kernel", "scf_host", "select", "stats_device", "stats_host"]

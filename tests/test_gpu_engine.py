@@ -156,7 +156,7 @@ def test_progress_counts_every_source_and_empty_cases():
 
 
 def test_unknown_kernel_is_a_value_error():
-    with pytest.raises(ValueError, match="kernel must be 'auto' or one of"):
+    with pytest.raises(ValueError, match="kernel must be one of 'auto', 'sccsc'"):
         gpu_raw(hubs_graph(7, False), [0], "csr-magic")
 
 

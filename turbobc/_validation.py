@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from spmv import KERNELS
+from spmv import check_kernel
 
 from turbobc._engines import ENGINES, gpu_status
 from turbobc._graph import INT32_LIMIT, Graph
@@ -54,9 +54,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
         _require_bool("directed", directed)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
-    if kernel != "auto" and kernel not in KERNELS:
-        names = ", ".join(map(repr, ("auto",) + KERNELS))
-        raise ValueError(f"kernel must be one of {names}; got {kernel!r}")
+    check_kernel(kernel)
     if kernel != "auto" and engine == "graphblas":
         raise ValueError(f"kernel={kernel!r} names a GPU kernel; it needs engine='gpu' or "
                          f"'auto', not 'graphblas'")

@@ -420,8 +420,7 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     """
     import cupy
 
-    if kernel != "auto" and kernel not in spmv.KERNELS:
-        raise ValueError(f"kernel must be 'auto' or one of {spmv.KERNELS}; got {kernel!r}")
+    spmv.check_kernel(kernel)
     n, m = graph.n, graph.nnz
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
