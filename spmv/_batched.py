@@ -25,6 +25,7 @@ import numpy as np
 from . import _ctl
 from ._launch import resident_blocks
 from ._module import c_index_type, get_kernel
+from ._views import BATCH_GRAPH, BATCH_RUN, BATCH_WORK, record
 
 __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OVERFLOW",
            "SHIFT_TABLE_FULL", "WIDE_RANGE", "WIDE_LANE", "select_batched", "sweep_batch"]
@@ -103,7 +104,7 @@ def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None)
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int,
-                push_ratio: int, blocks_per_sm: int | None = None) -> int:
+                push_ratio: int, blocks_per_sm: int | None = None, tau=None) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
@@ -111,19 +112,24 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     ``max_in_degree`` bounds the terms of one pushed sum (counts up to 2^OVERFLOW_EXP / it need no
     overflow test). ``push_ratio``: the batched veCSC pushes a forward level while the
     frontier's unit-edges times this are fewer than all unit-edges (m · chunks), else pulls;
-    ``blocks_per_sm`` caps the resident blocks per multiprocessor (None: as many as fit).
+    ``blocks_per_sm`` caps the resident blocks per multiprocessor (None: as many as fit);
+    ``tau`` is the per-vertex target weight of the accumulate step
+    (spmv/kernels/accumulate.cuh), a float64 device array of length n, or None for all ones.
+    The kernel takes three structs by value (spmv/kernels/views.cuh, :mod:`spmv._views`).
     Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must
     be rerun.
     """
     width = {np.dtype(np.int16): 16, np.dtype(np.int32): 32}[np.dtype(level.dtype)]
-    itype = in_ptr.dtype.type
     fn = get_kernel("batched.cu", f"bcb_{kernel}{width}<{c_index_type(in_ptr.dtype)}>")
     work = (m if kernel == "sccooc" else n) * stride
     grid = min(resident_blocks(fn, BLOCK, blocks_per_sm), max(1, math.ceil(work / BLOCK)))
-    fn((grid,), (BLOCK,), (in_ptr, in_idx, out_ptr, out_idx, erow, ecol, itype(n), itype(m),
-                           np.int64(stride), sources, np.int64(sources.size), level, sigma, t,
-                           flag0, flag1, masks, shifts, np.int64(dcap), maxbits, reached, bc,
-                           ctl, np.uint64(push_ratio),
-                           np.float64(math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)),
-                           np.int32(endpoints)))
+    graph_view = record(BATCH_GRAPH, in_ptr=in_ptr, in_idx=in_idx, out_ptr=out_ptr,
+                        out_idx=out_idx, erow=erow, ecol=ecol, n=n, m=m,
+                        small_count=math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree))
+    work_view = record(BATCH_WORK, level=level, sigma=sigma, t=t, flag0=flag0, flag1=flag1,
+                       masks=masks, shifts=shifts, maxbits=maxbits, reached=reached, ctl=ctl,
+                       dcap=dcap)
+    run_view = record(BATCH_RUN, sources=sources, nsrc=sources.size, lanes=stride, bc=bc,
+                      tau=tau, push_ratio=push_ratio, endpoints=int(endpoints))
+    fn((grid,), (BLOCK,), (graph_view, work_view, run_view))
     return grid

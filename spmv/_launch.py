@@ -2,7 +2,10 @@
 
 Each sweep launcher runs Algorithm 1 for ``sources`` (a device array) in one persistent
 launch. The grid never exceeds what can be resident at once (the kernels synchronize the grid
-in software), and is smaller when the graph is small (a cheaper barrier).
+in software), and is smaller when the graph is small (a cheaper barrier). The kernels take
+three structs by value (spmv/kernels/views.cuh, mirrored by :mod:`spmv._views`): the graph,
+the workspace and the run. ``tau`` is the per-vertex target weight of the accumulate step
+(spmv/kernels/accumulate.cuh): a float64 device array of length n, or None for all ones.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 import numpy as np
 
 from ._module import c_index_type, get_kernel
+from ._views import SINGLE_GRAPH, SINGLE_RUN, SINGLE_WORK, record
 
 __all__ = ["BLOCK", "sweep_sccsc", "sweep_sccooc", "sweep_vecsc", "out_degree", "column_length",
            "degree_product_sum", "expand_columns", "SWEEPS"]
@@ -44,22 +48,24 @@ def resident_blocks(kernel, block: int, cap_per_sm: int | None) -> int:
 
 
 def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, ctl, *,
-           directed, endpoints, work_items, units=None, blocks_per_sm=None):
-    itype = S.dtype.type
+           directed, endpoints, work_items, units=None, tau=None, blocks_per_sm=None):
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
     grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm),
                max(1, math.ceil(work_items / BLOCK)))
     # (work_items is already divided by the items each thread should take per level: a
     # smaller grid makes the per-level grid barrier cheaper, which deep graphs feel most)
-    unit_col, unit_start = units if units is not None else (S[:0], S[:0])
-    kernel((grid,), (BLOCK,), (a, b, itype(n), itype(m), sources, np.int64(sources.size), S,
-                               sigma, t, bc, shifts, ctl, np.int32(directed), np.int32(endpoints),
-                               unit_col, unit_start, np.int64(unit_col.size)))
+    unit_col, unit_start = units if units is not None else (None, None)
+    graph = record(SINGLE_GRAPH, a=a, b=b, unit_col=unit_col, unit_start=unit_start, n=n, m=m,
+                   nunits=0 if unit_col is None else unit_col.size, directed=int(directed))
+    work = record(SINGLE_WORK, S=S, sigma=sigma, t=t, shifts=shifts, ctl=ctl)
+    run = record(SINGLE_RUN, sources=sources, nsrc=sources.size, bc=bc, tau=tau,
+                 endpoints=int(endpoints))
+    kernel((grid,), (BLOCK,), (graph, work, run))
     return grid
 
 
 HEAVY_CHUNK = 1024
-"""veCSC splits columns longer than this into units of this many entries (sweep.cuh)."""
+"""veCSC splits columns longer than this into units of this many entries (single.cuh)."""
 
 
 def heavy_units(colptr: np.ndarray, index_dtype):
@@ -75,27 +81,30 @@ def heavy_units(colptr: np.ndarray, index_dtype):
 
 
 def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None, blocks_per_sm=None):
+                endpoints, units=None, tau=None, blocks_per_sm=None):
     """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
     return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(n / VERTICES_PER_THREAD))
 
 
 def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None, blocks_per_sm=None):
+                endpoints, units=None, tau=None, blocks_per_sm=None):
     """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``); ``units``:
     the device arrays of :func:`heavy_units`."""
     return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  blocks_per_sm=blocks_per_sm,
                   work_items=32 * math.ceil(n / VERTICES_PER_THREAD), units=units)
 
 
 def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints,
-                 units=None, blocks_per_sm=None):
+                 units=None, tau=None, blocks_per_sm=None):
     """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
     return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, blocks_per_sm=blocks_per_sm,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(m / EDGES_PER_THREAD))
 
 

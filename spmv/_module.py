@@ -19,7 +19,7 @@ __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "na
            "source_text", "compile_ptx", "get_kernel", "c_index_type"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
-"""Folder of the ``.cu`` sources and the shared ``sweep.cuh``."""
+"""Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
 
 INDEX_TYPES = ("int", "long long")
 """C types of the index template parameter: int32 and int64 indices."""

@@ -50,3 +50,34 @@ def test_no_other_literal_limit():
             text = path.read_text()
             assert "0x1p512" not in text and "0x1p-896" not in text, path.name
             assert "2**896" not in text and "2.0**896" not in text, path.name
+
+
+def _code(path) -> str:
+    """A kernel file without its comments."""
+    return re.sub(r"//[^\n]*", "", path.read_text())
+
+
+def test_the_accumulate_step_is_written_once():
+    """The `1 /` of u(w) = (τ(w) + δ(w)) / σ(w) and the endpoint `+ 1` live only in
+    accumulate.cuh; every kernel calls parent_share / dependency_term."""
+    users = set()
+    for path in KERNEL_DIR.glob("*.cu*"):
+        code = _code(path)
+        if path.name == "accumulate.cuh":
+            assert "target_weight(tau, w) / sigma_w" in code
+            continue
+        assert not re.search(r"(V\(1\)|1\.0)\s*/", code), path.name
+        if "parent_share(" in code:
+            users.add(path.name)
+    assert users == {"sccsc.cu", "sccooc.cu", "vecsc.cu", "batched_backward.cuh"}
+
+
+def test_batched_family_is_a_skeleton_with_policies():
+    """No `template <int Mode>` switch: run_batch takes a traversal and an accumulator."""
+    for path in KERNEL_DIR.glob("batched*"):
+        assert "Mode" not in _code(path), path.name
+    code = _code(KERNEL_DIR / "batched.cuh")
+    assert "template <class Traversal, class Accumulator, typename I, typename L>" in code
+    kernels = re.findall(r"TBCB_KERNEL\((\w+), (\w+), (\w+)\)", _code(KERNEL_DIR / "batched.cu"))
+    assert {policy for _, policy, _ in kernels} == {"DensePull", "FrontierPushPull",
+                                                    "EdgeParallel"}

@@ -11,9 +11,9 @@
 //                directions (the batched scCOOC)
 #include "batched.cuh"
 
-TBCB_KERNEL(bcb_sccsc16, 0, short)
-TBCB_KERNEL(bcb_sccsc32, 0, int)
-TBCB_KERNEL(bcb_vecsc16, 1, short)
-TBCB_KERNEL(bcb_vecsc32, 1, int)
-TBCB_KERNEL(bcb_sccooc16, 2, short)
-TBCB_KERNEL(bcb_sccooc32, 2, int)
+TBCB_KERNEL(bcb_sccsc16, DensePull, short)
+TBCB_KERNEL(bcb_sccsc32, DensePull, int)
+TBCB_KERNEL(bcb_vecsc16, FrontierPushPull, short)
+TBCB_KERNEL(bcb_vecsc32, FrontierPushPull, int)
+TBCB_KERNEL(bcb_sccooc16, EdgeParallel, short)
+TBCB_KERNEL(bcb_sccooc32, EdgeParallel, int)

@@ -1,6 +1,6 @@
 // What the host and every kernel must agree on, defined once: the control block of every
 // persistent launch (unsigned long long[N_CTL] in device memory, zeroed by the host when
-// allocated; one layout for both kernel families, single source in sweep.cuh and batched in
+// allocated; one layout for both kernel families, single source in single.cuh and batched in
 // batched.cuh), the statuses of a batch, and the two limits of per-level scaling.
 // spmv/_ctl.py mirrors all of it for the host; tests/test_ctl_layout.py checks they agree.
 #pragma once

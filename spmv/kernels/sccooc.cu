@@ -1,7 +1,7 @@
 // scCOOC: one thread per stored edge of the COOC matrix (entries sorted by column), atomics
 // into the output (TurboBC paper, Algorithm 2). Storage: COOC only, g.a = column of each
 // entry, g.b = row of each entry; entry k is the edge b[k] -> a[k].
-#include "sweep.cuh"
+#include "single.cuh"
 
 namespace tbc {
 
@@ -58,7 +58,7 @@ struct ScCOOC {
         return forward(g, d, ctl, edges);  // never chosen: kCanPush is false
     }
 
-    // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u : edge v -> w adds u(w) to t(v).
+    // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u : edge v -> w adds u(w) to t(v).
     template <typename I, typename V>
     static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
         for (long long base = g.tid; base < g.m; base += UNROLL * g.nthreads) {
@@ -78,7 +78,8 @@ struct ScCOOC {
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
                 if (dw[u] == I(d) && dv[u] == I(d - 1)) {
-                    const V uw = (V(1) / load_cg(g.sigma + w[u]) + load_cg(g.t + w[u])) * scale;
+                    const V uw = parent_share(g.tau, w[u], load_cg(g.sigma + w[u]),
+                                                load_cg(g.t + w[u])) * scale;
                     atomicAdd(g.t + v[u], uw);
                 }
             }
@@ -90,14 +91,4 @@ struct ScCOOC {
 
 }  // namespace tbc
 
-template <typename I, typename V>
-__global__ void __launch_bounds__(512)
-bc_sccooc(const I* __restrict__ col, const I* __restrict__ row, I n, I m,
-          const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
-          int* shifts, unsigned long long* ctl, int directed, int endpoints,
-          const I* __restrict__ unit_col, const I* __restrict__ unit_start, long long nunits) {
-    const tbc::Sweep<I, V> g{col, row, n, m, S, sigma, t, directed != 0,
-                             (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                             (long long)gridDim.x * blockDim.x, unit_col, unit_start, nunits};
-    tbc::run_sweep<tbc::ScCOOC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
-}
+TBC_SINGLE_KERNEL(bc_sccooc, tbc::ScCOOC)

@@ -1,7 +1,7 @@
 // scCSC: one thread per vertex (column of the CSC matrix), the σ == 0 mask inside the kernel
 // (TurboBC paper, Algorithm 3). Storage: CSC only, g.a = column pointers, g.b = row indices;
 // column j lists the in-neighbours of j.
-#include "sweep.cuh"
+#include "single.cuh"
 
 namespace tbc {
 
@@ -67,7 +67,7 @@ struct ScCSC {
         return found;
     }
 
-    // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u
+    // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u
     template <typename I, typename V>
     static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
         if (!g.directed) {
@@ -81,7 +81,8 @@ struct ScCSC {
                 for (I k = __ldg(g.a + v); k < end; ++k) {
                     const I w = __ldg(g.b + k);
                     if (load_cg(g.S + w) == I(d)) {
-                        sum += V(1) / load_cg(g.sigma + w) + load_cg(g.t + w);
+                        sum += parent_share(g.tau, w, load_cg(g.sigma + w),
+                                            load_cg(g.t + w));
                     }
                 }
                 g.t[v] = sum * scale;
@@ -93,7 +94,8 @@ struct ScCSC {
                 if (load_cg(g.S + w) != I(d)) {
                     continue;
                 }
-                const V u = (V(1) / load_cg(g.sigma + w) + load_cg(g.t + w)) * scale;
+                const V u =
+                    parent_share(g.tau, w, load_cg(g.sigma + w), load_cg(g.t + w)) * scale;
                 const I end = __ldg(g.a + w + 1);
                 for (I k = __ldg(g.a + w); k < end; ++k) {
                     const I v = __ldg(g.b + k);
@@ -108,14 +110,4 @@ struct ScCSC {
 
 }  // namespace tbc
 
-template <typename I, typename V>
-__global__ void __launch_bounds__(512)
-bc_sccsc(const I* __restrict__ colptr, const I* __restrict__ rowidx, I n, I m,
-         const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
-         int* shifts, unsigned long long* ctl, int directed, int endpoints,
-          const I* __restrict__ unit_col, const I* __restrict__ unit_start, long long nunits) {
-    const tbc::Sweep<I, V> g{colptr, rowidx, n, m, S, sigma, t, directed != 0,
-                             (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                             (long long)gridDim.x * blockDim.x, unit_col, unit_start, nunits};
-    tbc::run_sweep<tbc::ScCSC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
-}
+TBC_SINGLE_KERNEL(bc_sccsc, tbc::ScCSC)

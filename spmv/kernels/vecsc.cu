@@ -6,7 +6,7 @@
 // would serialize the whole level behind it; it is cut into units of HEAVY_CHUNK entries
 // (listed by the host in g.unit_col / g.unit_start), one warp per unit, partial sums combined
 // with atomics.
-#include "sweep.cuh"
+#include "single.cuh"
 
 namespace tbc {
 
@@ -119,16 +119,16 @@ struct VeCSC {
         return found;
     }
 
-    // u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u
+    // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u
     template <typename I, typename V>
     static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
         const int lane = threadIdx.x & 31;
         const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
         if (!g.directed) {
             // A == Aᵀ: pull. Warp v (at depth d−1) sums u over its neighbours at depth d.
-            const auto u = [&](I w) {  // u(w) = (1 + δ(w)) / σ̂(w) = 1/σ̂(w) + t(w) at depth d
+            const auto u = [&](I w) {  // u(w) = (τ(w) + δ(w)) / σ̂(w) at depth d
                 return load_cg(g.S + w) == I(d)
-                           ? V(1) / load_cg(g.sigma + w) + load_cg(g.t + w) : V(0);
+                           ? parent_share(g.tau, w, load_cg(g.sigma + w), load_cg(g.t + w)) : V(0);
             };
             for (long long v = warp; v < g.n; v += nwarps) {
                 if (load_cg(g.S + v) != I(d - 1)) {
@@ -157,7 +157,8 @@ struct VeCSC {
         } else {
             // Only Aᵀ is stored: push. Warp w (at depth d) adds u(w) to its in-neighbours.
             const auto push_range = [&](I w, I k0, I k1) {
-                const V uw = (V(1) / load_cg(g.sigma + w) + load_cg(g.t + w)) * scale;
+                const V uw =
+                    parent_share(g.tau, w, load_cg(g.sigma + w), load_cg(g.t + w)) * scale;
                 for (I k = k0 + lane; k < k1; k += 32) {
                     const I v = __ldg(g.b + k);
                     if (load_cg(g.S + v) == I(d - 1)) {
@@ -187,14 +188,4 @@ struct VeCSC {
 
 }  // namespace tbc
 
-template <typename I, typename V>
-__global__ void __launch_bounds__(512)
-bc_vecsc(const I* __restrict__ colptr, const I* __restrict__ rowidx, I n, I m,
-         const I* __restrict__ sources, long long nsrc, I* S, V* sigma, V* t, V* bc,
-         int* shifts, unsigned long long* ctl, int directed, int endpoints,
-         const I* __restrict__ unit_col, const I* __restrict__ unit_start, long long nunits) {
-    const tbc::Sweep<I, V> g{colptr, rowidx, n, m, S, sigma, t, directed != 0,
-                             (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                             (long long)gridDim.x * blockDim.x, unit_col, unit_start, nunits};
-    tbc::run_sweep<tbc::VeCSC>(g, sources, nsrc, bc, shifts, ctl, endpoints != 0);
-}
+TBC_SINGLE_KERNEL(bc_vecsc, tbc::VeCSC)

@@ -1,9 +1,9 @@
-// Shared pieces of the single-source BC sweep (TurboBC paper, Algorithm 1).
+// The single-source family (TurboBC paper, Algorithm 1), one source per sweep.
 //
 // One persistent kernel runs the whole of Algorithm 1 for a range of sources: the forward BFS
-// levels, the backward dependency levels and the bc update, separated by a software grid
-// barrier. The host launches it once per chunk of sources, so a level costs one barrier
-// (a few microseconds) instead of two or three kernel launches and a host round trip.
+// levels, the backward dependency levels and the bc update, separated by the software grid
+// barrier of common.cuh. The host launches it once per chunk of sources, so a level costs one
+// barrier (a few microseconds) instead of two or three kernel launches and a host round trip.
 //
 // Vectors (all length n, on the device):
 //   S      depth at which each vertex was discovered, -1 if not (yet) reached
@@ -12,90 +12,22 @@
 //   bc     the raw result, summed over sources
 // The frontier f of the paper is never stored: f = σ̂<S == d−1>.
 //
-// The kernels differ only in how the two SpMV products are parallelized (the policies
-// in sccsc.cu, sccooc.cu and vecsc.cu): each provides
+// run_sweep is the skeleton; the kernels differ only in how the two SpMV products are
+// parallelized (the policies in sccsc.cu, sccooc.cu and vecsc.cu): each provides
 //   forward(d)          f<¬σ> = Aᵀ f ; σ += f ; S<f> = d          (returns "discovered any")
-//   backward(d, scale)  u<S==d> = (1 + δ)./σ ; t<S==d−1> += A u   (with u(w) = 1/σ̂(w) + t(w))
+//   forward_push(d)     the same product pushed from the frontier (when kCanPush)
+//   backward(d, scale)  t<S==d−1> += A u   with u(w) = τ(w)/σ̂(w) + t(w)   (accumulate.cuh)
+// and TBC_SINGLE_KERNEL defines the entry point, which takes the views of views.cuh.
 #pragma once
 
-#include "ctl.cuh"
-
-#define TBC_FULL_MASK 0xffffffffu
+#include "accumulate.cuh"
+#include "common.cuh"
+#include "views.cuh"
 
 namespace tbc {
 
-// The control block `ctl` (slots tbc::Ctl): ctl.cuh.
-
-// Vectors written during a launch (S, σ, t) are read with ordinary loads: within a phase the
-// values a thread acts on are not written by others (the benign exceptions are commented where
-// they occur), and the gpu-scope fence of the grid barrier orders each phase after the last.
-template <typename T>
-__device__ __forceinline__ T load_cg(const T* p) { return *p; }
-
 // Push instead of pull while the frontier's edges are fewer than the unexplored ones over this.
 constexpr unsigned long long PUSH_RATIO = 10;
-
-// Software grid barrier. Valid because the host never launches more blocks than can be resident
-// at once (checked with the occupancy API, and the launch is cooperative).
-__device__ __forceinline__ void grid_sync(unsigned long long* ctl) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned long long my_gen = *(volatile unsigned long long*)(ctl + BAR_GEN);
-        unsigned long long arrived;
-        // arrive: releases this block's writes of the phase (the bar.sync above ordered them)
-        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
-                     : "=l"(arrived) : "l"(ctl + BAR_COUNT) : "memory");
-        if (arrived == gridDim.x - 1) {
-            ctl[BAR_COUNT] = 0;
-            asm volatile("red.release.gpu.global.add.u64 [%0], 1;" :: "l"(ctl + BAR_GEN) : "memory");
-        } else {
-            unsigned long long gen;
-            do {  // acquire: every block's writes of the phase are visible after this
-                asm volatile("ld.acquire.gpu.global.u64 %0, [%1];"
-                             : "=l"(gen) : "l"(ctl + BAR_GEN) : "memory");
-            } while (gen == my_gen);
-        }
-    }
-    __syncthreads();
-}
-
-// σ̂ above this limit rescales its level (docs/algorithm.md#per-level-power-of-two-scaling).
-template <typename V> __device__ __forceinline__ V overflow_limit();
-template <> __device__ __forceinline__ double overflow_limit<double>() {
-    constexpr double limit = pow2(OVERFLOW_EXP);
-    return limit;
-}
-template <> __device__ __forceinline__ float overflow_limit<float>() { return 0x1p64f; }
-
-// A scaled σ̂ below this means its level spreads wider than per-level scaling can hold: the
-// source is swept again by turbobc.engines.wide, with an exponent per vertex. Kept well above the
-// smallest normal number so that 1/σ̂ (up to n times this) stays finite in the backward sweep.
-template <typename V> __device__ __forceinline__ V wide_below();
-template <> __device__ __forceinline__ double wide_below<double>() {
-    constexpr double limit = pow2(-WIDE_EXP);
-    return limit;
-}
-template <> __device__ __forceinline__ float wide_below<float>() { return 0x1p-40f; }
-
-template <typename V>
-__device__ __forceinline__ void flag_overflow(V value, int d, unsigned long long* ctl) {
-    if (value > overflow_limit<V>()) {
-        atomicMax(ctl + OVF_LEVEL, (unsigned long long)d);
-    }
-}
-
-__device__ __forceinline__ unsigned long long order_bits(double x) {
-    return (unsigned long long)__double_as_longlong(x);
-}
-__device__ __forceinline__ unsigned long long order_bits(float x) {
-    return (unsigned long long)__float_as_uint(x);
-}
-__device__ __forceinline__ double from_order_bits(unsigned long long b, double) {
-    return __longlong_as_double((long long)b);
-}
-__device__ __forceinline__ float from_order_bits(unsigned long long b, float) {
-    return __uint_as_float((unsigned int)b);
-}
 
 // Claim an undiscovered vertex for level d: returns the depth it had (-1: this thread won).
 __device__ __forceinline__ int claim(int* S, int d) { return atomicCAS(S, -1, d); }
@@ -130,14 +62,6 @@ __device__ __forceinline__ unsigned long long push_into(const I* __restrict__ co
     return won;
 }
 
-// Sum over a warp, result in lane 0 (Algorithm 4, lines 17 to 21).
-template <typename V>
-__device__ __forceinline__ V warp_sum(V x) {
-    for (int off = 16; off > 0; off >>= 1) {
-        x += __shfl_down_sync(TBC_FULL_MASK, x, off);
-    }
-    return x;
-}
 
 // Arguments every policy sees. `a` and `b` are the storage format: CSC (a = column pointers,
 // b = row indices) or COOC (a = column of each entry, b = row of each entry).
@@ -158,6 +82,7 @@ struct Sweep {
     const I* __restrict__ unit_col;
     const I* __restrict__ unit_start;
     long long nunits;
+    const V* __restrict__ tau;  // target weights (accumulate.cuh); null: all ones
 };
 
 constexpr int HEAVY_CHUNK = 1024;
@@ -255,7 +180,7 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
 
         // Backward sweep, d from the deepest level down to 2 (level 1 only feeds the source).
         for (d = depth; d >= 2; --d) {
-            // u<S==d> = (1 + δ)./σ ; t = A u ; δ<S==d−1> += t .* σ   (δ = σ̂ .* t, scaled by 2^-shift_d)
+            // u<S==d> = (τ + δ)./σ ; t = A u ; δ<S==d−1> = t .* σ   (δ = σ̂ .* t, scaled by 2^-shift_d)
             const V scale = scalbn(V(1), -load_cg(shifts + d));
             Policy::backward(g, d, scale);
             grid_sync(ctl);
@@ -266,12 +191,8 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
         for (long long v = tid; v < g.n; v += nthreads) {
             const I depth_v = load_cg(g.S + v);
             if (depth_v > I(0)) {
-                V delta = load_cg(g.sigma + v) * load_cg(g.t + v);
-                if (endpoints) {
-                    delta += V(1);
-                    ++reached;
-                }
-                bc[v] += delta;
+                bc[v] += dependency_term(load_cg(g.sigma + v), load_cg(g.t + v), endpoints);
+                reached += endpoints ? 1 : 0;
             }
         }
         if (endpoints) {
@@ -290,3 +211,18 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
 }
 
 }  // namespace tbc
+
+// The entry point of a single-source kernel: the views of views.cuh, then run_sweep<POLICY>.
+#define TBC_SINGLE_KERNEL(NAME, POLICY)                                                         \
+    template <typename I, typename V>                                                           \
+    __global__ void __launch_bounds__(512)                                                      \
+    NAME(const tbc::SingleGraph<I> graph, const tbc::SingleWork<I, V> work,                     \
+         const tbc::SingleRun<I, V> run) {                                                      \
+        const tbc::Sweep<I, V> g{graph.a, graph.b, (I)graph.n, (I)graph.m, work.S, work.sigma,  \
+                                 work.t, graph.directed != 0,                                   \
+                                 (long long)blockIdx.x * blockDim.x + threadIdx.x,              \
+                                 (long long)gridDim.x * blockDim.x, graph.unit_col,             \
+                                 graph.unit_start, graph.nunits, run.tau};                      \
+        tbc::run_sweep<POLICY>(g, run.sources, run.nsrc, run.bc, work.shifts, work.ctl,         \
+                               run.endpoints != 0);                                             \
+    }

@@ -1,0 +1,39 @@
+// The accumulate step of Brandes' backward sweep, written once for every kernel (single-source
+// and batched) and mirrored by the CPU engines (turbobc/engines/graphblas.py, wide.py):
+//
+//   δ(v) = Σ_{w child of v} σ(v)/σ(w) · (τ(w) + δ(w))
+//
+// With scaled counts σ̂ and the accumulator t (δ = σ̂ · t), a finished vertex w hands its
+// parents
+//
+//   u(w) = (τ(w) + δ(w)) / σ̂(w) = τ(w) / σ̂(w) + t(w)          (parent_share)
+//
+// and a parent sums them: t(v) = Σ_children u(w), i.e. t = A u restricted to level d − 1.
+//
+// τ is the per-vertex target weight, data rather than code: a null pointer means every vertex
+// weighs 1 (all-pairs BC, what every engine computes today); a subset of targets will pass
+// τ = [w ∈ T], and exact graph reductions the number of vertices each one stands for.
+#pragma once
+
+namespace tbc {
+
+// τ(w): the weight of w as a path target.
+template <typename V, typename I>
+__device__ __forceinline__ V target_weight(const V* __restrict__ tau, I w) {
+    return tau == nullptr ? V(1) : __ldg(tau + w);
+}
+
+// u(w) = τ(w)/σ̂(w) + t(w): what a finished vertex w adds to t of each of its parents.
+template <typename V, typename I>
+__device__ __forceinline__ V parent_share(const V* __restrict__ tau, I w, V sigma_w, V t_w) {
+    return target_weight(tau, w) / sigma_w + t_w;
+}
+
+// The bc term of a vertex v other than the source once δ(v) = σ̂(v) t(v) is known: δ(v), plus
+// networkx's endpoint term (v ends a path from the source) when endpoints are counted.
+template <typename V>
+__device__ __forceinline__ V dependency_term(V sigma_v, V t_v, bool endpoints) {
+    return sigma_v * t_v + (endpoints ? V(1) : V(0));
+}
+
+}  // namespace tbc
