@@ -104,7 +104,8 @@ def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None)
 def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n: int, m: int,
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int,
-                push_ratio: int, blocks_per_sm: int | None = None, tau=None) -> int:
+                push_ratio: int, blocks_per_sm: int | None = None, tau=None,
+                omega=None) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
@@ -113,8 +114,8 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     overflow test). ``push_ratio``: the batched veCSC pushes a forward level while the
     frontier's unit-edges times this are fewer than all unit-edges (m · chunks), else pulls;
     ``blocks_per_sm`` caps the resident blocks per multiprocessor (None: as many as fit);
-    ``tau`` is the per-vertex target weight of the accumulate step
-    (spmv/kernels/accumulate.cuh), a float64 device array of length n, or None for all ones.
+    ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate step
+    (spmv/kernels/accumulate.cuh), float64 device arrays of length n, or None for all ones.
     The kernel takes three structs by value (spmv/kernels/views.cuh, :mod:`spmv._views`).
     Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must
     be rerun.
@@ -130,6 +131,6 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                        masks=masks, shifts=shifts, maxbits=maxbits, reached=reached, ctl=ctl,
                        dcap=dcap)
     run_view = record(BATCH_RUN, sources=sources, nsrc=sources.size, lanes=stride, bc=bc,
-                      tau=tau, push_ratio=push_ratio, endpoints=int(endpoints))
+                      tau=tau, omega=omega, push_ratio=push_ratio, endpoints=int(endpoints))
     fn((grid,), (BLOCK,), (graph_view, work_view, run_view))
     return grid

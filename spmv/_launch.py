@@ -4,8 +4,9 @@ Each sweep launcher runs Algorithm 1 for ``sources`` (a device array) in one per
 launch. The grid never exceeds what can be resident at once (the kernels synchronize the grid
 in software), and is smaller when the graph is small (a cheaper barrier). The kernels take
 three structs by value (spmv/kernels/views.cuh, mirrored by :mod:`spmv._views`): the graph,
-the workspace and the run. ``tau`` is the per-vertex target weight of the accumulate step
-(spmv/kernels/accumulate.cuh): a float64 device array of length n, or None for all ones.
+the workspace and the run. ``tau`` and ``omega`` are the per-vertex target and source
+weights of the accumulate step (spmv/kernels/accumulate.cuh): float64 device arrays of
+length n, or None for all ones.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def resident_blocks(kernel, block: int, cap_per_sm: int | None) -> int:
 
 
 def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, ctl, *,
-           directed, endpoints, work_items, units=None, tau=None, blocks_per_sm=None):
+           directed, endpoints, work_items, units=None, tau=None, omega=None,
+           blocks_per_sm=None):
     kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
     grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm),
                max(1, math.ceil(work_items / BLOCK)))
@@ -58,7 +60,7 @@ def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, 
     graph = record(SINGLE_GRAPH, a=a, b=b, unit_col=unit_col, unit_start=unit_start, n=n, m=m,
                    nunits=0 if unit_col is None else unit_col.size, directed=int(directed))
     work = record(SINGLE_WORK, S=S, sigma=sigma, t=t, shifts=shifts, ctl=ctl)
-    run = record(SINGLE_RUN, sources=sources, nsrc=sources.size, bc=bc, tau=tau,
+    run = record(SINGLE_RUN, sources=sources, nsrc=sources.size, bc=bc, tau=tau, omega=omega,
                  endpoints=int(endpoints))
     kernel((grid,), (BLOCK,), (graph, work, run))
     return grid
@@ -81,29 +83,32 @@ def heavy_units(colptr: np.ndarray, index_dtype):
 
 
 def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None, tau=None, blocks_per_sm=None):
+                endpoints, units=None, tau=None, omega=None,
+                blocks_per_sm=None):
     """scCSC: a thread per vertex over the CSC matrix (``colptr``, ``rowidx``)."""
     return _sweep("sccsc.cu", "bc_sccsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau, omega=omega,
                   blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(n / VERTICES_PER_THREAD))
 
 
 def sweep_vecsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,
-                endpoints, units=None, tau=None, blocks_per_sm=None):
+                endpoints, units=None, tau=None, omega=None,
+                blocks_per_sm=None):
     """veCSC: a warp per vertex over the CSC matrix (``colptr``, ``rowidx``); ``units``:
     the device arrays of :func:`heavy_units`."""
     return _sweep("vecsc.cu", "bc_vecsc", colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau, omega=omega,
                   blocks_per_sm=blocks_per_sm,
                   work_items=32 * math.ceil(n / VERTICES_PER_THREAD), units=units)
 
 
 def sweep_sccooc(col, row, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed, endpoints,
-                 units=None, tau=None, blocks_per_sm=None):
+                 units=None, tau=None, omega=None,
+                blocks_per_sm=None):
     """scCOOC: a thread per stored edge over the COOC matrix (``col``, ``row``)."""
     return _sweep("sccooc.cu", "bc_sccooc", col, row, n, m, sources, S, sigma, t, bc, shifts,
-                  ctl, directed=directed, endpoints=endpoints, tau=tau,
+                  ctl, directed=directed, endpoints=endpoints, tau=tau, omega=omega,
                   blocks_per_sm=blocks_per_sm,
                   work_items=math.ceil(m / EDGES_PER_THREAD))
 

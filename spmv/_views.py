@@ -24,7 +24,8 @@ def _struct(*fields) -> np.dtype:
 SINGLE_GRAPH = _struct(("a", _P), ("b", _P), ("unit_col", _P), ("unit_start", _P), ("n", _N),
                        ("m", _N), ("nunits", _N), ("directed", _I))
 SINGLE_WORK = _struct(("S", _P), ("sigma", _P), ("t", _P), ("shifts", _P), ("ctl", _P))
-SINGLE_RUN = _struct(("sources", _P), ("nsrc", _N), ("bc", _P), ("tau", _P), ("endpoints", _I))
+SINGLE_RUN = _struct(("sources", _P), ("nsrc", _N), ("bc", _P), ("tau", _P), ("omega", _P),
+                      ("endpoints", _I))
 
 BATCH_GRAPH = _struct(("in_ptr", _P), ("in_idx", _P), ("out_ptr", _P), ("out_idx", _P),
                       ("erow", _P), ("ecol", _P), ("n", _N), ("m", _N), ("small_count", _F))
@@ -32,7 +33,7 @@ BATCH_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("flag0", _P), ("f
                      ("masks", _P), ("shifts", _P), ("maxbits", _P), ("reached", _P),
                      ("ctl", _P), ("dcap", _N))
 BATCH_RUN = _struct(("sources", _P), ("nsrc", _N), ("lanes", _N), ("bc", _P), ("tau", _P),
-                    ("push_ratio", np.uint64), ("endpoints", _I))
+                    ("omega", _P), ("push_ratio", np.uint64), ("endpoints", _I))
 
 VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SINGLE_RUN,
          "BatchGraph": BATCH_GRAPH, "BatchWork": BATCH_WORK, "BatchRun": BATCH_RUN}

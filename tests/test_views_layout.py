@@ -108,7 +108,7 @@ def test_record_needs_every_field_and_turns_arrays_into_addresses():
             ptr = 0xABC000
 
     rec = _views.record(_views.SINGLE_RUN, sources=FakeDeviceArray(), nsrc=5, bc=FakeDeviceArray(),
-                        tau=None, endpoints=1)
+                        tau=None, omega=None, endpoints=1)
     assert int(rec["sources"]) == 0xABC000 and int(rec["tau"]) == 0
     assert int(rec["nsrc"]) == 5 and int(rec["endpoints"]) == 1
     assert rec.dtype.itemsize == _views.SINGLE_RUN.itemsize

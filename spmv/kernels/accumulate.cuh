@@ -11,8 +11,9 @@
 // and a parent sums them: t(v) = Σ_children u(w), i.e. t = A u restricted to level d − 1.
 //
 // τ is the per-vertex target weight, data rather than code: a null pointer means every vertex
-// weighs 1 (all-pairs BC, what every engine computes today); a subset of targets will pass
-// τ = [w ∈ T], and exact graph reductions the number of vertices each one stands for.
+// weighs 1 (all-pairs BC); a subset of targets passes τ = [w ∈ T], and an exact graph
+// reduction the number of vertices each one stands for. ω, the source weight, multiplies
+// every term a source's sweep adds (null: all ones); a reduction passes the same counts.
 #pragma once
 
 namespace tbc {
@@ -27,6 +28,12 @@ __device__ __forceinline__ V target_weight(const V* __restrict__ tau, I w) {
 template <typename V, typename I>
 __device__ __forceinline__ V parent_share(const V* __restrict__ tau, I w, V sigma_w, V t_w) {
     return target_weight(tau, w) / sigma_w + t_w;
+}
+
+// ω(s): the weight of source s; every term its sweep adds to bc is multiplied by it.
+template <typename V, typename I>
+__device__ __forceinline__ V source_weight(const V* __restrict__ omega, I s) {
+    return omega == nullptr ? V(1) : __ldg(omega + s);
 }
 
 // The bc term of a vertex v other than the source once δ(v) = σ̂(v) t(v) is known: δ(v), plus

@@ -155,6 +155,7 @@ __device__ void run_batch(Batch<I, L>& g) {
                                 run.lanes / 32, run.sources, run.nsrc, work.level, work.sigma,  \
                                 work.t, work.flag0, work.flag1, work.masks, work.shifts,        \
                                 work.dcap, work.maxbits, work.reached, run.bc, run.tau,         \
+                                run.omega,                                                      \
                                 work.ctl, run.push_ratio, graph.small_count,                    \
                                 run.endpoints != 0, tid, nthreads, tid >> 5, nthreads >> 5,     \
                                 (int)(threadIdx.x & 31)};                                       \

@@ -41,8 +41,9 @@ __device__ void summarize_levels(const Batch<I, L>& g) {
 
 // The accumulator of vertex BC: finishes the lanes at depth d−1 of unit (v, c) once their t
 // holds Σ_children u (accumulate.cuh):
-//   δ = σ̂ .* t ;  bc(v) += Σ_lanes δ (+1 per lane with endpoints) ;  t = u = τ ./ σ̂ + t
-// and, after the sweep, adds each source's endpoint term: bc(s) += (vertices reached) − 1.
+//   δ = σ̂ .* t ;  bc(v) += Σ_lanes ω δ (+ω per lane with endpoints) ;  t = u = τ ./ σ̂ + t
+// (ω: the weight of the lane's source) and, after the sweep, adds each source's endpoint
+// term: bc(s) += ω(s) ((vertices reached) − 1).
 struct VertexSums {
     template <typename I, typename L>
     static __device__ __forceinline__ void finish(const Batch<I, L>& g, long long v,
@@ -51,6 +52,9 @@ struct VertexSums {
         if (mine) {
             const double s = g.sigma[e];
             add = tbc::dependency_term(s, tv, g.endpoints);
+            if (g.omega != nullptr) {  // lane e & 31 of chunk (e / 32) / n runs this source
+                add *= __ldg(g.omega + g.sources[(e >> 5) / g.n * 32 + (e & 31)]);
+            }
             g.t[e] = tbc::parent_share(g.tau, v, s, tv);
         }
         add = warp_allsum(add);
@@ -63,7 +67,8 @@ struct VertexSums {
     static __device__ void finish_sources(const Batch<I, L>& g) {
         if (g.endpoints) {
             for (long long b = g.tid; b < g.nsrc; b += g.nthreads) {
-                atomicAdd(g.bc + g.sources[b], (double)g.reached[b]);
+                const I s = g.sources[b];
+                atomicAdd(g.bc + s, tbc::source_weight(g.omega, s) * (double)g.reached[b]);
             }
         }
     }

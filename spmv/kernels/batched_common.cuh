@@ -110,7 +110,8 @@ struct Batch {
     unsigned long long* reached;  // per lane: vertices reached other than the source (or
                                   // WIDE_LANE, set by rescale_level)
     double* bc;
-    const double* __restrict__ tau;  // target weights (accumulate.cuh); null: all ones
+    const double* __restrict__ tau;    // target weights (accumulate.cuh); null: all ones
+    const double* __restrict__ omega;  // source weights (accumulate.cuh); null: all ones
     unsigned long long* ctl;
     unsigned long long push_ratio;
     double small_count;  // 2^512 / (largest in-degree): a push of at most this cannot overflow

@@ -82,7 +82,8 @@ struct Sweep {
     const I* __restrict__ unit_col;
     const I* __restrict__ unit_start;
     long long nunits;
-    const V* __restrict__ tau;  // target weights (accumulate.cuh); null: all ones
+    const V* __restrict__ tau;    // target weights (accumulate.cuh); null: all ones
+    const V* __restrict__ omega;  // source weights (accumulate.cuh); null: all ones
 };
 
 constexpr int HEAVY_CHUNK = 1024;
@@ -186,12 +187,14 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
             grid_sync(ctl);
         }
 
-        // bc += δ (v ≠ s); endpoints: +1 for every reached v ≠ s, reached − 1 for s
+        // bc += ω(s) δ (v ≠ s); endpoints: +1 for every reached v ≠ s, reached − 1 for s
+        const V weight = source_weight(g.omega, s);
         unsigned long long reached = 0;
         for (long long v = tid; v < g.n; v += nthreads) {
             const I depth_v = load_cg(g.S + v);
             if (depth_v > I(0)) {
-                bc[v] += dependency_term(load_cg(g.sigma + v), load_cg(g.t + v), endpoints);
+                bc[v] += weight * dependency_term(load_cg(g.sigma + v), load_cg(g.t + v),
+                                                  endpoints);
                 reached += endpoints ? 1 : 0;
             }
         }
@@ -205,7 +208,7 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
         }
         grid_sync(ctl);
         if (endpoints && tid == 0) {
-            bc[s] += V(load_cg(ctl + REACHED));
+            bc[s] += weight * V(load_cg(ctl + REACHED));
         }
     }
 }
@@ -222,7 +225,7 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
                                  work.t, graph.directed != 0,                                   \
                                  (long long)blockIdx.x * blockDim.x + threadIdx.x,              \
                                  (long long)gridDim.x * blockDim.x, graph.unit_col,             \
-                                 graph.unit_start, graph.nunits, run.tau};                      \
+                                 graph.unit_start, graph.nunits, run.tau, run.omega};           \
         tbc::run_sweep<POLICY>(g, run.sources, run.nsrc, run.bc, work.shifts, work.ctl,         \
                                run.endpoints != 0);                                             \
     }

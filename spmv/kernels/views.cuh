@@ -37,6 +37,7 @@ struct SingleRun {
     long long nsrc;
     V* bc;                    // raw sums, added to
     const V* tau;             // target weights (accumulate.cuh); null: all ones
+    const V* omega;           // source weights (accumulate.cuh); null: all ones
     int endpoints;
 };
 
@@ -78,6 +79,7 @@ struct BatchRun {
     long long lanes;      // B, a multiple of 32
     double* bc;           // raw sums, added to
     const double* tau;    // target weights (accumulate.cuh); null: all ones
+    const double* omega;  // source weights (accumulate.cuh); null: all ones
     unsigned long long push_ratio;
     int endpoints;
 };
