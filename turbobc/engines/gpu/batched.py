@@ -29,7 +29,10 @@ batch is deeper than 32765 levels), B lanes, D_cap levels of the shift table::
 
 so a batch needs about 18.6 bytes per (vertex, source). Nothing depends on the size of a
 frontier, so the batch size chosen from free memory (:func:`choose_batch`) cannot run out
-mid-sweep.
+mid-sweep. The format, the blocks, bc and the control block stay in a
+:class:`~turbobc.engines.gpu.resident.DeviceResident` (a GPU sweeper's, across its runs); a run
+first lets go of the parts it does not sweep with, and counts kept blocks as free when it
+sizes its batch (they are reused when they :func:`holds` it, else replaced).
 
 Overflow-safe counts: when a level's largest count of some source passes 2^512, that
 (source, level) is scaled to [0.5, 1) by a power of two and the shift is recorded; the
@@ -50,10 +53,11 @@ from spmv import _batched
 
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["accumulate", "choose_batch", "memory_model", "locality_order", "sweep_order",
-           "DEPTH_CAP"]
+__all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "locality_order",
+           "sweep_order", "holds", "DEPTH_CAP"]
 
 # The knobs (share of free memory a run may take, most lanes per batch, source order, the
 # share of vertices from which sources are ordered for locality) are fields of
@@ -318,23 +322,35 @@ def _device_free_bytes() -> int:
 
 
 class _Format:
-    """The storage format on the device (CSR, plus CSC for directed graphs; COO for scCOOC)."""
+    """The storage format a batched kernel sweeps (CSR, plus CSC for directed graphs; COO rows
+    for scCOOC), fetched from ``resident`` (built there when missing)."""
 
-    def __init__(self, graph: Graph, kernel: str, index_dtype):
-        import cupy
-
-        csr = graph.pattern
-        self.out_ptr = cupy.asarray(csr.indptr.astype(index_dtype, copy=False))
-        self.out_idx = cupy.asarray(csr.indices.astype(index_dtype, copy=False))
+    def __init__(self, resident: DeviceResident, kernel: str, index_dtype):
+        self.out_ptr = resident.fetch("csr_ptr", index_dtype)
+        self.out_idx = resident.fetch("csr_idx", index_dtype)
         self.in_ptr, self.in_idx = self.out_ptr, self.out_idx  # A == Aᵀ when undirected
         self.erow, self.ecol = self.out_idx, self.out_idx      # unused unless scCOOC
         if kernel == "sccooc":
-            rows = np.repeat(np.arange(graph.n, dtype=index_dtype), np.diff(csr.indptr))
-            self.erow = cupy.asarray(rows)
-        elif graph.directed:
-            csc = graph.csc
-            self.in_ptr = cupy.asarray(csc.indptr.astype(index_dtype, copy=False))
-            self.in_idx = cupy.asarray(csc.indices.astype(index_dtype, copy=False))
+            self.erow = resident.fetch("csr_row", index_dtype)
+        elif resident.graph.directed:
+            self.in_ptr = resident.fetch("csc_ptr", index_dtype)
+            self.in_idx = resident.fetch("csc_idx", index_dtype)
+
+    @staticmethod
+    def parts(kernel: str, directed: bool) -> tuple[str, ...]:
+        """The resident parts the format is made of."""
+        if kernel == "sccooc":
+            return ("csr_ptr", "csr_idx", "csr_row")
+        return ("csr_ptr", "csr_idx") + (("csc_ptr", "csc_idx") if directed else ())
+
+
+def holds(shape: tuple, batch: int, level_dtype, depth_cap: int) -> bool:
+    """Whether a workspace of ``shape`` (its lanes, level type and shift-table levels) serves
+    a batch of ``batch`` lanes with ``level_dtype`` levels and ``depth_cap`` table levels: it
+    has at least as many lanes, levels at least as wide and a table at least as deep."""
+    lanes, held_level, held_cap = shape
+    return (lanes >= batch and np.dtype(held_level).itemsize >= np.dtype(level_dtype).itemsize
+            and held_cap >= depth_cap)
 
 
 class _Workspace:
@@ -355,6 +371,29 @@ class _Workspace:
         self.maxbits = cupy.empty(batch, dtype=np.uint64)
         self.reached = cupy.empty(batch, dtype=np.uint64)
 
+    @property
+    def shape(self) -> tuple:
+        """(lanes, level type, shift-table levels)."""
+        return self.batch, self.level_dtype, self.depth_cap
+
+    def arrays(self):
+        return (self.level, self.sigma, self.t, self.flag0, self.flag1, self.masks,
+                self.shifts, self.maxbits, self.reached)
+
+
+def _workspace(resident: DeviceResident, n: int, batch: int, level_dtype,
+               depth_cap: int) -> _Workspace:
+    """The workspace ``resident`` keeps when it :func:`holds` the batch, else a new one (the
+    old one is let go first, so its blocks can serve the new one)."""
+    held = resident.workspace("batched")
+    if held is not None and holds(held.shape, batch, level_dtype, depth_cap):
+        return held
+    held = None  # no reference may keep the old blocks from the pool
+    resident.drop_workspace()
+    ws = _Workspace(n, _round_up(batch, LANES), level_dtype, depth_cap)
+    resident.keep_workspace("batched", ws)
+    return ws
+
 
 def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
     from turbobc.engines.gpu.single import _free_bytes
@@ -371,6 +410,10 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                _level_dtype=None, _index_dtype=None,
                _depth_cap: int | None = None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
+
+    Builds the format on the device, sweeps and frees it: :func:`accumulate_on` over a
+    :class:`~turbobc.engines.gpu.resident.DeviceResident` closed at the end (a GPU sweeper
+    keeps its own across runs instead).
 
     Parameters
     ----------
@@ -392,7 +435,8 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     facts : dict, optional
         Filled with the facts of the run: family, kernel, source order, seconds of ordering
         and of the sweeps, batch size, batches, depth, reruns, sources swept with per-vertex
-        exponents, types, peak pool bytes and the memory model.
+        exponents, types, peak pool bytes, the memory model, whether the format was found
+        resident (``resident_reused``) and the seconds spent building it (``upload_seconds``).
     _batch : int, optional
         Force the number of sources per batch (tests); default :func:`choose_batch`.
     _level_dtype : numpy dtype, optional
@@ -418,9 +462,40 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         released first. When the format fits but no batch of 32 sources does, the run goes
         one source at a time through :mod:`turbobc.engines.gpu.single` instead.
     """
-    import cupy
+    with DeviceResident(graph) as resident:
+        return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
+                             progress=progress, memory_limit=memory_limit, facts=facts,
+                             _batch=_batch, _level_dtype=_level_dtype,
+                             _index_dtype=_index_dtype, _depth_cap=_depth_cap)
 
+
+def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
+                  kernel: str, progress, memory_limit: int | None = None,
+                  facts: dict | None = None, _batch: int | None = None, _level_dtype=None,
+                  _index_dtype=None, _depth_cap: int | None = None) -> np.ndarray:
+    """:func:`accumulate` on the graph of ``resident``, reusing the format parts, workspace and
+    accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
+
+    Raises
+    ------
+    RuntimeError
+        When ``resident`` is closed, or already running.
+    """
     spmv.check_kernel(kernel)
+    with resident.run():
+        return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
+                           progress=progress, memory_limit=memory_limit, facts=facts,
+                           _batch=_batch, _level_dtype=_level_dtype,
+                           _index_dtype=_index_dtype, _depth_cap=_depth_cap)
+
+
+def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
+                memory_limit, facts, _batch, _level_dtype, _index_dtype,
+                _depth_cap) -> np.ndarray:
+    """The run inside :meth:`DeviceResident.run`."""
+    from turbobc.engines.gpu import single
+
+    graph = resident.graph
     n, m = graph.n, graph.nnz
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
@@ -428,7 +503,6 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     if np.unique(sources).size != sources.size:
         # the kernels give each source of a chunk its own lane bit of the depth-0 mask
         raise ValueError("sources must be distinct")
-    knobs = current_tuning()
     order_began = time.perf_counter()
     sources, order, depth_estimate = sweep_order(graph, sources)
     order_seconds = time.perf_counter() - order_began
@@ -436,53 +510,71 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         n, m, sources.size, depth=depth_estimate)
     index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
     level_dtype = np.dtype(_level_dtype) if _level_dtype is not None else np.dtype(np.int16)
-    depth_cap = min(n + 2, _depth_cap or DEPTH_CAP)
-    pool = cupy.get_default_memory_pool()
-    baseline = pool.used_bytes()
-    peak = baseline
     failure = None
     try:
-        fmt = _Format(graph, name, index_dtype)
-    except cupy.cuda.memory.OutOfMemoryError as exc:
-        failure = str(exc)
+        raw = _sweep(resident, sources, endpoints=endpoints, name=name, progress=progress,
+                     memory_limit=memory_limit, facts=facts, index_dtype=index_dtype,
+                     level_dtype=level_dtype, depth_cap=min(n + 2, _depth_cap or DEPTH_CAP),
+                     forced_batch=_batch, order=order, order_seconds=order_seconds)
+    except DeviceFull as exc:
+        failure = exc.batch, exc.failure  # not exc itself: its traceback holds the run's arrays
     if failure is not None:
-        raise _out_of_memory(n, m, name, LANES, failure)
+        # The run's frames (and the arrays they held) died with the except block.
+        resident.release()
+        raise _out_of_memory(n, m, name, *failure)
+    if raw is None:
+        # Not even 32 lanes fit: one source at a time (its memory model is far smaller), on
+        # the parts of the format the single-source family sweeps with.
+        resident.keep_only(SINGLE_PARTS, index_dtype)
+        resident.drop_workspace()
+        return single._accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
+                                  progress=progress, memory_limit=memory_limit, facts=facts,
+                                  _index_dtype=_index_dtype)
+    return raw
+
+
+def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, progress,
+           memory_limit, facts, index_dtype, level_dtype, depth_cap, forced_batch, order,
+           order_seconds) -> np.ndarray | None:
+    """Sweep batch after batch of ``sources`` (in sweep order) with kernel ``name``; None when
+    not even 32 lanes fit beside the format. Raises DeviceFull when the device is full."""
+    import cupy
+
+    graph = resident.graph
+    n, m = graph.n, graph.nnz
+    knobs = current_tuning()
+    # What this run does not sweep with would only shrink its batch: let it go first.
+    resident.keep_only(_Format.parts(name, graph.directed), index_dtype)
+    if resident.workspace("batched") is None:
+        resident.drop_workspace()
+    fmt = allocated(lambda: _Format(resident, name, index_dtype), LANES)
 
     def size_for(remaining: int) -> int:
-        if _batch is not None:
-            return min(_batch, remaining)
-        return choose_batch(n, m, remaining, _device_free_bytes(),
-                            index_bytes=index_dtype.itemsize, level_bytes=level_dtype.itemsize,
-                            directed=graph.directed, kernel=name, depth_cap=depth_cap,
-                            memory_limit=memory_limit)
+        if forced_batch is not None:
+            return min(forced_batch, remaining)
+        # the blocks of a kept workspace are reused, or let go before new ones are allocated
+        free = _device_free_bytes() + resident.workspace_bytes("batched")
+        return choose_batch(n, m, remaining, free, index_bytes=index_dtype.itemsize,
+                            level_bytes=level_dtype.itemsize, directed=graph.directed,
+                            kernel=name, depth_cap=depth_cap, memory_limit=memory_limit)
 
-    ws = None
     batch = size_for(sources.size)
     if batch == 0:
-        # Not even 32 lanes fit: one source at a time (its memory model is far smaller).
-        del fmt
-        from turbobc.engines.gpu.single import accumulate as accumulate_single
-
-        return accumulate_single(graph, sources, endpoints=endpoints, kernel=kernel,
-                                 progress=progress, memory_limit=memory_limit, facts=facts,
-                                 _index_dtype=_index_dtype)
-    bc = cupy.zeros(n, dtype=np.float64)
-    ctl = cupy.zeros(_batched.CTL_SLOTS, dtype=np.uint64)
+        return None
+    bc, ctl = allocated(lambda: resident.accumulator(_batched.CTL_SLOTS), batch)
     dev_sources = cupy.asarray(sources.astype(index_dtype))
+    ws = None
     start, batches, depth, reruns, grid = 0, 0, 0, 0, 0
     wide_sources: list = []
     max_in_degree = int(graph.in_degree.max())
     began = time.perf_counter()
     while start < sources.size:
         if ws is None:
-            try:
-                ws = _Workspace(n, _round_up(batch, LANES), level_dtype, depth_cap)
-            except cupy.cuda.memory.OutOfMemoryError as exc:
-                failure = str(exc)
-            if failure is not None:
-                del bc, ctl, dev_sources, fmt
-                raise _out_of_memory(n, m, name, batch, failure)
-            peak = max(peak, pool.used_bytes())
+            ws = allocated(lambda: _workspace(resident, n, batch, level_dtype, depth_cap),
+                           batch)
+            # a kept workspace may hold wider levels or a deeper shift table: sweep with them
+            level_dtype, depth_cap = ws.level_dtype, ws.depth_cap
+            resident.mark()
         end = min(sources.size, start + batch)
         grid = _batched.sweep_batch(
             name, in_ptr=fmt.in_ptr, in_idx=fmt.in_idx, out_ptr=fmt.out_ptr,
@@ -513,10 +605,11 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                 level_dtype = np.dtype(np.int32)
             else:
                 depth_cap = min(n + 2, 4 * depth_cap)
-            ws = None  # its blocks go back to the pool, counted free by size_for
+            ws = None
+            resident.drop_workspace()  # its blocks go back to the pool, counted free by size_for
             batch = size_for(sources.size - start)
             if batch == 0:
-                raise _out_of_memory(n, m, name, LANES, "no room for 32 lanes after widening")
+                raise DeviceFull("no room for 32 lanes after widening", LANES)
             continue
         depth = max(depth, batch_depth)
         batches += 1
@@ -533,11 +626,11 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                      sweep_seconds=seconds, batch=batch, batches=batches,
                      depth=depth, reruns=reruns, wide_sources=len(wide_sources),
                      grid=grid, level_dtype=str(level_dtype), index_dtype=str(index_dtype),
-                     depth_cap=depth_cap, peak_pool_bytes=peak - baseline,
+                     depth_cap=depth_cap, peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=memory_model(n, m, kernel=name,
                                               index_bytes=index_dtype.itemsize,
                                               level_bytes=level_dtype.itemsize,
                                               batch=_round_up(batch, LANES),
-                                              depth_cap=depth_cap, directed=graph.directed))
+                                              depth_cap=depth_cap, directed=graph.directed),
+                     **resident.run_facts())
     return raw
-

@@ -3,11 +3,18 @@
 One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/sweep.cuh);
 more by the batched family (:mod:`turbobc.engines.gpu.batched`, spmv/kernels/batched.cuh), which
 itself goes one source at a time when not even 32 lanes fit in device memory. The facts of
-each run (``family``, kernel, batch, depth, peak pool bytes, seconds) land in
-:attr:`GpuSweeper.facts`.
+each run (``family``, kernel, batch, depth, peak pool bytes, seconds, ``resident_reused``,
+``upload_seconds``) land in :attr:`GpuSweeper.facts`.
 
-Not yet resident: each :meth:`GpuSweeper.run` uploads the storage format its family needs and
-frees it at the end (the two families keep different formats: CSC, or CSR and CSC).
+Resident: a :class:`GpuSweeper` keeps one :class:`~turbobc.engines.gpu.resident.DeviceResident`
+for its lifetime. Opening allocates nothing; each run builds on the device only the format
+parts it does not find there (CSC for the single-source family, or its COOC column array and
+veCSC hub units; CSR, CSC when directed, and COO rows for scCOOC for the batched one; an
+undirected graph's CSR is its CSC, so both families share one copy), and later runs of the same
+family, kernel and index type copy nothing of the graph. The batched blocks, the result and the
+control block are kept too (zeroed per run). :meth:`GpuSweeper.close` lets all of it go (CuPy's
+pool keeps the blocks cached); a closed sweeper refuses to run. A sweeper is used by one thread
+at a time; separate sweepers share nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from turbobc._engines import gpu_status
+from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
 
 __all__ = ["GpuEngine", "GpuSweeper"]
@@ -34,18 +42,45 @@ class GpuEngine(Engine):
 
 
 class GpuSweeper(Sweeper):
-    """Runs sources on the device, choosing the family per run (module docstring)."""
+    """Runs sources on the device, choosing the family per run and keeping the graph there
+    between runs (module docstring).
+
+    Attributes
+    ----------
+    resident : DeviceResident
+        What stays on the device between runs: ``resident.parts`` maps
+        ``(part, index type)`` to the device arrays of the format
+        (:mod:`turbobc.engines.gpu.resident`).
+    """
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self.resident = DeviceResident(problem.graph)  # empty: the first run fills it
 
     def run(self, sources: np.ndarray, progress=None) -> Partial:
+        """Raw sums of ``sources`` (see :class:`~turbobc.engines.protocol.Sweeper`).
+
+        Raises
+        ------
+        RuntimeError
+            When the sweeper is closed, or another thread is running it.
+        """
+        if self.resident.closed:
+            raise RuntimeError("this GPU sweeper is closed; open another with "
+                               "GpuEngine().open(problem)")
         problem = self.problem
         sources = np.asarray(sources, dtype=np.int64)
         if sources.size > 1:
-            from turbobc.engines.gpu.batched import accumulate
+            from turbobc.engines.gpu.batched import accumulate_on
         else:
-            from turbobc.engines.gpu.single import accumulate
+            from turbobc.engines.gpu.single import accumulate_on
         facts: dict = {}
-        raw = accumulate(problem.graph, sources, endpoints=problem.endpoints,
-                         kernel=problem.kernel, progress=progress,
-                         memory_limit=problem.memory_limit, facts=facts)
+        raw = accumulate_on(self.resident, sources, endpoints=problem.endpoints,
+                            kernel=problem.kernel, progress=progress,
+                            memory_limit=problem.memory_limit, facts=facts)
         self.facts.update(engine="gpu", **facts)
         return Partial(vertex=raw, sources=int(sources.size))
+
+    def close(self) -> None:
+        """Let the device arrays go; calling it again does nothing."""
+        self.resident.close()

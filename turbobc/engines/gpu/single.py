@@ -1,9 +1,11 @@
 """The GPU engine: Algorithm 1 of the TurboBC paper on the device, one source per sweep.
 
-:func:`accumulate` uploads exactly one storage format (CSC for scCSC and veCSC, COOC for
-scCOOC), allocates the sweep vectors once, and launches one persistent kernel per chunk of
+:func:`accumulate_on` sweeps with exactly one storage format (CSC for scCSC and veCSC, COOC
+for scCOOC), allocates the sweep vectors once, and launches one persistent kernel per chunk of
 sources (spmv/kernels/sweep.cuh): inside it, each BFS level and each dependency level is one
-grid barrier, so there is no host round trip per level at all.
+grid barrier, so there is no host round trip per level at all. The format, the vectors and the
+result stay in a :class:`~turbobc.engines.gpu.resident.DeviceResident`: a GPU sweeper's, kept
+across its runs, or, for :func:`accumulate`, one that lives for the call.
 
 Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 1)::
 
@@ -31,9 +33,10 @@ from spmv import _ctl, _launch
 
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["accumulate", "memory_model", "check_memory_limit"]
+__all__ = ["accumulate", "accumulate_on", "memory_model", "check_memory_limit"]
 
 _CTL_SLOTS = _ctl.N_CTL  # the control block (spmv/kernels/ctl.cuh)
 _WIDE_SOURCE_SLOT = _ctl.WIDE_SOURCE  # 1 + the source that stopped a launch, 0: none
@@ -72,51 +75,94 @@ def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
                           f"{format_bytes(memory_limit)}; raise memory_limit")
 
 
-class _DeviceSweep:
-    """Device arrays of one run: the storage format and the sweep vectors."""
+class _Vectors:
+    """The sweep vectors of one index type: S, σ, t and the shifts (module docstring)."""
 
-    def __init__(self, graph: Graph, sources: np.ndarray, kernel: str, index_dtype):
+    def __init__(self, n: int, index_dtype):
         import cupy
 
-        pool = cupy.get_default_memory_pool()
-        self.baseline = self.peak = pool.used_bytes()
-        n, m = graph.n, graph.nnz
-        csc = graph.csc
-        # CSC on the device: column j lists the in-neighbours of j.
-        colptr = cupy.asarray(csc.indptr.astype(index_dtype, copy=False))
-        rowidx = cupy.asarray(csc.indices.astype(index_dtype, copy=False))
-        self._mark(pool)
-        self.stats = None
-        if kernel == "auto":
-            self.stats = spmv.stats_device(colptr, rowidx, n, m, graph.directed)
-            self.peak = max(self.peak, pool.used_bytes() + 8 * n + 8)
-            kernel = spmv.select(self.stats)
-        self.kernel = kernel
-        if kernel == "sccooc":
-            # COOC: row = the CSC row indices, col expanded from the column pointers; then the
-            # pointers go, so only one format stays on the device.
-            col = cupy.empty(m, dtype=index_dtype)
-            _launch.expand_columns(colptr, n, col)
-            self._mark(pool)
-            del colptr
-            self.a, self.b = col, rowidx
-        else:
-            self.a, self.b = colptr, rowidx
-        self.units = None
-        if kernel == "vecsc":  # hub columns cut into units (a few bytes per 1024 entries)
-            self.units = tuple(cupy.asarray(x) for x in
-                               _launch.heavy_units(csc.indptr, index_dtype))
-        self.sources = cupy.asarray(sources.astype(index_dtype))
         self.S = cupy.empty(n, dtype=index_dtype)
         self.sigma = cupy.empty(n, dtype=np.float64)
         self.t = cupy.empty(n, dtype=np.float64)
-        self.bc = cupy.zeros(n, dtype=np.float64)
         self.shifts = cupy.empty(n + 2, dtype=np.int32)
-        self.ctl = cupy.zeros(_CTL_SLOTS, dtype=np.uint64)
-        self._mark(pool)
 
-    def _mark(self, pool):
-        self.peak = max(self.peak, pool.used_bytes())
+    def arrays(self):
+        return self.S, self.sigma, self.t, self.shifts
+
+
+def _statistics(resident: DeviceResident, index_dtype):
+    """The graph statistics ``kernel="auto"`` selects from: measured on the device once, then
+    kept in ``resident``."""
+    if resident.statistics is None:
+        graph = resident.graph
+        colptr = resident.fetch("csc_ptr", index_dtype)
+        rowidx = resident.fetch("csc_idx", index_dtype)
+        resident.statistics = spmv.stats_device(colptr, rowidx, graph.n, graph.nnz,
+                                                graph.directed)
+        resident.mark(8 * graph.n + 8)  # the degrees it needed while it ran
+    return resident.statistics
+
+
+def _format(resident: DeviceResident, kernel: str, index_dtype):
+    """The kernel (``"auto"`` resolved), the statistics it was chosen from (None unless
+    ``auto``), and the format it sweeps: arrays a and b, and the veCSC hub units or None."""
+    had_pointers = resident.has("csc_ptr", index_dtype)
+    stats = None
+    if kernel == "auto":
+        stats = _statistics(resident, index_dtype)
+        kernel = spmv.select(stats)
+    if kernel == "sccooc":
+        # COOC: row = the CSC row indices, col expanded from the column pointers; pointers
+        # copied only for this go again, so only one format stays on the device.
+        col = resident.fetch("csc_col", index_dtype)
+        if not had_pointers:
+            resident.drop("csc_ptr", index_dtype)
+        return kernel, stats, col, resident.fetch("csc_idx", index_dtype), None
+    # CSC on the device: column j lists the in-neighbours of j.
+    colptr = resident.fetch("csc_ptr", index_dtype)
+    rowidx = resident.fetch("csc_idx", index_dtype)
+    units = resident.fetch("units", index_dtype) if kernel == "vecsc" else None
+    return kernel, stats, colptr, rowidx, units
+
+
+class _DeviceSweep:
+    """Device arrays of one run: the storage format and the sweep vectors, kept in
+    ``resident`` (a private :class:`~turbobc.engines.gpu.resident.DeviceResident` when None,
+    as bench/ builds one run), and the sources of the run.
+
+    Raises CuPy's OutOfMemoryError when the device cannot hold them.
+    """
+
+    def __init__(self, graph: Graph, sources: np.ndarray, kernel: str, index_dtype,
+                 resident: DeviceResident | None = None):
+        import cupy
+
+        if resident is None:
+            resident = DeviceResident(graph)
+            resident.begin_run()
+        self.resident = resident
+        if resident.workspace("single") is None:
+            resident.drop_workspace()  # the batched blocks: room for the format first
+        self.kernel, self.stats, self.a, self.b, self.units = _format(resident, kernel,
+                                                                      index_dtype)
+        self.sources = cupy.asarray(sources.astype(index_dtype))
+        vectors = resident.workspace("single")
+        if vectors is None or vectors.S.dtype != index_dtype:
+            resident.drop_workspace()
+            vectors = _Vectors(graph.n, index_dtype)
+            resident.keep_workspace("single", vectors)
+        self.S, self.sigma, self.t, self.shifts = vectors.arrays()
+        self.bc, self.ctl = resident.accumulator(_CTL_SLOTS)
+
+    @property
+    def baseline(self) -> int:
+        """Pool bytes in use before the run, less what the resident object held then."""
+        return self.resident.baseline
+
+    @property
+    def peak(self) -> int:
+        """The most pool bytes in use during the run so far."""
+        return self.resident.peak
 
     def launch(self, graph: Graph, begin: int, end: int, endpoints: bool) -> int:
         """Run sources[begin:end]; returns the grid size used."""
@@ -145,6 +191,10 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
                _index_dtype=None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
 
+    Builds the format on the device, sweeps and frees it: :func:`accumulate_on` over a
+    :class:`~turbobc.engines.gpu.resident.DeviceResident` closed at the end (a GPU sweeper
+    keeps its own across runs instead).
+
     Parameters
     ----------
     graph : Graph
@@ -163,7 +213,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         is refused before anything is allocated (:func:`check_memory_limit`).
     facts : dict, optional
         Filled with the facts of the run: family, kernel, grid, index type, scf, sources
-        swept with per-vertex exponents, peak pool bytes and the memory model.
+        swept with per-vertex exponents, peak pool bytes, the memory model, whether the
+        format was found resident (``resident_reused``) and the seconds spent building it
+        (``upload_seconds``).
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
 
@@ -182,28 +234,66 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         When the model exceeds ``memory_limit``, or the device cannot hold the run; says how
         many bytes were needed and free. Everything allocated is released first.
     """
-    import cupy
+    with DeviceResident(graph) as resident:
+        return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
+                             progress=progress, memory_limit=memory_limit, facts=facts,
+                             _index_dtype=_index_dtype)
 
+
+def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
+                  kernel: str, progress, memory_limit: int | None = None,
+                  facts: dict | None = None, _index_dtype=None) -> np.ndarray:
+    """:func:`accumulate` on the graph of ``resident``, reusing the format parts, vectors and
+    accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
+
+    Raises
+    ------
+    RuntimeError
+        When ``resident`` is closed, or already running.
+    """
     spmv.check_kernel(kernel)
+    with resident.run():
+        return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
+                           progress=progress, memory_limit=memory_limit, facts=facts,
+                           _index_dtype=_index_dtype)
+
+
+def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
+                memory_limit, facts, _index_dtype) -> np.ndarray:
+    """The run inside :meth:`DeviceResident.run` (also the batched family's fallback)."""
+    graph = resident.graph
     n, m = graph.n, graph.nnz
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
     index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
     check_memory_limit(n, m, kernel, index_dtype, sources.size, memory_limit)
+    # Everything is allocated before the first launch, so a run that finds the device full
+    # while it holds arrays of earlier runs may drop them all and start once more.
     failure = None
-    try:
-        run = _DeviceSweep(graph, sources, kernel, index_dtype)
-    except cupy.cuda.memory.OutOfMemoryError as exc:
-        # The traceback (and the partly allocated arrays its frames hold) dies with this
-        # block, so the pool is back at its baseline before MemoryError is raised.
-        failure = str(exc)
-    if failure is not None:
-        need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
-                            sources.size)
-        raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
-                          f"graph (n={n}, {m} stored edges, kernel={kernel!r}); {_free_bytes()}. "
-                          f"CuPy said: {failure}")
+    for _ in range(2 if resident.held_bytes() else 1):
+        try:
+            return _sweep(resident, sources, endpoints=endpoints, kernel=kernel,
+                          progress=progress, facts=facts, index_dtype=index_dtype)
+        except DeviceFull as exc:
+            failure = exc.failure
+        # The run's frames (and the arrays they held) died with the except block.
+        resident.release()
+    need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
+                        sources.size)
+    raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
+                      f"graph (n={n}, {m} stored edges, kernel={kernel!r}); {_free_bytes()}. "
+                      f"CuPy said: {failure}")
+
+
+def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, progress, facts,
+           index_dtype) -> np.ndarray:
+    """Launch chunk after chunk of sources; raises DeviceFull when the arrays do not fit."""
+    import cupy
+
+    graph = resident.graph
+    n, m = graph.n, graph.nnz
+    run = allocated(lambda: _DeviceSweep(graph, sources, kernel, index_dtype, resident))
     chunk, done, grid = 1, 0, 0
     wide = []
     while done < sources.size:
@@ -221,14 +311,16 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
             progress.update(end - done - (1 if stopped_at else 0))
         done, chunk = end, min(2 * chunk, 4096)
     if wide:
-        pattern = graph.pattern
-        accumulate_wide(cupy, cupy.asarray(pattern.indptr), cupy.asarray(pattern.indices), n,
-                        np.array(wide), run.bc, endpoints=endpoints, progress=progress)
+        accumulate_wide(cupy, resident.borrow("csr_ptr", index_dtype),
+                        resident.borrow("csr_idx", index_dtype), n, np.array(wide), run.bc,
+                        endpoints=endpoints, progress=progress)
     raw = run.bc.get()
     if facts is not None:
         facts.update(family="single", kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
                      wide_sources=len(wide),
                      scf=None if run.stats is None else run.stats.scf,
-                     peak_pool_bytes=run.peak - run.baseline, model_bytes=4 * m + 48 * n,
-                     expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size))
+                     peak_pool_bytes=resident.peak - resident.baseline,
+                     model_bytes=4 * m + 48 * n,
+                     expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size),
+                     **resident.run_facts())
     return raw
