@@ -38,12 +38,21 @@ class Problem:
         The GPU kernel, or ``"auto"``.
     memory_limit : int or None
         Bytes the run may use (host memory on the CPU engine, device memory on the GPU).
+    target_weight : numpy.ndarray or None
+        τ, float64 of length n: the weight of each vertex as a path target in the accumulate
+        step ``δ(v) = Σ_w σ(v)/σ(w) · (τ(w) + δ(w))`` (spmv/kernels/accumulate.cuh). None:
+        every vertex weighs 1 (all-pairs BC). A subset of targets T is ``τ = [w ∈ T]``.
+    source_weight : numpy.ndarray or None
+        ω, float64 of length n: every term a source s adds (its δ and endpoint terms) counts
+        ω(s) times. None: once. An exact graph reduction passes the vertex counts it folds.
     """
 
     graph: Graph
     endpoints: bool = False
     kernel: str = "auto"
     memory_limit: int | None = None
+    target_weight: np.ndarray | None = None
+    source_weight: np.ndarray | None = None
 
 
 @dataclass

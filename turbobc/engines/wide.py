@@ -2,7 +2,7 @@
 
 The engines keep path counts as float64 scaled by one power of two per (source, BFS level)
 (:func:`turbobc.engines.graphblas._keep_in_range`, ``rescale_level`` in spmv/kernels/batched.cuh,
-the rescale step of spmv/kernels/sweep.cuh). That is exact while the counts of one level lie
+the rescale step of spmv/kernels/single.cuh). That is exact while the counts of one level lie
 within a factor :data:`WIDE_RANGE` of the level's largest; a level spanning more (a 1100 x 1100
 grid from a corner: 1 on the border and about 2^1095 on the diagonal of the same level; a chain
 of k diamonds beside a plain path: 2^k and 1) would lose its small counts to underflow. The
@@ -46,7 +46,8 @@ edge expansion of one level). The CPU engine passes its own, memory-sized batch 
 
 
 def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,
-                    progress=None, batch_entries: int = WIDE_BATCH_ENTRIES) -> None:
+                    progress=None, batch_entries: int = WIDE_BATCH_ENTRIES,
+                    target_weight=None, source_weight=None) -> None:
     """Add the raw Brandes dependencies of ``sources`` into ``raw``, exact for any counts.
 
     Parameters
@@ -68,6 +69,12 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
         Advanced by the number of sources of each finished batch.
     batch_entries : int
         Most (source, vertex) slots per batch.
+    target_weight : array, optional
+        float64, length n, on ``xp``: τ, the per-vertex target weight of the accumulate step
+        (spmv/kernels/accumulate.cuh); None: all ones.
+    source_weight : array, optional
+        float64, length n, on ``xp``: ω, the weight of each source (every term of its sweep
+        counts ω(s) times); None: all ones.
     """
     sources = np.asarray(sources, dtype=np.int64)
     step = max(1, min(sources.size, batch_entries // max(n, 1)))
@@ -75,32 +82,39 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     degree = xp.diff(indptr)
     for start in range(0, sources.size, step):
         batch = xp.asarray(sources[start:start + step])
-        _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints)
+        _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, target_weight,
+               source_weight)
         if progress is not None:
             progress.update(int(batch.size))
 
 
-def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints) -> None:
+def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
+           omega=None) -> None:
     """Forward and backward sweep of one batch; adds into ``raw``."""
     levels, depth_of = _forward(xp, indptr, indices, degree, n, batch)
     keys_all, delta_all = [], []
     delta = xp.zeros(levels[-1][0].size, dtype=xp.float64)  # δ = 0 on the deepest level
     for d in range(len(levels) - 1, 1, -1):
         delta = _backward_level(xp, indptr, indices, degree, n, levels[d - 1], levels[d],
-                                delta, depth_of, d)
+                                delta, depth_of, d, tau)
         keys_all.append(levels[d - 1][0])
         delta_all.append(delta)
     if keys_all:
         keys = xp.concatenate(keys_all)
-        # bc += Σ_sources δ : one scatter-add over every (source, vertex) entry of depth ≥ 1
-        raw += xp.bincount(keys % n, weights=xp.concatenate(delta_all), minlength=n)
+        # bc += Σ_sources ω δ : one scatter-add over every (source, vertex) entry of depth ≥ 1
+        delta = xp.concatenate(delta_all)
+        if omega is not None:
+            delta = delta * omega[batch[keys // n]]
+        raw += xp.bincount(keys % n, weights=delta, minlength=n)
     if endpoints:
         reached = xp.concatenate([keys for keys, _, _ in levels[1:]]) if len(levels) > 1 \
             else xp.zeros(0, dtype=xp.int64)
-        # +1 for every vertex reached from s (v ≠ s); s gets the number it reached
-        raw += xp.bincount(reached % n, minlength=n).astype(xp.float64)
+        # +1 (ω(s) with source weights) for every vertex reached from s (v ≠ s); s gets the
+        # number it reached
+        lane_weight = None if omega is None else omega[batch[reached // n]]
+        raw += xp.bincount(reached % n, weights=lane_weight, minlength=n).astype(xp.float64)
         per_source = xp.bincount(reached // n, minlength=batch.size).astype(xp.float64)
-        raw[batch] += per_source
+        raw[batch] += per_source if omega is None else per_source * omega[batch]
 
 
 def _forward(xp, indptr, indices, degree, n, batch):
@@ -138,7 +152,7 @@ def _forward(xp, indptr, indices, degree, n, batch):
 
 
 def _backward_level(xp, indptr, indices, degree, n, parents, children, child_delta,
-                    depth_of, d):
+                    depth_of, d, tau=None):
     """δ of depth d − 1 from the children at depth d (pulled over out-neighbours)."""
     parent_keys, Mp, Ep = parents
     child_keys, Mc, Ec = children
@@ -146,9 +160,10 @@ def _backward_level(xp, indptr, indices, degree, n, parents, children, child_del
     below = depth_of[child] == d
     pos, child = pos[below], child[below]
     at = xp.searchsorted(child_keys, child)
-    # δ(v) = Σ_w σ(v)/σ(w) · (1 + δ(w)),  σ(v)/σ(w) = (M(v)/M(w)) 2^(E(v) − E(w)) ≤ 1
+    # δ(v) = Σ_w σ(v)/σ(w) · (τ(w) + δ(w)),  σ(v)/σ(w) = (M(v)/M(w)) 2^(E(v) − E(w)) ≤ 1
     ratio = xp.ldexp(Mp[pos] / Mc[at], Ep[pos] - Ec[at])
-    return xp.bincount(pos, weights=ratio * (1.0 + child_delta[at]),
+    weight = 1.0 if tau is None else tau[child % n]  # τ(w): accumulate.cuh's step
+    return xp.bincount(pos, weights=ratio * (weight + child_delta[at]),
                        minlength=parent_keys.size)
 
 

@@ -407,6 +407,7 @@ def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
                memory_limit: int | None = None, facts: dict | None = None,
                _batch: int | None = None,
+               target_weight=None, source_weight=None,
                _level_dtype=None, _index_dtype=None,
                _depth_cap: int | None = None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
@@ -441,6 +442,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         Force the number of sources per batch (tests); default :func:`choose_batch`.
     _level_dtype : numpy dtype, optional
         Start with int32 levels instead of int16 (tests of the wide path).
+    target_weight, source_weight : numpy.ndarray, optional
+        τ and ω of the accumulate step (float64, length n; None: all ones), as
+        :class:`~turbobc.engines.protocol.Problem` defines them.
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path).
     _depth_cap : int, optional
@@ -466,12 +470,15 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
                              progress=progress, memory_limit=memory_limit, facts=facts,
                              _batch=_batch, _level_dtype=_level_dtype,
-                             _index_dtype=_index_dtype, _depth_cap=_depth_cap)
+                             target_weight=target_weight,
+                             source_weight=source_weight, _index_dtype=_index_dtype,
+                             _depth_cap=_depth_cap)
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str, progress, memory_limit: int | None = None,
-                  facts: dict | None = None, _batch: int | None = None, _level_dtype=None,
+                  facts: dict | None = None, target_weight=None, source_weight=None,
+                  _batch: int | None = None, _level_dtype=None,
                   _index_dtype=None, _depth_cap: int | None = None) -> np.ndarray:
     """:func:`accumulate` on the graph of ``resident``, reusing the format parts, workspace and
     accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
@@ -485,13 +492,14 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     with resident.run():
         return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                            progress=progress, memory_limit=memory_limit, facts=facts,
+                           weights=resident.accumulate_weights(target_weight, source_weight),
                            _batch=_batch, _level_dtype=_level_dtype,
                            _index_dtype=_index_dtype, _depth_cap=_depth_cap)
 
 
 def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
                 memory_limit, facts, _batch, _level_dtype, _index_dtype,
-                _depth_cap) -> np.ndarray:
+                _depth_cap, weights=(None, None)) -> np.ndarray:
     """The run inside :meth:`DeviceResident.run`."""
     from turbobc.engines.gpu import single
 
@@ -515,7 +523,8 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
         raw = _sweep(resident, sources, endpoints=endpoints, name=name, progress=progress,
                      memory_limit=memory_limit, facts=facts, index_dtype=index_dtype,
                      level_dtype=level_dtype, depth_cap=min(n + 2, _depth_cap or DEPTH_CAP),
-                     forced_batch=_batch, order=order, order_seconds=order_seconds)
+                     forced_batch=_batch, order=order, order_seconds=order_seconds,
+                     weights=weights)
     except DeviceFull as exc:
         failure = exc.batch, exc.failure  # not exc itself: its traceback holds the run's arrays
     if failure is not None:
@@ -529,13 +538,13 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
         resident.drop_workspace()
         return single._accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                                   progress=progress, memory_limit=memory_limit, facts=facts,
-                                  _index_dtype=_index_dtype)
+                                  _index_dtype=_index_dtype, weights=weights)
     return raw
 
 
 def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, progress,
            memory_limit, facts, index_dtype, level_dtype, depth_cap, forced_batch, order,
-           order_seconds) -> np.ndarray | None:
+           order_seconds, weights=(None, None)) -> np.ndarray | None:
     """Sweep batch after batch of ``sources`` (in sweep order) with kernel ``name``; None when
     not even 32 lanes fit beside the format. Raises DeviceFull when the device is full."""
     import cupy
@@ -584,7 +593,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
             masks=ws.masks, shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits,
             reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints,
             max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
-            blocks_per_sm=knobs.batched_blocks_per_sm)
+            blocks_per_sm=knobs.batched_blocks_per_sm, tau=weights[0], omega=weights[1])
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
         if status == _batched.WIDE_RANGE:
@@ -618,7 +627,8 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
         start = end
     if wide_sources:
         accumulate_wide(cupy, fmt.out_ptr, fmt.out_idx, n, np.array(wide_sources), bc,
-                        endpoints=endpoints, progress=progress)
+                        endpoints=endpoints, progress=progress, target_weight=weights[0],
+                        source_weight=weights[1])
     raw = bc.get()
     seconds = time.perf_counter() - began
     if facts is not None:

@@ -1,6 +1,6 @@
 """The GPU engine behind the protocol: its plan picks the kernel family for each run.
 
-One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/sweep.cuh);
+One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/single.cuh);
 more by the batched family (:mod:`turbobc.engines.gpu.batched`, spmv/kernels/batched.cuh), which
 itself goes one source at a time when not even 32 lanes fit in device memory. The facts of
 each run (``family``, kernel, batch, depth, peak pool bytes, seconds, ``resident_reused``,
@@ -77,7 +77,9 @@ class GpuSweeper(Sweeper):
         facts: dict = {}
         raw = accumulate_on(self.resident, sources, endpoints=problem.endpoints,
                             kernel=problem.kernel, progress=progress,
-                            memory_limit=problem.memory_limit, facts=facts)
+                            memory_limit=problem.memory_limit, facts=facts,
+                            target_weight=problem.target_weight,
+                            source_weight=problem.source_weight)
         self.facts.update(engine="gpu", **facts)
         return Partial(vertex=raw, sources=int(sources.size))
 

@@ -172,6 +172,7 @@ class DeviceResident:
         self._busy = threading.Lock()
         self._built: list = []
         self._upload_seconds = 0.0
+        self._weights = None  # (host τ, host ω, device τ, device ω) of the last run
 
     # -- one run ---------------------------------------------------------------------------
 
@@ -324,11 +325,24 @@ class DeviceResident:
         sizes = {a.data.ptr: a.data.mem.size for a in _device_arrays(flat) if a.nbytes}
         return sum(sizes.values())
 
+    def accumulate_weights(self, target_weight, source_weight) -> tuple:
+        """τ and ω of the accumulate step on the device (None stays None: all ones), copied
+        at the first run that passes these host arrays and kept while later runs pass them."""
+        import cupy
+
+        kept = self._weights
+        if kept is None or kept[0] is not target_weight or kept[1] is not source_weight:
+            device = tuple(None if w is None else cupy.asarray(np.asarray(w, dtype=np.float64))
+                           for w in (target_weight, source_weight))
+            self._weights = kept = (target_weight, source_weight) + device
+        return kept[2], kept[3]
+
     def release(self) -> None:
-        """Drop every device array (the parts, the workspace, the accumulator)."""
+        """Drop every device array (the parts, the workspace, the accumulator, the weights)."""
         self.parts = {}
         self.drop_workspace()
         self.bc = self.ctl = None
+        self._weights = None
 
     def close(self) -> None:
         """Release everything and refuse later runs; calling it again does nothing."""

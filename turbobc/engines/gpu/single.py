@@ -2,7 +2,7 @@
 
 :func:`accumulate_on` sweeps with exactly one storage format (CSC for scCSC and veCSC, COOC
 for scCOOC), allocates the sweep vectors once, and launches one persistent kernel per chunk of
-sources (spmv/kernels/sweep.cuh): inside it, each BFS level and each dependency level is one
+sources (spmv/kernels/single.cuh): inside it, each BFS level and each dependency level is one
 grid barrier, so there is no host round trip per level at all. The format, the vectors and the
 result stay in a :class:`~turbobc.engines.gpu.resident.DeviceResident`: a GPU sweeper's, kept
 across its runs, or, for :func:`accumulate`, one that lives for the call.
@@ -164,12 +164,14 @@ class _DeviceSweep:
         """The most pool bytes in use during the run so far."""
         return self.resident.peak
 
-    def launch(self, graph: Graph, begin: int, end: int, endpoints: bool) -> int:
-        """Run sources[begin:end]; returns the grid size used."""
+    def launch(self, graph: Graph, begin: int, end: int, endpoints: bool,
+               weights=(None, None)) -> int:
+        """Run sources[begin:end] with the device weights (τ, ω) (None: all ones); returns
+        the grid size used."""
         return _launch.SWEEPS[self.kernel](
             self.a, self.b, graph.n, graph.nnz, self.sources[begin:end], self.S, self.sigma,
             self.t, self.bc, self.shifts, self.ctl, directed=graph.directed,
-            endpoints=endpoints, units=self.units,
+            endpoints=endpoints, units=self.units, tau=weights[0], omega=weights[1],
             blocks_per_sm=current_tuning().single_blocks_per_sm)
 
 
@@ -188,7 +190,7 @@ def _free_bytes() -> str:
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
                memory_limit: int | None = None, facts: dict | None = None,
-               _index_dtype=None) -> np.ndarray:
+               target_weight=None, source_weight=None, _index_dtype=None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
 
     Builds the format on the device, sweeps and frees it: :func:`accumulate_on` over a
@@ -216,6 +218,9 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
         swept with per-vertex exponents, peak pool bytes, the memory model, whether the
         format was found resident (``resident_reused``) and the seconds spent building it
         (``upload_seconds``).
+    target_weight, source_weight : numpy.ndarray, optional
+        τ and ω of the accumulate step (float64, length n; None: all ones), as
+        :class:`~turbobc.engines.protocol.Problem` defines them.
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
 
@@ -237,12 +242,14 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     with DeviceResident(graph) as resident:
         return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
                              progress=progress, memory_limit=memory_limit, facts=facts,
+                             target_weight=target_weight, source_weight=source_weight,
                              _index_dtype=_index_dtype)
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str, progress, memory_limit: int | None = None,
-                  facts: dict | None = None, _index_dtype=None) -> np.ndarray:
+                  facts: dict | None = None, target_weight=None, source_weight=None,
+                  _index_dtype=None) -> np.ndarray:
     """:func:`accumulate` on the graph of ``resident``, reusing the format parts, vectors and
     accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
 
@@ -255,11 +262,12 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     with resident.run():
         return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                            progress=progress, memory_limit=memory_limit, facts=facts,
+                           weights=resident.accumulate_weights(target_weight, source_weight),
                            _index_dtype=_index_dtype)
 
 
 def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
-                memory_limit, facts, _index_dtype) -> np.ndarray:
+                memory_limit, facts, _index_dtype, weights=(None, None)) -> np.ndarray:
     """The run inside :meth:`DeviceResident.run` (also the batched family's fallback)."""
     graph = resident.graph
     n, m = graph.n, graph.nnz
@@ -274,7 +282,8 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
     for _ in range(2 if resident.held_bytes() else 1):
         try:
             return _sweep(resident, sources, endpoints=endpoints, kernel=kernel,
-                          progress=progress, facts=facts, index_dtype=index_dtype)
+                          progress=progress, facts=facts, index_dtype=index_dtype,
+                          weights=weights)
         except DeviceFull as exc:
             failure = exc.failure
         # The run's frames (and the arrays they held) died with the except block.
@@ -287,7 +296,7 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
 
 
 def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, progress, facts,
-           index_dtype) -> np.ndarray:
+           index_dtype, weights=(None, None)) -> np.ndarray:
     """Launch chunk after chunk of sources; raises DeviceFull when the arrays do not fit."""
     import cupy
 
@@ -298,7 +307,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
     wide = []
     while done < sources.size:
         end = min(sources.size, done + chunk)
-        grid = run.launch(graph, done, end, endpoints)
+        grid = run.launch(graph, done, end, endpoints, weights)
         stopped_at = int(run.ctl[_WIDE_SOURCE_SLOT].get())
         if stopped_at:
             # Source done + stopped_at - 1 spread its counts too wide for per-level scaling:
@@ -313,7 +322,8 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
     if wide:
         accumulate_wide(cupy, resident.borrow("csr_ptr", index_dtype),
                         resident.borrow("csr_idx", index_dtype), n, np.array(wide), run.bc,
-                        endpoints=endpoints, progress=progress)
+                        endpoints=endpoints, progress=progress, target_weight=weights[0],
+                        source_weight=weights[1])
     raw = run.bc.get()
     if facts is not None:
         facts.update(family="single", kernel=run.kernel, grid=grid, index_dtype=str(index_dtype),
