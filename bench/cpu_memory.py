@@ -9,9 +9,12 @@
 Each run is exact BC (``engine="graphblas"``, unnormalized) of email-Enron in a fresh Python
 subprocess, so the peak resident set is that run's alone. The child imports turbobc from the
 tree it is given (this checkout, or ``git archive`` of ``--baseline`` into a temporary
-directory), replaces the progress bar by a recorder that notes the resident set (VmRSS of
-/proc/self/status) after every batch, and samples VmRSS every 0.1 s from a thread. The parent
-reads the child's peak (``ru_maxrss``) and CPU seconds from ``os.wait4``.
+directory), passes ``turbobc.bc`` a recorder as ``progress=`` (an object with ``update(n)``,
+advanced after every batch) that notes the resident set (VmRSS of /proc/self/status) then, and
+samples VmRSS every 0.1 s from a thread; a tree whose ``bc`` takes only ``progress=True/False``
+runs without the per-batch record. The mechanism runs set their knobs with ``turbobc.tuning``
+and a ``memory_limit``: the child sets no attribute of a turbobc module. The parent reads the
+child's peak (``ru_maxrss``) and CPU seconds from ``os.wait4``.
 
 The record (``bench/results/cpu_memory-<UTC time>.json``) holds per tree and run: seconds
 (wall, of the ``turbobc.bc`` call), the child's CPU seconds, peak RSS in bytes, batch size,
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -48,33 +52,37 @@ SUBSET = 4000
 MECHANISM_SOURCES = 3000
 """Sources of each mechanism run (``--mechanisms``): four batches of the old size, 914."""
 
-_OLD_BATCH = ("import turbobc\nimport turbobc.engines.graphblas as g\n"
-              "turbobc.tuning(cpu_batch_cap=2**25).__enter__()  # the old cap: 914 sources\n"
-              "g.BYTES_PER_SLOT = 1  # a model constant of the experiment: memory never lowers it\n")
-_NO_COLLECT = "g.COLLECT_ABOVE_SLOTS = float('inf')  # no gc.collect() after batches\n"
-_TRIM = ("import ctypes\n_libc = ctypes.CDLL('libc.so.6')\n"
-         "def after_batch():\n    _libc.malloc_trim(0)\n")
+OLD_BATCH = {"cpu_batch_cap": 2**25}
+"""Knobs of every mechanism run: the old cap, 2^25 slots (914 sources of email-Enron)."""
+
+OLD_BATCH_MEMORY_LIMIT = 2**40
+"""``memory_limit`` of the mechanism runs: plan as if 1 TiB were free, so that the memory
+model never lowers the batch below the old cap (the batch is the same on every machine)."""
+
+NO_COLLECT = {"cpu_collect_above_slots": math.inf}
+"""Knobs that turn the engine's ``gc.collect()`` after each batch off."""
+
 MECHANISMS = {
-    "none": (_OLD_BATCH + _NO_COLLECT, {}),
-    "malloc_trim(0) after each batch": (_OLD_BATCH + _NO_COLLECT + _TRIM, {}),
-    "MALLOC_ARENA_MAX=1": (_OLD_BATCH + _NO_COLLECT, {"MALLOC_ARENA_MAX": "1"}),
-    "MALLOC_MMAP_THRESHOLD_=131072": (_OLD_BATCH + _NO_COLLECT,
-                                      {"MALLOC_MMAP_THRESHOLD_": "131072"}),
-    "gc.collect() after each batch": (_OLD_BATCH, {}),
-    "gc.collect() and malloc_trim(0)": (_OLD_BATCH + _TRIM, {}),
+    "none": (NO_COLLECT, {}, False),
+    "malloc_trim(0) after each batch": (NO_COLLECT, {}, True),
+    "MALLOC_ARENA_MAX=1": (NO_COLLECT, {"MALLOC_ARENA_MAX": "1"}, False),
+    "MALLOC_MMAP_THRESHOLD_=131072": (NO_COLLECT, {"MALLOC_MMAP_THRESHOLD_": "131072"}, False),
+    "gc.collect() after each batch": ({}, {}, False),
+    "gc.collect() and malloc_trim(0)": ({}, {}, True),
 }
 """Ways to keep the resident set flat, each run on this tree at the old batch size (label:
-code run in the child after importing turbobc, environment variables). The engine keeps
-``gc.collect()`` (turbobc/engines/graphblas.py, "Memory")."""
+knobs for ``turbobc.tuning`` on top of :data:`OLD_BATCH`, environment variables, whether the
+child calls glibc's ``malloc_trim(0)`` after each batch). The engine keeps ``gc.collect()``
+(turbobc/engines/graphblas.py, "Memory")."""
 
 _CHILD = r"""
-import json, os, sys, threading, time
-root, graph, subset, out, limit, patch = sys.argv[1:7]
+import contextlib, ctypes, json, os, sys, threading, time
+root, graph, subset, out, limit, knobs, trim = sys.argv[1:8]
 sys.path.insert(0, root)
 import numpy as np
 import turbobc
-hooks = {}
-exec(patch, hooks)  # a variant's changes (bench/cpu_memory.py MECHANISMS); may define after_batch
+knobs = json.loads(knobs)  # json reads Infinity as math.inf
+trim = ctypes.CDLL("libc.so.6").malloc_trim if trim == "1" else None
 
 def rss():
     with open("/proc/self/status") as f:
@@ -85,17 +93,12 @@ began = time.perf_counter()
 samples, batches = [], []
 
 class Recorder:
-    def __enter__(self):
-        return self
-    def __exit__(self, *exc):
-        return False
+    # bc(progress=...) advances it by the sources of each finished batch: note VmRSS then.
     def update(self, k):
-        if "after_batch" in hooks:
-            hooks["after_batch"]()
+        if trim is not None:
+            trim(0)
         batches.append((int(k), rss()[0], time.perf_counter() - began))
 
-import turbobc._run as run_loop
-run_loop.source_progress = lambda total, enabled, engine: Recorder()  # per-batch RSS
 A, _ = turbobc.read_graph(graph, directed=False)
 sources = None if subset == "all" else list(range(int(subset)))
 kwargs = {} if limit == "none" else {"memory_limit": int(limit)}
@@ -105,11 +108,23 @@ def sample():
     while not done.wait(0.1):
         samples.append((time.perf_counter() - began, rss()[0]))
 
+def run(progress):
+    tuned = turbobc.tuning(**knobs) if knobs else contextlib.nullcontext()
+    with tuned:
+        start = time.perf_counter()
+        values = turbobc.bc(A, engine="graphblas", sources=sources, normalized=False,
+                            progress=progress, **kwargs)
+        return values, time.perf_counter() - start
+
 threading.Thread(target=sample, daemon=True).start()
 rss_before = rss()[0]
-start = time.perf_counter()
-values = turbobc.bc(A, engine="graphblas", sources=sources, normalized=False, **kwargs)
-seconds = time.perf_counter() - start
+try:
+    values, seconds = run(Recorder())
+except TypeError as exc:  # a tree whose bc takes progress=True/False only: no batch record
+    if "progress" not in str(exc):
+        raise
+    batches = None
+    values, seconds = run(False)
 done.set()
 np.save(os.path.join(out, "values.npy"), values)
 with open(os.path.join(out, "run.json"), "w") as f:
@@ -134,12 +149,15 @@ def _tree(commit: str | None, workdir: Path) -> tuple[Path, str]:
 
 
 def _child(root: Path, graph: Path, subset: int | None, limit: int | None,
-           workdir: Path, env: dict | None = None, patch: str = "") -> tuple[dict, np.ndarray]:
-    """One run in a fresh interpreter; its record and BC values."""
+           workdir: Path, env: dict | None = None, knobs: dict | None = None,
+           trim: bool = False) -> tuple[dict, np.ndarray]:
+    """One run in a fresh interpreter; its record and BC values. ``knobs`` are set with
+    ``turbobc.tuning`` around the call; ``trim``: glibc's ``malloc_trim(0)`` after each batch."""
     out = Path(tempfile.mkdtemp(dir=workdir))
     argv = [sys.executable, "-c", _CHILD, str(root), str(graph),
             "all" if subset is None else str(subset), str(out),
-            "none" if limit is None else str(limit), patch]
+            "none" if limit is None else str(limit), json.dumps(knobs or {}),
+            "1" if trim else "0"]
     child_env = dict(os.environ, **(env or {}))
     child_env.pop("PYTHONPATH", None)
     with open(out / "stderr.txt", "w") as err:
@@ -154,10 +172,11 @@ def _child(root: Path, graph: Path, subset: int | None, limit: int | None,
     # CPU seconds of the whole child (reading the graph included): steadier than wall time
     # when other work shares the machine.
     record["child_cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    sizes = [k for k, _, _ in record["batches"]]
-    record["batch_size"] = max(sizes) if sizes else 0
-    record["num_batches"] = len(sizes)
-    record["rss_after_batch_bytes"] = [r for _, r, _ in record.pop("batches")]
+    batches = record.pop("batches")  # None: that tree's bc could not report batches
+    sizes = [k for k, _, _ in batches or []]
+    record["batch_size"] = (max(sizes) if sizes else 0) if batches is not None else None
+    record["num_batches"] = len(sizes) if batches is not None else None
+    record["rss_after_batch_bytes"] = [r for _, r, _ in batches or []]
     samples = record.pop("samples")
     step = max(1, len(samples) // 200)  # a timeline of at most about 200 points
     record["rss_timeline"] = [[round(t, 2), r] for t, r in samples[::step]]
@@ -209,9 +228,9 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
             trees[label] = {"tree": name, "runs": {}}
             if label == "after" and mechanisms:
                 trees[label]["mechanisms"] = {}
-                for mech, (patch, extra) in MECHANISMS.items():
-                    rec, _ = _child(root, graph, mechanisms, None, workdir,
-                                    dict(env or {}, **extra), patch)
+                for mech, (knobs, extra, trim) in MECHANISMS.items():
+                    rec, _ = _child(root, graph, mechanisms, OLD_BATCH_MEMORY_LIMIT, workdir,
+                                    dict(env or {}, **extra), dict(OLD_BATCH, **knobs), trim)
                     rec["sources"] = mechanisms
                     trees[label]["mechanisms"][mech] = rec
                     log(f"{mech:34s} {rec['seconds']:7.1f} s  peak RSS "
@@ -227,7 +246,7 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
                     f"{rec['peak_rss_bytes'] / 2**30:6.2f} GiB  batch {rec['batch_size']} x "
                     f"{rec['num_batches']}  RSS after batches (GiB): "
                     + " ".join(f"{r / 2**30:.2f}" for r in rec["rss_after_batch_bytes"][:12])
-                    + (" ..." if rec["num_batches"] > 12 else ""))
+                    + (" ..." if len(rec["rss_after_batch_bytes"]) > 12 else ""))
     diffs = {kind: (_max_rel_diff(values["after", kind], values["before", kind])
                     if ("before", kind) in values else None) for kind in kinds}
     for kind, diff in diffs.items():
@@ -238,6 +257,10 @@ def run(*, baseline: str | None = None, subset: int | None = SUBSET, full: bool 
     return {"graph": graph.name, "n": any_run["n"], "nnz": any_run["nnz"],
             "memory_limit": memory_limit, "child_env": env or {}, "trees": trees,
             "max_rel_diff": diffs}
+
+
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
 
 
 def summary(record: dict) -> str:
@@ -252,9 +275,10 @@ def summary(record: dict) -> str:
             after = rec["rss_after_batch_bytes"]
             diff = record["max_rel_diff"].get(kind) if label == "after" else None
             rows.append(f"| {label} ({tree['tree'][:10]}) | {kind} | {rec['seconds']:.1f} | "
-                        f"{rec['peak_rss_bytes'] / 2**30:.2f} | {rec['batch_size']} | "
-                        f"{rec['num_batches']} | {after[0] / 2**30:.2f} / "
-                        f"{after[-1] / 2**30:.2f} | "
+                        f"{rec['peak_rss_bytes'] / 2**30:.2f} | {_or_dash(rec['batch_size'])} | "
+                        f"{_or_dash(rec['num_batches'])} | "
+                        + (f"{after[0] / 2**30:.2f} / {after[-1] / 2**30:.2f}" if after else "-")
+                        + " | "
                         f"{'-' if diff is None else f'{diff:.1e}'} |")
     mech = record["trees"].get("after", {}).get("mechanisms")
     if mech:

@@ -4,8 +4,18 @@
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
-# SAMPLED_ARGS and BENCH_ARGS pass arguments to them. BEFORE_DIR=<an older tree> times
-# COMPARE_GRAPHS (exact BC) there and here in the same run, into $OUT/before and $OUT/after.
+# SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
+# BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before
+# and $OUT/after: first-call compile time (this tree's bench/compile_time.py for both, with
+# PYTHONPATH at the tree measured), the single-source suite on COMPARE_SINGLE_GRAPHS and exact
+# BC on COMPARE_GRAPHS (each tree's own bench/single_source.py and bench/exact_gpu.py). The
+# plain SINGLE, EXACT and SAMPLED runs are then off unless asked for (=1): the "after" side
+# repeats them. Budget (H100): BENCH_ONLY=1 with BEFORE_DIR took 3.9 minutes (per side:
+# compile_time 50 s, single-source 20 s, exact 45 s), and each step has a timeout, per side:
+# COMPILE_TIMEOUT 90 s, COMPARE_SINGLE_TIMEOUT 80 s, COMPARE_TIMEOUT 100 s, so it ends within
+# about 9 minutes. COMPILE_JOBS=2 compile processes run at a time (1: no two first calls share
+# the machine, about 100 s a side: raise COMPILE_TIMEOUT to 130).
+# $BEFORE_DIR/COMMIT, when present, names the older tree's commit in its records.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs come from the large data set, when present beside the checkout (../shared/data), or
 # from .gpudata/ when that is what was carried.
@@ -30,6 +40,16 @@ python3 -c "import cupy; print('cupy', cupy.__version__, 'runtime', cupy.cuda.ru
 
 status=0
 BENCH_ONLY=${BENCH_ONLY:-0}
+COMPARE=0
+if [ -n "${BEFORE_DIR:-}" ]; then
+    if [ -d "$BEFORE_DIR" ]; then
+        COMPARE=1
+        BEFORE_DIR=$(cd "$BEFORE_DIR" && pwd)
+        SINGLE=${SINGLE:-0} EXACT=${EXACT:-0} SAMPLED=${SAMPLED:-0}
+    else
+        echo "BEFORE_DIR=$BEFORE_DIR is not a folder: no before/after comparison"
+    fi
+fi
 if [ "$BENCH_ONLY" != 1 ]; then
     # The deep-grid cases build a big-integer reference in a module fixture (about 50 s of
     # CPU): run them in one process after the rest, so that no xdist worker repeats it.
@@ -59,15 +79,40 @@ if [ "${SAMPLED:-1}" != 0 ]; then  # k-sampled BC on million-vertex graphs (k / 
     sstatus=$?
     [ $bstatus -eq 0 ] && bstatus=$sstatus
 fi
-if [ -n "${BEFORE_DIR:-}" ] && [ -d "$BEFORE_DIR" ]; then
-    # The same exact-BC graphs on an older tree (bench/exact_gpu.py of that tree, carried as
-    # BEFORE_DIR), then on this one, in the same run: before/after ratios on one device.
+if [ $COMPARE = 1 ]; then
+    # An older tree (carried as BEFORE_DIR), then this one, in the same run: before/after
+    # ratios on one device. Compile time: this tree's script, the measured tree on PYTHONPATH.
+    here=$PWD
+    after_commit=${TURBOBC_COMMIT:-}
+    before_commit=$(cat "$BEFORE_DIR/COMMIT" 2>/dev/null || echo "before-tree")
     for side in before after; do
-        dir=$PWD; [ $side = before ] && dir=$BEFORE_DIR
+        dir=$here; commit=$after_commit
+        [ $side = before ] && dir=$BEFORE_DIR && commit=$before_commit
         mkdir -p "$OUT/$side"
-        (cd "$dir" && PYTHONPATH=/tmp/site:$dir timeout ${COMPARE_TIMEOUT:-200} python3 \
-            bench/exact_gpu.py --out "$OUT/$side" --graphs ${COMPARE_GRAPHS:-ego-Facebook myc14 kron18}) \
+        ctime=${COMPILE_TIMEOUT:-90}
+        (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
+            && timeout $ctime python3 "$here/bench/compile_time.py" --out "$OUT/$side" \
+                --label $side --jobs ${COMPILE_JOBS:-2} --max-seconds $((ctime - 15))) \
+            2>&1 | tee "$OUT/$side/compile_time.log" | tail -n 12
+        [ $? -eq 0 ] || bstatus=1
+        echo "[gpu_check ${SECONDS} s] $side: compile_time done"
+        if [ -f "$dir/bench/single_source.py" ]; then
+            (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
+                && timeout ${COMPARE_SINGLE_TIMEOUT:-80} python3 bench/single_source.py \
+                    --out "$OUT/$side/single_source.json" --graphs \
+                    ${COMPARE_SINGLE_GRAPHS:-myc16 kron18 sw100000 del16 road340 ego-Facebook}) \
+                2>&1 | tee "$OUT/$side/single_source.log" | tail -n 9
+            [ $? -eq 0 ] || bstatus=1
+            echo "[gpu_check ${SECONDS} s] $side: single_source done"
+        else
+            echo "$side: no bench/single_source.py in $dir: single-source suite skipped"
+        fi
+        (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
+            && timeout ${COMPARE_TIMEOUT:-100} python3 bench/exact_gpu.py --out "$OUT/$side" \
+                --graphs ${COMPARE_GRAPHS:-ego-Facebook myc14 kron18}) \
             2>&1 | tee "$OUT/$side/exact_gpu.log" | tail -n 12
+        [ $? -eq 0 ] || bstatus=1
+        echo "[gpu_check ${SECONDS} s] $side: exact_gpu done"
     done
 fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)

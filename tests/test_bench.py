@@ -8,6 +8,7 @@ parts were skipped.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,90 @@ def test_report_covers_every_committed_record_and_rewrites_only_its_section(tmp_
     first = report.update_readme(readme)
     assert first.startswith("# t\n\nintro\n\n## Results")
     assert report.update_readme(readme) == first
+
+
+def test_compile_time_record_from_fake_timings(tmp_path):
+    """bench/compile_time.py imports here and builds its record from the children's timings
+    (faked: no GPU here); the record is written through bench/records.py."""
+    from bench import compile_time
+    from bench.records import write_record
+
+    def fake(graph_path, kernel, family, workdir, timeout):
+        assert sp.load_npz(graph_path).shape == (compile_time.GRAPH_N,) * 2
+        assert timeout == compile_time.CHILD_TIMEOUT_S
+        if kernel == "sccooc" and family == "batched":
+            return {"error": "exit 1: Traceback ...\nKernelCompileError: sccooc.cu(3): boom",
+                    "child_seconds": 2.0, "cache_files": 0, "cache_bytes": 0}
+        first = {"single": 4.0, "batched": 9.0}[family]
+        return {"import_seconds": 0.5, "context_seconds": 0.25, "first_seconds": first,
+                "second_seconds": 0.125, "turbobc_path": "/tree/turbobc/__init__.py",
+                "checksum": 1.0, "child_seconds": first + 1, "cache_files": 3,
+                "cache_bytes": 1000}
+
+    rows = compile_time.run(["auto", "sccooc"], jobs=3, measure_one=fake, log=lambda _: None)
+    record = compile_time.build_record(rows, label="after", graph={"n": 4096})
+    assert [(r["kernel"], r["family"]) for r in record["rows"]] == [
+        ("auto", "single"), ("auto", "batched"), ("sccooc", "single"), ("sccooc", "batched")]
+    assert record["rows"][0]["one_time_seconds"] == 3.875
+    assert record["rows"][0]["sources"] == "[0]" and record["rows"][1]["sources"] == "null"
+    assert "boom" in record["rows"][3]["error"] and "one_time_seconds" not in record["rows"][3]
+    assert record["families"] == {
+        "single": {"kernels": 2, "failed": 0, "max_first_seconds": 4.0,
+                   "sum_one_time_seconds": 7.75},
+        "batched": {"kernels": 1, "failed": 1, "max_first_seconds": 9.0,
+                    "sum_one_time_seconds": 8.875}}
+    assert record["turbobc_path"] == "/tree/turbobc/__init__.py" and record["label"] == "after"
+    text = compile_time.summary(record)
+    assert "FAILED: KernelCompileError: sccooc.cu(3): boom" in text and "3.88" in text
+    path = write_record("compile_time", record, results=tmp_path)
+    assert path.name.startswith("compile_time-")
+    saved = json.loads(path.read_text())
+    assert saved["rows"] == record["rows"] and "commit" in saved["environment"]
+
+
+def test_compile_time_keeps_to_its_time_budget():
+    """Each process gets at most what is left of --max-seconds; none starts past it."""
+    from bench import compile_time
+
+    timeouts = []
+
+    def fake(graph_path, kernel, family, workdir, timeout):
+        timeouts.append(timeout)
+        return {"import_seconds": 0.5, "context_seconds": 0.25, "first_seconds": 3.0,
+                "second_seconds": 0.5, "child_seconds": 4.0, "cache_files": 2,
+                "cache_bytes": 10}
+
+    times = iter([0.0, 0.0, 100.0, 119.5, 125.0])  # the start, then before each process
+    rows = compile_time.run(["auto", "vecsc"], ("single", "batched"), max_seconds=120,
+                            measure_one=fake, log=lambda _: None, clock=lambda: next(times))
+    assert timeouts == [120, 20]
+    assert [r.get("error") for r in rows] == [None, None,
+                                              "not run: past the 120 s budget",
+                                              "not run: past the 120 s budget"]
+    record = compile_time.build_record(rows)
+    assert record["families"]["single"] == {"kernels": 1, "failed": 1,
+                                            "max_first_seconds": 3.0,
+                                            "sum_one_time_seconds": 2.5}
+    assert "FAILED: not run: past the 120 s budget" in compile_time.summary(record)
+
+
+def test_compile_time_graph_is_small_connected_and_canonical():
+    from bench import compile_time
+
+    A = compile_time.small_graph()
+    assert A.shape == (4096, 4096) and (A != A.T).nnz == 0 and A.diagonal().sum() == 0
+    assert sp.csgraph.connected_components(A)[0] == 1
+    assert A.has_canonical_format and 6 * 4096 < A.nnz < 9 * 4096
+
+
+def test_compile_time_imports_only_public_turbobc():
+    """It runs against older trees (gpu_check.sh's BEFORE_DIR): turbobc.bc and spmv.KERNELS
+    only, and no other module of the repository than bench/records.py."""
+    text = (ROOT / "bench" / "compile_time.py").read_text()
+    imported = set(re.findall(r"^\s*(?:import|from)\s+([\w.]+)", text, re.MULTILINE))
+    assert imported <= {"__future__", "argparse", "concurrent.futures", "json", "os",
+                        "subprocess", "sys",
+                        "tempfile", "time", "pathlib", "numpy", "scipy.sparse", "turbobc",
+                        "spmv", "cupy", "records"}
+    assert re.findall(r"\bturbobc\.(\w+)", text) and set(
+        re.findall(r"\bturbobc\.(\w+)\(", text)) == {"bc"}

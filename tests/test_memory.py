@@ -4,6 +4,7 @@ and the CPU engine's memory staying flat across batches."""
 from __future__ import annotations
 
 import gc
+import math
 import re
 
 import networkx as nx
@@ -278,7 +279,7 @@ def _live_matrices() -> int:
     return sum(isinstance(o, Matrix) for o in gc.get_objects())
 
 
-def test_matrices_of_finished_batches_are_freed(monkeypatch):
+def test_matrices_of_finished_batches_are_freed():
     """python-graphblas matrices sit in reference cycles (Matrix.ss refers back), so only the
     cyclic collector frees them; the engine collects after each batch. With automatic
     collection off, the matrices of 12 batches stay alive without it and do not with it."""
@@ -289,14 +290,14 @@ def test_matrices_of_finished_batches_are_freed(monkeypatch):
     gc.collect()
     gc.disable()
     try:
-        monkeypatch.setattr(_graphblas, "COLLECT_ABOVE_SLOTS", float("inf"))
         before = _live_matrices()
-        turbobc.bc(A, engine="graphblas", memory_limit=limit)
+        with turbobc.tuning(cpu_collect_above_slots=math.inf):
+            turbobc.bc(A, engine="graphblas", memory_limit=limit)
         left_without = _live_matrices() - before
         gc.collect()
-        monkeypatch.setattr(_graphblas, "COLLECT_ABOVE_SLOTS", 1)
         before = _live_matrices()
-        got = turbobc.bc(A, engine="graphblas", memory_limit=limit)
+        with turbobc.tuning(cpu_collect_above_slots=1):
+            got = turbobc.bc(A, engine="graphblas", memory_limit=limit)
         left_with = _live_matrices() - before
     finally:
         if was_enabled:

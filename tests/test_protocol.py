@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,8 +17,10 @@ from oracles import networkx_bc
 from turbobc._api import run_bc
 from turbobc._graph import Graph
 from turbobc.engines.protocol import Partial, Problem
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import engine_named, resolve_engine, run_schedule
 from turbobc._tuning import Tuning, current
+from turbobc._validation import validate
+from turbobc.exceptions import GPUUnavailableError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,8 +131,8 @@ def test_threads_on_different_graphs_equal_sequential_calls(engine):
 
 
 def test_no_module_state_for_results_or_knobs():
-    """No `global` statement and no module-level `last_*` result holder in turbobc/ or spmv/;
-    the bench sets no attribute of a turbobc or spmv module."""
+    """No `global` statement and no module-level `last_*` result holder in turbobc/ or spmv/
+    (that the bench sets no module attribute: test_bench_sets_no_module_attribute)."""
     for path in list((ROOT / "turbobc").glob("*.py")) + list((ROOT / "spmv").glob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -140,12 +143,174 @@ def test_no_module_state_for_results_or_knobs():
                 for target in targets:
                     name = getattr(target, "id", "")
                     assert not name.startswith("last_"), f"{path.name}: {name}"
-    for path in (ROOT / "bench").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                        owner = target.value.id
-                        assert not (owner.startswith("_") or owner in ("sb", "spmv", "turbobc")),\
-                            f"{path.name}: sets {owner}.{target.attr}"
+
+
+_IMPORTS = re.compile(r"^[ \t(\"']*(?:import[ \t]+((?:turbobc|spmv)[\w.]*(?:[ \t]+as[ \t]+\w+)?)"
+                      r"|from[ \t]+(?:turbobc|spmv)[\w.]*[ \t]+import[ \t]+(\([^)]*\)|[^\n#]+))",
+                      re.MULTILINE)
+_PATCHING = re.compile(r"\bsetattr\(|\bmonkeypatch\b|\bmock\b|\.__dict__\[")
+
+
+def _module_attribute_writes(text: str) -> list[str]:
+    """The lines of ``text`` (Python, or code inside strings and shell scripts) that assign
+    an attribute of a turbobc or spmv module, or its alias, or that monkeypatch."""
+    text = text.replace("\\n", "\n").replace(";", "\n")  # code in a "...\\n..." string
+    names = {"turbobc", "spmv"}
+    for plain, imported in _IMPORTS.findall(text):
+        for item in (plain or imported.strip("() \n")).split(","):
+            words = item.split()
+            if words:
+                names.add(words[-1])  # `a.b as c` -> c; `a.b` -> a.b; `name` -> name
+    written = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    assign = re.compile(rf"(?<![\w.])(?:{written})(?:\.\w+)+\s*"
+                        rf"(?:[-+*/%|&^@]|//|\*\*|<<|>>)?=(?!=)")
+    return [line.strip() for line in text.splitlines()
+            if assign.search(line) or _PATCHING.search(line)]
+
+
+def test_bench_attribute_check_sees_what_the_old_bench_did():
+    old_child = ("import turbobc\nimport turbobc.engines.graphblas as g\n"
+                 "g.BYTES_PER_SLOT = 1\ng.COLLECT_ABOVE_SLOTS = float('inf')\n"
+                 "import turbobc._run as run_loop\n"
+                 "run_loop.source_progress = lambda total, enabled, engine: Recorder()\n"
+                 "from turbobc.engines.gpu import (batched as _b,\n  single)\n"
+                 "_b.MAX_BATCH += 1\nsingle.X = 2\nturbobc._tuning.DEFAULT = 3\n"
+                 "setattr(g, 'Y', 1)\nmonkeypatch.setattr(spmv, 'KERNELS', ())\n")
+    assert _module_attribute_writes(old_child) == [
+        "g.BYTES_PER_SLOT = 1", "g.COLLECT_ABOVE_SLOTS = float('inf')",
+        "run_loop.source_progress = lambda total, enabled, engine: Recorder()",
+        "_b.MAX_BATCH += 1", "single.X = 2", "turbobc._tuning.DEFAULT = 3",
+        "setattr(g, 'Y', 1)", "monkeypatch.setattr(spmv, 'KERNELS', ())"]
+    # as bench/cpu_memory.py held it: code in string literals, lines joined by \\n
+    in_strings = ('_OLD = ("import turbobc\\nimport turbobc.engines.graphblas as g\\n"\n'
+                  '        "g.BYTES_PER_SLOT = 1  # memory never lowers it\\n")\n')
+    assert _module_attribute_writes(in_strings) == ['"g.BYTES_PER_SLOT = 1  # memory never '
+                                                    'lowers it']
+    harmless = ("import turbobc\nknobs = turbobc.tuning(order='rcm')\nrecord.x = 1\n"
+                "if turbobc.bc(A) == 1: pass\nturbobc.bc(A, progress=Recorder())\n")
+    assert _module_attribute_writes(harmless) == []
+
+
+def test_bench_sets_no_module_attribute():
+    """bench/ changes the library only through its public means (``turbobc.tuning``,
+    ``bc``'s arguments): no file, and no code inside a string of one (the children of
+    bench/cpu_memory.py), assigns an attribute of a turbobc or spmv module or monkeypatches."""
+    paths = sorted((ROOT / "bench").glob("*.py")) + sorted((ROOT / "bench").glob("*.sh"))
+    assert paths
+    found = {path.name: _module_attribute_writes(path.read_text()) for path in paths}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+# ------------------------------------------------- which engine serves: can_serve, asked once
+
+
+@pytest.fixture
+def gpu_serves(monkeypatch):
+    """Set what the GPU engine's can_serve answers (None: it serves), whatever this machine
+    has: the choice of engine must follow it, not a device query of its own."""
+    from turbobc.engines.gpu.engine import GpuEngine
+
+    def set_answer(reason):
+        monkeypatch.setattr(GpuEngine, "can_serve", lambda self, problem: reason)
+
+    return set_answer
+
+
+def test_resolve_engine_follows_can_serve(gpu_serves):
+    graph = Graph(pattern=_graphs()[0][1], directed=False)
+    plain, named = Problem(graph), Problem(graph, kernel="vecsc")
+    gpu_serves(None)
+    assert resolve_engine("auto", plain).name == "gpu"
+    assert resolve_engine("auto", named).name == "gpu"
+    assert resolve_engine("gpu", named).name == "gpu"
+    assert resolve_engine("graphblas", plain).name == "graphblas"
+    gpu_serves("no usable GPU: a test says so")
+    assert resolve_engine("auto", plain).name == "graphblas"
+    with pytest.raises(GPUUnavailableError, match=r"^kernel='vecsc' needs a usable GPU, and "
+                       r"the GPU engine cannot run here \(no usable GPU: a test says so\)"):
+        resolve_engine("auto", named)
+    with pytest.raises(GPUUnavailableError, match=r"^engine='gpu' needs a usable GPU"):
+        resolve_engine("gpu", plain)
+    with pytest.raises(ValueError, match="^engine='graphblas' cannot run this: kernel='vecsc' "
+                                         "names a GPU kernel"):
+        resolve_engine("graphblas", named)
+
+
+def test_validation_takes_the_engine_can_serve_chooses(gpu_serves):
+    """engine="auto" is whatever the engines' can_serve say, not a device check of validation's
+    own: a GPU engine that serves is chosen even on this machine, one that refuses is not."""
+    A = _graphs()[0][1]
+    args = dict(sources=None, k=None, seed=None, normalized=True, endpoints=False,
+                directed=None, kernel="auto", progress=False)
+    gpu_serves(None)
+    assert validate(A, engine="auto", **args).engine == "gpu"
+    gpu_serves("the graph is too large for it (a test)")
+    assert validate(A, engine="auto", **args).engine == "graphblas"
+    values, facts = run_bc(A, engine="auto")
+    assert facts["engine"] == "graphblas"
+
+
+@pytest.mark.parametrize("engine, kernel, error", [("gpu", "auto", GPUUnavailableError),
+                                                   ("auto", "sccsc", GPUUnavailableError),
+                                                   ("graphblas", "vecsc", ValueError)])
+def test_refusals_come_before_any_engine_opens(gpu_serves, monkeypatch, engine, kernel, error):
+    from turbobc.engines.gpu.engine import GpuEngine
+    from turbobc.engines.graphblas import GraphblasEngine
+
+    def must_not_open(self, problem):
+        raise AssertionError("an engine was opened")
+
+    for cls in (GpuEngine, GraphblasEngine):
+        monkeypatch.setattr(cls, "open", must_not_open)
+    gpu_serves("no usable GPU: a test says so")
+    with pytest.raises(error):
+        turbobc.bc(_graphs()[0][1], engine=engine, kernel=kernel)
+
+
+# ------------------------------------------------ progress=: a bar or recorder of the caller's
+
+
+class Recorder:
+    """What bench/cpu_memory.py passes as progress: notes every update."""
+
+    def __init__(self):
+        self.updates = []
+
+    def update(self, n):
+        self.updates.append(n)
+
+
+@pytest.mark.parametrize("engine", ["graphblas", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_progress_object_is_advanced_by_every_source(engine):
+    G, A = _graphs()[3]
+    n = A.shape[0]
+    recorder = Recorder()
+    values = turbobc.bc(A, engine=engine, progress=recorder)
+    assert sum(recorder.updates) == n and all(k > 0 for k in recorder.updates)
+    np.testing.assert_array_equal(values, turbobc.bc(A, engine=engine))
+
+
+def test_progress_object_sees_the_engine_batches():
+    """An object that is not a shown tqdm bar gets the CPU engine's own batches (no pacing):
+    what bench/cpu_memory.py records the resident set after."""
+    G, A = _graphs()[3]
+    n = A.shape[0]
+    recorder = Recorder()
+    with turbobc.tuning(cpu_batch_cap=20 * n):
+        turbobc.bc(A, engine="graphblas", progress=recorder)
+    assert recorder.updates == [20] * (n // 20) + ([n % 20] if n % 20 else [])
+
+
+def test_a_tqdm_bar_of_the_caller_is_advanced_and_left_open():
+    import io
+
+    from tqdm.auto import tqdm
+
+    G, A = _graphs()[1]
+    n = A.shape[0]
+    out = io.StringIO()
+    bar = tqdm(total=n, file=out, delay=0, desc="mine")
+    turbobc.bc(A, engine="graphblas", progress=bar)
+    assert bar.n == n and not bar.disable  # tqdm disables a bar when it closes
+    bar.close()
+    assert "mine" in out.getvalue()

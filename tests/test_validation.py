@@ -56,9 +56,16 @@ def test_nan_and_inf(bad):
                         "ignores values but these usually mean a bug upstream", A)
 
 
-@pytest.mark.parametrize("name", ["normalized", "endpoints", "progress", "directed"])
+@pytest.mark.parametrize("name", ["normalized", "endpoints", "directed"])
 def test_flags_must_be_bool(name):
     _raises(TypeError, f"{name} must be True or False; got str 'yes'", PATH, **{name: "yes"})
+
+
+@pytest.mark.parametrize("progress", ["yes", 1, {}, None], ids=["str", "int", "dict", "None"])
+def test_progress_must_be_bool_or_a_bar(progress):
+    _raises(TypeError, "progress must be True or False, or an object with an update(n) method "
+                       f"such as a tqdm bar; got {type(progress).__name__} {progress!r}", PATH,
+            progress=progress)
 
 
 def test_sources_out_of_range():
@@ -164,24 +171,33 @@ def test_unknown_kernel():
 
 
 def test_kernel_with_cpu_engine():
-    _raises(ValueError, "kernel='vecsc' names a GPU kernel; it needs engine='gpu' or 'auto', "
-                        "not 'graphblas'", PATH, kernel="vecsc")
+    """The graphblas engine's can_serve refuses a GPU kernel; validation passes its reason on."""
+    _raises(ValueError, "engine='graphblas' cannot run this: kernel='vecsc' names a GPU kernel; "
+                        "the graphblas engine takes kernel='auto'; pass engine='gpu' or 'auto' "
+                        "instead", PATH, kernel="vecsc")
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(validation, "gpu_status", lambda: (False, "CuPy is not importable"))
+    """The GPU engine cannot serve, whatever this machine has (its can_serve says why)."""
+    from turbobc.engines.gpu.engine import GpuEngine
+
+    monkeypatch.setattr(GpuEngine, "can_serve",
+                        lambda self, problem: "no usable GPU: CuPy is not importable")
 
 
 def test_gpu_engine_without_gpu(no_gpu):
-    _raises(GPUUnavailableError, "engine='gpu' needs a usable GPU: CuPy is not importable. "
-                                 "Use engine='graphblas' (or 'auto') to run on the CPU",
+    _raises(GPUUnavailableError, "engine='gpu' needs a usable GPU, and the GPU engine cannot "
+                                 "run here (no usable GPU: CuPy is not importable). Use "
+                                 "engine='graphblas' (or 'auto') to run on the CPU",
             PATH, engine="gpu")
 
 
 def test_named_kernel_without_gpu(no_gpu):
-    _raises(GPUUnavailableError, "kernel='sccsc' needs a usable GPU", PATH, engine="auto",
-            kernel="sccsc")
+    _raises(GPUUnavailableError, "kernel='sccsc' needs a usable GPU, and the GPU engine cannot "
+                                 "run here (no usable GPU: CuPy is not importable). Use "
+                                 "engine='graphblas' (or 'auto') to run on the CPU", PATH,
+            engine="auto", kernel="sccsc")
 
 
 def test_auto_falls_back_to_cpu_without_gpu(no_gpu):

@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from turbobc.engines.protocol import Problem
 from turbobc._rescale import rescale
 from turbobc._run import engine_named, run_schedule
 from turbobc._validation import validate
@@ -73,8 +72,14 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         32 sources) with atomics (sccooc), warp per (vertex, 32 sources) with
         frontier push/pull (vecsc); "auto" picks sccsc for one small batch on
         a shallow graph and vecsc otherwise (``spmv._batched.select_batched``).
-    progress : bool, default False
-        Show a progress bar (sources done, time left) on stderr.
+    progress : bool or object with an ``update(n)`` method, default False
+        True shows a progress bar (sources done, time left) on stderr. An
+        object with an ``update(n)`` method, such as a ``tqdm`` bar of your own
+        or a recorder, is advanced by ``n`` as each batch of ``n`` sources is
+        done (the updates add up to the number of sources) and is not closed.
+        A shown ``tqdm`` bar makes the CPU engine pace its batches (about
+        two updates a second), as ``True`` does; any other object gets the
+        engine's own batches.
     memory_limit : int or str, optional
         Most memory the run may take: bytes as an int, or a string with a
         unit, ``"4GB"``, ``"512MiB"`` (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB).
@@ -93,8 +98,9 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     ------
     TypeError
         ``A`` is not a sparse matrix, array or networkx graph; complex or
-        non-numeric dtype; a flag that is not a bool; a non-integer ``k`` or
-        source; a ``seed`` of an unknown kind.
+        non-numeric dtype; a flag that is not a bool (``progress``: nor an
+        object with an ``update`` method); a non-integer ``k`` or source; a
+        ``seed`` of an unknown kind.
     ValueError
         ``A`` not 2-D or not square; NaN or infinite values; ``sources`` out of
         range or repeated; ``k`` outside [1, n]; both ``k`` and ``sources``;
@@ -177,9 +183,7 @@ def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=Fal
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
-    problem = Problem(graph, endpoints=call.endpoints, kernel=call.kernel,
-                      memory_limit=call.memory_limit)
-    total, facts = run_schedule(problem, engine_named(call.engine), [call.sources],
+    total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
                                 progress=call.progress)
     _check_finite(total.vertex, call.engine)
     values = rescale(total.vertex, normalized=call.normalized, directed=graph.directed,

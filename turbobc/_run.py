@@ -9,12 +9,15 @@ batches by its own memory model; an adaptive schedule would hand several sets an
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from turbobc._progress import source_progress
 from turbobc.engines.protocol import Engine, Partial, Problem
+from turbobc.exceptions import GPUUnavailableError
 
-__all__ = ["engine_named", "run_schedule"]
+__all__ = ["engine_named", "resolve_engine", "run_schedule"]
 
 
 def engine_named(name: str) -> Engine:
@@ -30,10 +33,55 @@ def engine_named(name: str) -> Engine:
     raise ValueError(f"engine must be 'gpu' or 'graphblas'; got {name!r}")
 
 
+def resolve_engine(name: str, problem: Problem) -> Engine:
+    """The engine that runs ``problem`` when the user asked for ``name``: each engine's
+    :meth:`~turbobc.engines.protocol.Engine.can_serve` decides whether it can, nothing else.
+
+    ``"auto"`` takes the GPU engine when it can serve, else the CPU engine. A named kernel is
+    something only the GPU engine serves, so ``engine="auto"`` with one means the GPU.
+
+    Raises
+    ------
+    turbobc.exceptions.GPUUnavailableError
+        ``name`` is ``"gpu"``, or ``"auto"`` where only the GPU engine could serve (a named
+        kernel), and the GPU engine cannot run here (its reason: no usable GPU).
+    ValueError
+        ``name`` is ``"graphblas"`` and that engine cannot serve (its reason: a GPU kernel).
+    """
+    if name == "auto":
+        gpu = engine_named("gpu")
+        gpu_reason = gpu.can_serve(problem)
+        if gpu_reason is None:
+            return gpu
+        cpu = engine_named("graphblas")
+        if cpu.can_serve(problem) is None:
+            return cpu
+        asked = f"kernel={problem.kernel!r}" if problem.kernel != "auto" else "this call"
+        raise _gpu_unavailable(asked, gpu_reason)
+    engine = engine_named(name)
+    reason = engine.can_serve(problem)
+    if reason is None:
+        return engine
+    if name == "gpu":
+        raise _gpu_unavailable("engine='gpu'", reason)
+    raise ValueError(f"engine={name!r} cannot run this: {reason}; pass engine='gpu' or "
+                     "'auto' instead")
+
+
+def _gpu_unavailable(asked: str, reason: str) -> GPUUnavailableError:
+    return GPUUnavailableError(f"{asked} needs a usable GPU, and the GPU engine cannot run "
+                               f"here ({reason}). Use engine='graphblas' (or 'auto') to run on "
+                               "the CPU")
+
+
 def run_schedule(problem: Problem, engine: Engine, schedule: list[np.ndarray], *,
-                 progress: bool = False) -> tuple[Partial, dict]:
+                 progress=False) -> tuple[Partial, dict]:
     """Sweep every source set of ``schedule`` with ``engine``; the summed raw sums and the
     facts of the runs.
+
+    ``progress``: True shows a bar (:func:`turbobc._progress.source_progress`), False shows
+    none; an object with an ``update(n)`` method (the caller's tqdm bar, or a recorder) is
+    advanced by the sources done instead, and left open.
 
     Raises
     ------
@@ -45,8 +93,11 @@ def run_schedule(problem: Problem, engine: Engine, schedule: list[np.ndarray], *
         raise ValueError(f"the {engine.name} engine cannot run this: {reason}")
     total = Partial.zeros(problem.graph.n)
     num_sources = sum(len(s) for s in schedule)
-    with source_progress(num_sources, progress, engine.name) as bar, \
-            engine.open(problem) as sweeper:
+    if isinstance(progress, bool):
+        shown = source_progress(num_sources, progress, engine.name)
+    else:
+        shown = contextlib.nullcontext(progress)  # the caller's: it stays open
+    with shown as bar, engine.open(problem) as sweeper:
         for sources in schedule:
             total = total + sweeper.run(sources, bar)
         facts = dict(sweeper.facts)

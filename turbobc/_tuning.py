@@ -53,6 +53,15 @@ class Tuning:
         hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds
         of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
         2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas.py, "Memory").
+    cpu_collect_above_slots : int or float
+        After a CPU batch of at least this many (source, vertex) slots, Python's cyclic
+        garbage collector runs (about 20 ms), which frees the batch's python-graphblas
+        matrices (they sit in reference cycles) before the next batch; ``math.inf``: never.
+        Smaller batches hold little (at most 160 MiB at 160 bytes per slot) and skip the
+        20 ms. Measured on email-Enron, 3,000 sources in batches of 914, two cores (peak /
+        resident set after each batch, GiB): never 6.35 / 2.22 4.19 5.85 6.29; after every
+        batch 2.36 / 0.18 0.23 0.18 0.18 (bench/results/cpu_memory-20261123T144734Z.json,
+        ``python -m bench.cpu_memory --mechanisms``).
     """
 
     order: str = "auto"
@@ -64,6 +73,7 @@ class Tuning:
     max_batch: int = 16384
     cpu_memory_fraction: float = 0.5
     cpu_batch_cap: int = 2**24
+    cpu_collect_above_slots: int | float = 2**20
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

@@ -1,8 +1,10 @@
 """The one validation function: every argument of :func:`turbobc.bc` is checked here, first.
 
 User mistakes raise builtin exceptions whose messages say what was expected,
-what came, and where it helps, the fix. The GPU being absent raises
-:class:`turbobc.exceptions.GPUUnavailableError`.
+what came, and where it helps, the fix. Which engine runs, and whether the one asked for can,
+is each engine's :meth:`~turbobc.engines.protocol.Engine.can_serve` answer
+(:func:`turbobc._run.resolve_engine`), asked last, once the problem is known: the GPU being
+absent raises :class:`turbobc.exceptions.GPUUnavailableError`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from spmv import check_kernel
 from turbobc._engines import ENGINES, gpu_status
 from turbobc._graph import INT32_LIMIT, Graph
 from turbobc._memory import parse_memory_limit
-from turbobc.exceptions import GPUUnavailableError
+from turbobc._run import resolve_engine
+from turbobc.engines.protocol import Problem
 
 __all__ = ["Call", "validate"]
 
@@ -35,8 +38,14 @@ class Call:
     endpoints: bool
     engine: str  # "gpu" or "graphblas", never "auto"
     kernel: str  # "auto" or a name in spmv.KERNELS
-    progress: bool
+    progress: object  # True, False, or an object with update(n) (a tqdm bar, a recorder)
     memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
+
+    @property
+    def problem(self) -> Problem:
+        """What the engine computes."""
+        return Problem(self.graph, endpoints=self.endpoints, kernel=self.kernel,
+                       memory_limit=self.memory_limit)
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
@@ -47,23 +56,24 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     -------
     Call
     """
-    for name, value in (("normalized", normalized), ("endpoints", endpoints),
-                        ("progress", progress)):
+    for name, value in (("normalized", normalized), ("endpoints", endpoints)):
         _require_bool(name, value)
+    if not _is_bar(progress) and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError("progress must be True or False, or an object with an update(n) "
+                        f"method such as a tqdm bar; got {type(progress).__name__} "
+                        f"{progress!r}")
     if directed is not None:
         _require_bool("directed", directed)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
     check_kernel(kernel)
-    if kernel != "auto" and engine == "graphblas":
-        raise ValueError(f"kernel={kernel!r} names a GPU kernel; it needs engine='gpu' or "
-                         f"'auto', not 'graphblas'")
     memory_limit = parse_memory_limit(memory_limit)
 
     matrix, labels, graph_directed = _as_csr(A)
     if directed is None:
         directed = graph_directed
-    # The symmetry test runs where the sweeps will: on the GPU when it is the engine.
+    # The symmetry test runs on the GPU when the sweeps may well run there: a choice of speed
+    # only (the host test gives the same answer); which engine runs is decided below.
     graph = _pattern_graph(matrix, directed,
                            on_device=engine != "graphblas" and gpu_status()[0])
 
@@ -79,14 +89,26 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     if sampled and len(chosen) == graph.n:
         sampled = False  # networkx treats k == n as k=None
 
+    problem = Problem(graph, endpoints=bool(endpoints), kernel=kernel,
+                      memory_limit=memory_limit)
+    # Last, on the whole problem and before any sweep: the engines say whether they can serve.
+    chosen_engine = resolve_engine(engine, problem)
     return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
-                endpoints=bool(endpoints), engine=_resolve_engine(engine, kernel),
-                kernel=kernel, progress=bool(progress), memory_limit=memory_limit)
+                endpoints=bool(endpoints), engine=chosen_engine.name, kernel=kernel,
+                progress=progress if _is_bar(progress) else bool(progress),
+                memory_limit=memory_limit)
 
 
 def _require_bool(name: str, value) -> None:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False; got {type(value).__name__} {value!r}")
+
+
+def _is_bar(progress) -> bool:
+    """Whether ``progress`` is the caller's bar or recorder: an ``update(n)`` method (and not
+    the ``update`` of a dict or set, which takes an iterable)."""
+    return (callable(getattr(progress, "update", None))
+            and not isinstance(progress, (bool, np.bool_, dict, set)))
 
 
 def _is_networkx_graph(A) -> bool:
@@ -300,15 +322,3 @@ def _python_random(seed) -> random.Random:
     raise TypeError(f"seed must be None, an int, a random.Random, or a NumPy RandomState or "
                     f"Generator; got {type(seed).__name__} {seed!r}")
 
-
-def _resolve_engine(engine: str, kernel: str) -> str:
-    usable, reason = gpu_status()
-    if engine == "gpu" or (engine == "auto" and kernel != "auto"):
-        if not usable:
-            asked = "engine='gpu'" if engine == "gpu" else f"kernel={kernel!r}"
-            raise GPUUnavailableError(f"{asked} needs a usable GPU: {reason}. Use "
-                                      "engine='graphblas' (or 'auto') to run on the CPU")
-        return "gpu"
-    if engine == "auto":
-        return "gpu" if usable else "graphblas"
-    return engine

@@ -74,9 +74,6 @@ resident set above the start): p2p-Gnutella31 10.5, cit-HepPh 22.1, road-luxembo
 delaunay_n16 50.4, as-caida 64.5, ca-GrQc 65.8, email-Enron 68, ego-Facebook 73.3, and 117
 and 153 on layered graphs built so that every level is just dense enough to be a bitmap."""
 
-COLLECT_ABOVE_SLOTS = 2**20
-"""After a batch of at least this many slots, the cyclic garbage collector runs (20 ms)."""
-
 # A frontier denser than this (entries / (B n)) is pulled rather than pushed: it is handed to
 # the product as a bitmap, which lets SuiteSparse use its dot-product method (LAGraph's switch).
 PULL_ABOVE_DENSITY = 0.05
@@ -215,13 +212,14 @@ class GraphblasSweeper(Sweeper):
         step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
                               memory_limit=self.problem.memory_limit)
         wide, batches = [], 0
+        collect_above = current_tuning().cpu_collect_above_slots
         # While a progress bar is shown, batches are paced to update it about twice a second.
         for start, stop in paced_batches(len(sources), step, progress):
             batch = sources[start:stop]
             wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints)
             wide.extend(wide_here)
             batches += 1
-            if len(batch) * graph.n >= COLLECT_ABOVE_SLOTS:
+            if len(batch) * graph.n >= collect_above:
                 # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
                 # refers back to its Matrix): collect the batch's matrices now, so the next
                 # batch reuses their memory instead of stacking on it (docstring, "Memory").
