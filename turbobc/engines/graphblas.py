@@ -204,6 +204,7 @@ class GraphblasSweeper(Sweeper):
         """Raw sums of ``sources``, in batches sized by :func:`batch_size_for`; raises
         ``MemoryError`` before any work when not even one source fits."""
         graph, endpoints = self.problem.graph, self.problem.endpoints
+        tau, omega = self.problem.target_weight, self.problem.source_weight
         sources = np.asarray(sources, dtype=np.int64)
         raw = np.zeros(graph.n, dtype=np.float64)
         if len(sources) == 0:
@@ -216,7 +217,7 @@ class GraphblasSweeper(Sweeper):
         # While a progress bar is shown, batches are paced to update it about twice a second.
         for start, stop in paced_batches(len(sources), step, progress):
             batch = sources[start:stop]
-            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints)
+            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints, tau, omega)
             wide.extend(wide_here)
             batches += 1
             if len(batch) * graph.n >= collect_above:
@@ -231,7 +232,8 @@ class GraphblasSweeper(Sweeper):
             # exponents, in batches no larger than this engine's (fewer bytes per slot).
             pattern = graph.pattern
             accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
-                            endpoints=endpoints, progress=progress,
+                            endpoints=endpoints, progress=progress, target_weight=tau,
+                            source_weight=omega,
                             batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
         self.facts.update(engine="graphblas", batch=step, batches=batches,
                           wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
@@ -242,21 +244,25 @@ class GraphblasSweeper(Sweeper):
 
 
 def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
-                      endpoints: bool) -> list:
+                      endpoints: bool, tau: np.ndarray | None = None,
+                      omega: np.ndarray | None = None) -> list:
     """Forward and backward sweep for one batch of sources; adds into ``raw``.
 
-    Returns the sources whose counts left the range of per-level scaling (nothing of them
-    was added: the batch is swept again without them); they need :mod:`turbobc.engines.wide`.
+    ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate
+    step (spmv/kernels/accumulate.cuh; None: all ones). Returns
+    the sources whose counts left the range of per-level scaling (nothing of them was added:
+    the batch is swept again without them); they need :mod:`turbobc.engines.wide`.
     """
     levels, shifts, visited, too_wide = _forward(A, batch)
     if too_wide.any():
         del levels, shifts, visited
         if not too_wide.all():
-            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints)
+            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega)
         return batch[too_wide].tolist()
-    _backward(AT, levels, shifts, raw)
+    weights = None if omega is None else np.asarray(omega, dtype=np.float64)[batch]
+    _backward(AT, levels, shifts, raw, tau, weights)
     if endpoints:
-        _add_endpoint_terms(visited, batch, raw)
+        _add_endpoint_terms(visited, batch, raw, weights)
     return []
 
 
@@ -293,14 +299,16 @@ def _forward(A: Matrix, batch: np.ndarray):
     return levels, shifts, visited, too_wide
 
 
-def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray) -> None:
-    """Brandes' dependency accumulation from the deepest level up to depth 1."""
+def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
+              tau: np.ndarray | None = None, row_weights: np.ndarray | None = None) -> None:
+    """Brandes' dependency accumulation from the deepest level up to depth 1; row b's δ
+    counts ``row_weights[b]`` times (the weight of its source; None: once)."""
     B, n = levels[0].nrows, levels[0].ncols
     delta = None  # δ of the child level d, pattern within S_d
     for d in range(len(levels) - 1, 1, -1):
         sigma_child, sigma_parent = levels[d], levels[d - 1]
-        # u<S == d> = (1 + δ) ./ σ
-        u = sigma_child.apply(unary.one).new()
+        # u<S == d> = (τ + δ) ./ σ   (the accumulate step: spmv/kernels/accumulate.cuh)
+        u = _target_weights(sigma_child, tau)
         if delta is not None:
             u(binary.plus) << delta
         u << u.ewise_mult(sigma_child, binary.truediv)
@@ -312,8 +320,9 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray) -> None:
         t(sigma_parent.S, replace=True) << u.mxm(AT, semiring.plus_first)
         # δ<S == d-1> = t .* σ   (each vertex's δ is complete once its children are done)
         delta = t.ewise_mult(sigma_parent, binary.times).new()
-        # bc += δ ; sources sit at depth 0 and are never reached by this loop.
-        _add_columns(delta, raw)
+        # bc += ω δ ; sources sit at depth 0 and are never reached by this loop.
+        _add_columns(delta if row_weights is None
+                     else _row_scaling(row_weights).mxm(delta, semiring.any_times).new(), raw)
 
 
 def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:
@@ -340,6 +349,17 @@ def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:
     return shift
 
 
+def _target_weights(level: Matrix, tau: np.ndarray | None) -> Matrix:
+    """τ(w) at every entry (b, w) of ``level``: the target weight of the accumulate step,
+    all ones when ``tau`` is None (every vertex a target, weight 1)."""
+    ones = level.apply(unary.one).new()
+    if tau is None:
+        return ones
+    # column w scaled by τ(w): ones · diag(τ)
+    weights = Vector.from_dense(np.asarray(tau, dtype=np.float64)).diag()
+    return ones.mxm(weights, semiring.any_times).new()
+
+
 def _row_scaling(factors: np.ndarray) -> Matrix:
     """diag(factors) as a B x B matrix."""
     return Vector.from_coo(np.arange(len(factors)), factors, size=len(factors)).diag()
@@ -351,14 +371,23 @@ def _add_columns(M: Matrix, raw: np.ndarray) -> None:
     raw[idx] += vals
 
 
-def _add_endpoint_terms(visited: Matrix, batch: np.ndarray, raw: np.ndarray) -> None:
+def _add_endpoint_terms(visited: Matrix, batch: np.ndarray, raw: np.ndarray,
+                        row_weights: np.ndarray | None = None) -> None:
     """networkx's endpoint terms from the reach pattern R = pattern(σ).
 
     bc += colsum(R) - e_S  (every reached vertex but the source gets +1), and
-    bc[s] += rowsum_s(R) - 1  (the source gets the number of others it reaches).
+    bc[s] += rowsum_s(R) - 1  (the source gets the number of others it reaches); with
+    ``row_weights`` ω, every term of row b counts ω_b times.
     """
-    reached_by = visited.reduce_columnwise(monoid.plus[dtypes.INT64]).new()
-    idx, counts = reached_by.to_coo()
-    raw[idx] += counts
     reaches = visited.reduce_rowwise(monoid.plus[dtypes.INT64]).new().to_dense(fill_value=0)
-    raw[batch] += reaches - 2
+    if row_weights is None:
+        reached_by = visited.reduce_columnwise(monoid.plus[dtypes.INT64]).new()
+        idx, counts = reached_by.to_coo()
+        raw[idx] += counts
+        raw[batch] += reaches - 2
+        return
+    # colsum(diag(ω) R)
+    weighted = Vector.from_dense(row_weights).vxm(visited, semiring.plus_times).new()
+    idx, counts = weighted.to_coo()
+    raw[idx] += counts
+    raw[batch] += row_weights * (reaches - 2)
