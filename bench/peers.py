@@ -6,6 +6,8 @@ canonical symmetric scipy CSR pattern and returns the values in vertex order.
 
 - ``turbobc-gpu``: ``turbobc.bc(A, engine="gpu")`` (the batched GPU engine, kernel auto).
 - ``turbobc-graphblas``: ``turbobc.bc(A, engine="graphblas")``.
+- ``turbobc-graphblas-unfolded``: the same with ``turbobc.tuning(fold_trees=False)``: the
+  whole graph swept, no tree folded (docs/algorithm.md, "Folding trees").
 - ``networkit``: ``networkit.centrality.Betweenness(G, normalized=True)`` on all threads.
   NetworKit sums the dependencies over ordered pairs and does not halve them for undirected
   graphs (its raw scores are twice networkx's), and ``normalized=True`` divides by
@@ -28,7 +30,8 @@ import scipy.sparse as sp
 
 __all__ = ["ENGINES", "available", "run", "networkit_to_networkx", "max_rel_diff"]
 
-ENGINES = ("turbobc-gpu", "turbobc-graphblas", "networkit", "networkx")
+ENGINES = ("turbobc-gpu", "turbobc-graphblas", "turbobc-graphblas-unfolded", "networkit",
+           "networkx")
 
 
 def _networkit():
@@ -54,7 +57,7 @@ def available(engine: str) -> tuple[bool, str]:
         except ImportError as exc:
             return False, f"networkit is not installed (pip install '.[bench]'): {exc}"
         return True, ""
-    if engine in ("turbobc-graphblas", "networkx"):
+    if engine in ("turbobc-graphblas", "turbobc-graphblas-unfolded", "networkx"):
         return True, ""
     raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
 
@@ -97,17 +100,19 @@ def run(engine: str, A: sp.csr_array) -> dict:
     """
     n = A.shape[0]
     out = {"setup_seconds": 0.0}
-    if engine in ("turbobc-gpu", "turbobc-graphblas"):
+    if engine in ("turbobc-gpu", "turbobc-graphblas", "turbobc-graphblas-unfolded"):
         import turbobc
 
-        name = engine.split("-", 1)[1]
+        name = engine.split("-")[1]
         if name == "gpu":
             import cupy
 
             cupy.cuda.Device().synchronize()
-        start = time.perf_counter()
-        values = turbobc.bc(A, engine=name, directed=False)
-        out["seconds"] = time.perf_counter() - start
+        knobs = {"fold_trees": False} if engine.endswith("-unfolded") else {}
+        with turbobc.tuning(**knobs):
+            start = time.perf_counter()
+            values = turbobc.bc(A, engine=name, directed=False)
+            out["seconds"] = time.perf_counter() - start
     elif engine == "networkit":
         nk = _networkit()
         start = time.perf_counter()

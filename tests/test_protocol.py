@@ -287,7 +287,9 @@ def test_progress_object_is_advanced_by_every_source(engine):
     recorder = Recorder()
     values = turbobc.bc(A, engine=engine, progress=recorder)
     assert sum(recorder.updates) == n and all(k > 0 for k in recorder.updates)
-    np.testing.assert_array_equal(values, turbobc.bc(A, engine=engine))
+    # the same values as without the recorder (to the last bits: the GPU's atomics add in
+    # any order)
+    np.testing.assert_allclose(values, turbobc.bc(A, engine=engine), rtol=1e-13, atol=1e-16)
 
 
 def test_progress_object_sees_the_engine_batches():

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
 
+from turbobc._progress import source_progress
+from turbobc._reduce import fold_trees
 from turbobc._rescale import rescale
 from turbobc._run import engine_named, run_schedule
+from turbobc._tuning import current as current_tuning
 from turbobc._validation import validate
+from turbobc.engines.protocol import Problem
 
 __all__ = ["bc", "run_bc", "Result"]
 
@@ -183,13 +188,44 @@ def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=Fal
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
-    total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
-                                progress=call.progress)
-    _check_finite(total.vertex, call.engine)
-    values = rescale(total.vertex, normalized=call.normalized, directed=graph.directed,
+    raw, facts = _raw_sums(call)
+    _check_finite(raw, call.engine)
+    values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=call.endpoints,
                      sampled_sources=call.sources if call.sampled else None)
     return Result(values, facts)
+
+
+def _raw_sums(call) -> tuple[np.ndarray, dict]:
+    """The raw sums of the call's sources and the facts of the run: over the graph as it
+    is, or, for exact BC of an undirected graph with trees hanging off it, over the core left
+    once they are folded (turbobc/_reduce.py), expanded back."""
+    folded = None
+    if current_tuning().fold_trees and not call.sampled and len(call.sources) == call.graph.n:
+        folded = fold_trees(call.graph)
+    if folded is None:
+        total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
+                                    progress=call.progress)
+        return total.vertex, dict(facts, folded=0)
+    core = folded.core
+    problem = Problem(core, kernel=call.kernel, memory_limit=call.memory_limit,
+                      target_weight=folded.weight, source_weight=folded.weight)
+    with contextlib.ExitStack() as stack:
+        bar = call.progress  # counts every vertex of the graph: the core's, then the folded
+        if isinstance(bar, bool):
+            bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
+        try:
+            # every component keeps a vertex, so the core is never empty
+            total, facts = run_schedule(problem, engine_named(call.engine),
+                                        [np.arange(core.n)], progress=bar)
+        except MemoryError as exc:
+            raise MemoryError(f"{exc} (that is the core left after folding the "
+                              f"{folded.folded} vertices of the trees hanging off this graph "
+                              f"of n={call.graph.n})") from None
+        bar.update(folded.folded)
+    facts = dict(facts, folded=folded.folded, core_vertices=core.n,
+                 fold_seconds=folded.seconds)
+    return folded.expand(total.vertex, endpoints=call.endpoints), facts
 
 
 def _check_finite(raw: np.ndarray, engine: str) -> None:

@@ -62,6 +62,10 @@ class Tuning:
         resident set after each batch, GiB): never 6.35 / 2.22 4.19 5.85 6.29; after every
         batch 2.36 / 0.18 0.23 0.18 0.18 (bench/results/cpu_memory-20261123T144734Z.json,
         ``python -m bench.cpu_memory --mechanisms``).
+    fold_trees : bool
+        Before exact BC of an undirected graph (every vertex a source), fold the trees hanging
+        off it into the vertices they hang from and sweep the smaller core with source and
+        target weights (:mod:`turbobc._reduce`; exact). False sweeps the graph as it is.
     """
 
     order: str = "auto"
@@ -74,6 +78,7 @@ class Tuning:
     cpu_memory_fraction: float = 0.5
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
+    fold_trees: bool = True
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

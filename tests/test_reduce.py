@@ -1,0 +1,119 @@
+"""Folding the trees hanging off an undirected graph (turbobc._reduce) is exact: bc() equals
+networkx with and without the folding, on graphs with many pendant trees, forests,
+disconnected graphs and isolated vertices, on every engine."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import turbobc
+from turbobc._api import run_bc
+from turbobc._graph import Graph
+from turbobc._reduce import fold_trees
+
+
+def _with_trees(core: nx.Graph, hanging: int, seed: int) -> nx.Graph:
+    """``core`` with ``hanging`` vertices attached one by one to random earlier vertices:
+    trees of every shape hang off it."""
+    rng = np.random.default_rng(seed)
+    G = nx.convert_node_labels_to_integers(core)
+    for i in range(hanging):
+        new = G.number_of_nodes()
+        G.add_edge(new, int(rng.integers(0, new)))
+    return G
+
+
+def _shuffled(G: nx.Graph, seed: int) -> nx.Graph:
+    """The same graph with its vertices in a random order (folded vertices spread out)."""
+    order = list(G)
+    np.random.default_rng(seed).shuffle(order)
+    H = nx.Graph()
+    H.add_nodes_from(order)
+    H.add_edges_from(G.edges)
+    return H
+
+
+GRAPHS = {
+    "ws_with_trees": lambda: _shuffled(_with_trees(
+        nx.connected_watts_strogatz_graph(60, 4, 0.2, seed=2), 80, seed=1), 3),
+    "grid_with_trees": lambda: _with_trees(nx.grid_2d_graph(6, 7), 50, seed=4),
+    "ba_with_trees": lambda: _shuffled(_with_trees(nx.barabasi_albert_graph(50, 2, seed=5),
+                                                   60, seed=6), 7),
+    "forest": lambda: nx.disjoint_union_all([nx.random_labeled_tree(k, seed=k)
+                                             for k in (1, 2, 3, 17, 40)]),
+    "path": lambda: nx.path_graph(30),
+    "star": lambda: nx.star_graph(12),
+    "lollipop": lambda: nx.lollipop_graph(6, 9),
+    "barbell": lambda: nx.barbell_graph(5, 4),
+    "mixed_components": lambda: _shuffled(nx.disjoint_union_all([
+        _with_trees(nx.cycle_graph(9), 15, seed=8), nx.empty_graph(3),
+        nx.random_labeled_tree(12, seed=9), nx.complete_graph(5), nx.path_graph(2)]), 10),
+}
+
+
+def _matrix(G):
+    return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("endpoints", [False, True])
+def test_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
+    engine, kernel = engine_config
+    G = GRAPHS[name]()
+    result = run_bc(_matrix(G), normalized=normalized, endpoints=endpoints, engine=engine,
+                    kernel=kernel)
+    want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    leaves = sum(1 for v in G if G.degree(v) == 1)
+    assert result.facts["folded"] >= leaves  # it did fold (at least every leaf)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_folding_off_gives_the_same(name):
+    G = GRAPHS[name]()
+    folded = run_bc(_matrix(G), engine="graphblas")
+    with turbobc.tuning(fold_trees=False):
+        plain = run_bc(_matrix(G), engine="graphblas")
+    assert plain.facts["folded"] == 0
+    np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-14)
+
+
+def test_what_is_folded():
+    """A triangle with a path of 3 hanging off corner 0 and 4 leaves on corner 1: the core is
+    the triangle, where 0 stands for 4 vertices, 1 for 5 and 2 for itself."""
+    G = nx.cycle_graph(3)
+    G.add_edges_from([(0, 3), (3, 4), (4, 5)])          # path 0-3-4-5
+    G.add_edges_from([(1, 6), (1, 7), (1, 8), (1, 9)])  # four leaves on 1
+    A = sp.csr_array(_matrix(G))
+    folded = fold_trees(Graph(pattern=A, directed=False))
+    assert folded.folded == 7
+    assert folded.kept.tolist() == [0, 1, 2]
+    assert folded.weight.tolist() == [4.0, 5.0, 1.0]  # r(0): 0,3,4,5; r(1): 1,6,7,8,9
+    # vertex 3 cuts {4, 5} from the other 7: 2·2·7 ordered pairs, and nothing else
+    assert folded.cut_pairs[3] == 2 * 2 * 7
+    # vertex 1: four parts of one leaf and the rest of 5 -> 9² − 4·1² − 5² = 52
+    assert folded.cut_pairs[1] == 9 ** 2 - 4 - 25
+    assert folded.cut_pairs[6] == 0  # a leaf is never between others
+
+
+def test_nothing_to_fold():
+    cycle = Graph(pattern=sp.csr_array(_matrix(nx.cycle_graph(8))), directed=False)
+    assert fold_trees(cycle) is None
+    path = nx.path_graph(6, create_using=nx.DiGraph)
+    directed = Graph(pattern=sp.csr_array(_matrix(path)), directed=True)
+    assert fold_trees(directed) is None  # not exact on directed graphs: never folded
+
+
+def test_samples_and_given_sources_are_not_folded():
+    G = GRAPHS["ws_with_trees"]()
+    A = _matrix(G)
+    sampled = run_bc(A, k=20, seed=1, engine="graphblas")
+    assert sampled.facts["folded"] == 0
+    want = nx.betweenness_centrality(G, k=20, seed=1)
+    np.testing.assert_allclose(sampled.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    chosen = run_bc(A, sources=[0, 5, 9], engine="graphblas")
+    assert chosen.facts["folded"] == 0

@@ -1,0 +1,141 @@
+"""Exact graph reductions before the sweeps: trees hanging off a graph are folded away.
+
+A vertex of degree 1 lies on a shortest path only as its end, and the vertex it hangs from,
+p, lies on every path from it to the rest of its component. So leaves can be removed one
+after the other (a tree hanging off the graph shrinks to its root), each folded into the
+vertex it hung from, and BC of the whole follows exactly from BC of the smaller *core* with
+weights (docs/algorithm.md, "Folding trees"):
+
+- every core vertex a stands for ``r(a)`` vertices: itself and the trees folded into it;
+- a pair (s, t) in the trees of different core vertices a, b crosses the core along the
+  shortest a-b paths, so the core's sweeps weigh a as a source by ``ω(a) = r(a)`` and b as a
+  target by ``τ(b) = r(b)`` (the source and target weights of the accumulate step,
+  :class:`turbobc.engines.protocol.Problem`);
+- every other pair through a vertex x crosses x, a cut vertex, with all its shortest paths:
+  if removing x leaves parts of sizes c_1 .. c_k toward the folded trees (its hanging
+  subtrees) and the rest R of its component (N − 1 − Σ c_i), the ordered pairs in different
+  parts number ``(N − 1)² − Σ c_i² − R²``. That term is exact integer arithmetic, for
+  folded and core vertices alike.
+
+Exact for undirected graphs only: on a directed graph a vertex of total degree 1 is still a
+source or a target of its own, so no reduction applies there. Used for exact BC with every
+vertex a source (the sweeps of a sample of sources run on the graph as it is).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from turbobc._graph import Graph
+
+__all__ = ["FoldedTrees", "fold_trees"]
+
+
+@dataclass(frozen=True, eq=False)
+class FoldedTrees:
+    """The core left after folding every hanging tree, and what the folding already knows.
+
+    Attributes
+    ----------
+    core : Graph
+        The graph on the vertices that remain, numbered in their original order.
+    kept : numpy.ndarray
+        int64, the original vertex of each core vertex.
+    weight : numpy.ndarray
+        float64 per core vertex: the vertices it stands for, ``r(a) ≥ 1``. The core's sweeps
+        use it as both the source weight ω and the target weight τ.
+    cut_pairs : numpy.ndarray
+        float64 per original vertex: the ordered pairs whose every shortest path crosses it
+        through a folded tree, ``(N − 1)² − Σ c_i² − R²`` (module docstring).
+    component_size : numpy.ndarray
+        int64 per original vertex: N, the size of its connected component.
+    folded : int
+        Vertices folded away.
+    seconds : float
+        Time the folding took.
+    """
+
+    core: Graph
+    kept: np.ndarray
+    weight: np.ndarray
+    cut_pairs: np.ndarray
+    component_size: np.ndarray
+    folded: int
+    seconds: float
+
+    def expand(self, core_raw: np.ndarray, *, endpoints: bool) -> np.ndarray:
+        """Raw sums of the whole graph (ordered pairs, every vertex a source) from the raw
+        sums of the core's weighted sweeps (without endpoint terms).
+
+        With ``endpoints``, every vertex also ends the paths it starts and ends: N − 1 as a
+        source and N − 1 as a target, networkx's endpoint terms summed over all sources.
+        """
+        raw = self.cut_pairs.copy()
+        raw[self.kept] += core_raw
+        if endpoints:
+            raw += 2.0 * (self.component_size - 1)
+        return raw
+
+
+def fold_trees(graph: Graph) -> FoldedTrees | None:
+    """Fold every tree hanging off ``graph`` into the vertex it hangs from.
+
+    Returns None for a directed graph, or when no vertex has degree 1 (nothing to fold).
+    """
+    if graph.directed:
+        return None
+    degree = graph.out_degree.copy()
+    leaves = np.flatnonzero(degree == 1)
+    if leaves.size == 0:
+        return None
+    began = time.perf_counter()
+    pattern = graph.pattern
+    n = graph.n
+    # Σ of the ids of each vertex's remaining neighbours: a vertex left with one neighbour
+    # finds it there (its only remaining term).
+    adjacency = sp.csr_array((np.ones(pattern.nnz, dtype=np.int64), pattern.indices,
+                              pattern.indptr), shape=pattern.shape)
+    neighbour_sum = adjacency @ np.arange(n, dtype=np.int64)
+    size = np.ones(n, dtype=np.int64)          # r: the vertex and the trees folded into it
+    hanging_sum = np.zeros(n, dtype=np.int64)  # Σ c_i over the subtrees folded into it
+    hanging_sq = np.zeros(n, dtype=np.int64)   # Σ c_i²
+    alive = np.ones(n, dtype=bool)
+    deg, nsum = degree.tolist(), neighbour_sum.tolist()
+    sizes, hsum, hsq = size.tolist(), hanging_sum.tolist(), hanging_sq.tolist()
+    stack = leaves.tolist()
+    folded = []
+    while stack:
+        x = stack.pop()
+        if deg[x] != 1:  # its neighbour was folded into it meanwhile (the root of a tree)
+            continue
+        p = nsum[x]
+        # x leaves; its tree (size r(x)) hangs from p from now on
+        folded.append(x)
+        deg[x] = 0
+        deg[p] -= 1
+        nsum[p] -= x
+        c = sizes[x]
+        sizes[p] += c
+        hsum[p] += c
+        hsq[p] += c * c
+        if deg[p] == 1:
+            stack.append(p)
+    alive[folded] = False
+    size[:], hanging_sum[:], hanging_sq[:] = sizes, hsum, hsq
+    _, label = connected_components(pattern, directed=False)
+    component_size = np.bincount(label)[label].astype(np.int64)
+    rest = component_size - 1 - hanging_sum
+    # (N − 1)² − Σ c_i² − R², in int64 (exact) then float64
+    cut_pairs = ((component_size - 1) ** 2 - hanging_sq - rest ** 2).astype(np.float64)
+    kept = np.flatnonzero(alive)
+    core_pattern = sp.csr_array(pattern[kept][:, kept])
+    core_pattern.sort_indices()
+    core = Graph(pattern=core_pattern, directed=False)
+    return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
+                       cut_pairs=cut_pairs, component_size=component_size,
+                       folded=len(folded), seconds=time.perf_counter() - began)
