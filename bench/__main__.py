@@ -48,6 +48,8 @@ def parser() -> argparse.ArgumentParser:
                    help="cpu_memory: also measure this commit's code (the 'before')")
     p.add_argument("--mechanisms", action="store_true",
                    help="cpu_memory: compare gc.collect, malloc_trim and malloc arenas")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="cpu-small and exact: runs of each engine per graph, median kept")
     p.add_argument("--out", type=Path, default=RESULTS, help="where records go")
     p.add_argument("--readme", action="store_true",
                    help="report: rewrite the README's '## Results' section")

@@ -248,7 +248,7 @@ def test_bc_names_the_estimate_when_one_source_cannot_fit():
     # karate has one leaf: folded, the run is of the core (n=33, 154 stored edges), and the
     # message says so
     need = _graphblas.fixed_bytes(33, 154, False) + _graphblas.BYTES_PER_SLOT * 33
-    with pytest.raises(MemoryError, match=re.escape(
+    with turbobc.tuning(fold_min_share=0.0), pytest.raises(MemoryError, match=re.escape(
             f"needs about {need} bytes (6.88 KiB) for one source (n=33, 154 stored edges")
             + ".*" + re.escape("(that is the core left after folding the 1 vertices of the "
                                "trees hanging off this graph of n=34)")):

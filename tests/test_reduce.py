@@ -117,3 +117,18 @@ def test_samples_and_given_sources_are_not_folded():
     np.testing.assert_allclose(sampled.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
     chosen = run_bc(A, sources=[0, 5, 9], engine="graphblas")
     assert chosen.facts["folded"] == 0
+
+
+def test_a_few_leaves_are_not_worth_folding():
+    """Below Tuning.fold_min_share of the vertices the graph is swept as it is (the weighted
+    core sweeps cost more than the little they save); the values are the same either way."""
+    G = nx.karate_club_graph()  # one leaf in 34 vertices
+    A = _matrix(G)
+    plain = run_bc(A, engine="graphblas")
+    assert plain.facts["folded"] == 0
+    with turbobc.tuning(fold_min_share=0.0):
+        folded = run_bc(A, engine="graphblas")
+    assert folded.facts["folded"] == 1 and folded.facts["core_vertices"] == 33
+    want = nx.betweenness_centrality(G)
+    for result in (plain, folded):
+        np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)

@@ -118,8 +118,10 @@ def test_signature_mirrors_networkx():
     for name in ("k", "normalized", "endpoints", "seed"):
         assert ours[name].default == theirs[name].default, name
         assert ours[name].kind is inspect.Parameter.KEYWORD_ONLY
-    assert list(ours)[1:] == ["sources", "k", "seed", "normalized", "endpoints", "directed",
-                              "engine", "kernel", "progress", "memory_limit"]
+    assert list(ours)[1:] == ["sources", "targets", "k", "seed", "normalized", "endpoints",
+                              "directed", "engine", "kernel", "progress", "memory_limit"]
+    subset = inspect.signature(nx.betweenness_centrality_subset).parameters
+    assert list(subset)[1:3] == ["sources", "targets"]  # networkx's names for the subset
 
 
 def test_seed_forms_sample_like_networkx():

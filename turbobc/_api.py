@@ -18,8 +18,8 @@ from turbobc.engines.protocol import Problem
 __all__ = ["bc", "run_bc", "Result"]
 
 
-def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
-       directed=None, engine="auto", kernel="auto", progress=False,
+def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
+       endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
        memory_limit=None) -> np.ndarray:
     r"""Betweenness centrality of every vertex of the graph with adjacency matrix ``A``.
 
@@ -46,6 +46,13 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
         as ``networkx.betweenness_centrality_subset(G, sources, list(G))``,
         normalized like full BC when ``normalized=True``. For a networkx graph
         these are node labels.
+    targets : sequence of int, optional
+        Count only the shortest paths that end in these (distinct) vertices:
+        ``networkx.betweenness_centrality_subset(G, sources, targets)`` with
+        ``sources`` (default: every vertex) and the same ``normalized``
+        (networkx's own default there is ``normalized=False``). Not with ``k``
+        or ``endpoints=True`` (networkx's subset BC has neither). Each
+        target is a weight of 1 in the backward step (docs/algorithm.md).
     k : int, optional
         Sample ``k`` distinct sources (1 <= k <= n) and scale the estimate as
         networkx does. ``k == n`` is exact BC.
@@ -161,7 +168,7 @@ def bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
     >>> turbobc.bc(A, normalized=False, engine="graphblas").tolist()
     [0.0, 1.0, 0.0]
     """
-    return run_bc(A, sources=sources, k=k, seed=seed, normalized=normalized,
+    return run_bc(A, sources=sources, targets=targets, k=k, seed=seed, normalized=normalized,
                   endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
                   progress=progress, memory_limit=memory_limit).values
 
@@ -174,8 +181,8 @@ class Result(NamedTuple):
     facts: dict
 
 
-def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=False,
-           directed=None, engine="auto", kernel="auto", progress=False,
+def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
+           endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
            memory_limit=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
@@ -184,7 +191,7 @@ def run_bc(A, *, sources=None, k=None, seed=None, normalized=True, endpoints=Fal
     """
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
-                    progress=progress, memory_limit=memory_limit)
+                    progress=progress, memory_limit=memory_limit, targets=targets)
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
@@ -200,9 +207,12 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     """The raw sums of the call's sources and the facts of the run: over the graph as it
     is, or, for exact BC of an undirected graph with trees hanging off it, over the core left
     once they are folded (turbobc/_reduce.py), expanded back."""
-    folded = None
-    if current_tuning().fold_trees and not call.sampled and len(call.sources) == call.graph.n:
+    knobs, folded = current_tuning(), None
+    if (knobs.fold_trees and not call.sampled and call.targets is None
+            and len(call.sources) == call.graph.n):
         folded = fold_trees(call.graph)
+    if folded is not None and folded.folded < knobs.fold_min_share * call.graph.n:
+        folded = None  # too little to fold for what the weighted sweeps cost
     if folded is None:
         total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
                                     progress=call.progress)

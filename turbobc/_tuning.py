@@ -66,6 +66,13 @@ class Tuning:
         Before exact BC of an undirected graph (every vertex a source), fold the trees hanging
         off it into the vertices they hang from and sweep the smaller core with source and
         target weights (:mod:`turbobc._reduce`; exact). False sweeps the graph as it is.
+    fold_min_share : float
+        ...when at least this share of the vertices folds away: the weighted sweeps of the
+        core cost a few percent more per source, and the work saved is about twice the share
+        folded. CPU engine, two cores, same run (bench/results/cpu-small-20261123T170130Z.json):
+        folded / unfolded seconds 0.72 with 32% of power folded, 0.72 with 21% of ca-GrQc,
+        0.51 with 38% of as20000102, 0.86 with 5% of road-minnesota, but 1.11 with 1.9% of
+        ego-Facebook.
     """
 
     order: str = "auto"
@@ -79,6 +86,7 @@ class Tuning:
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
     fold_trees: bool = True
+    fold_min_share: float = 0.03
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

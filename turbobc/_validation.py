@@ -40,16 +40,26 @@ class Call:
     kernel: str  # "auto" or a name in spmv.KERNELS
     progress: object  # True, False, or an object with update(n) (a tqdm bar, a recorder)
     memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
+    targets: np.ndarray | None = None  # distinct int64 vertex ids; None: every vertex
+
+    @property
+    def target_weight(self) -> np.ndarray | None:
+        """τ of the accumulate step: [w ∈ targets], or None (every vertex a target)."""
+        if self.targets is None:
+            return None
+        tau = np.zeros(self.graph.n, dtype=np.float64)
+        tau[self.targets] = 1.0
+        return tau
 
     @property
     def problem(self) -> Problem:
         """What the engine computes."""
         return Problem(self.graph, endpoints=self.endpoints, kernel=self.kernel,
-                       memory_limit=self.memory_limit)
+                       memory_limit=self.memory_limit, target_weight=self.target_weight)
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
-             progress, memory_limit=None) -> Call:
+             progress, memory_limit=None, targets=None) -> Call:
     """Check and normalise the arguments of :func:`turbobc.bc`.
 
     Returns
@@ -81,13 +91,23 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
         raise ValueError("give either k (sample k sources) or sources (use exactly these), "
                          "not both")
     if sources is not None:
-        chosen, sampled = _check_sources(sources, graph.n, labels), False
+        chosen, sampled = _check_vertices("sources", sources, graph.n, labels), False
     elif k is not None:
         chosen, sampled = _sample_sources(k, seed, graph.n), True
     else:
         chosen, sampled = np.arange(graph.n, dtype=np.int64), False
     if sampled and len(chosen) == graph.n:
         sampled = False  # networkx treats k == n as k=None
+    if targets is not None:
+        # networkx.betweenness_centrality_subset: no sampling, no endpoint terms
+        if k is not None:
+            raise ValueError("targets= computes networkx's betweenness_centrality_subset, "
+                             "which samples no sources; give sources (or none: every vertex) "
+                             "instead of k")
+        if endpoints:
+            raise ValueError("targets= computes networkx's betweenness_centrality_subset, "
+                             "which has no endpoint terms; use endpoints=False")
+        targets = _check_vertices("targets", targets, graph.n, labels)
 
     problem = Problem(graph, endpoints=bool(endpoints), kernel=kernel,
                       memory_limit=memory_limit)
@@ -96,7 +116,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
                 endpoints=bool(endpoints), engine=chosen_engine.name, kernel=kernel,
                 progress=progress if _is_bar(progress) else bool(progress),
-                memory_limit=memory_limit)
+                memory_limit=memory_limit, targets=targets)
 
 
 def _require_bool(name: str, value) -> None:
@@ -261,34 +281,36 @@ def _count_asymmetric(pattern: sp.csr_array) -> int:
     return int(((pattern - pattern.T) > 0).count_nonzero())  # u->v stored, v->u not
 
 
-def _check_sources(sources, n: int, labels) -> np.ndarray:
-    if isinstance(sources, (str, bytes)) or not np.iterable(sources):
-        raise TypeError("sources must be a sequence of vertex indices; got "
-                        f"{type(sources).__name__} {sources!r}")
-    items = list(sources)
+def _check_vertices(name: str, vertices, n: int, labels) -> np.ndarray:
+    """``sources`` or ``targets``: distinct vertex indices (node labels for a networkx graph)."""
+    if isinstance(vertices, (str, bytes)) or not np.iterable(vertices):
+        raise TypeError(f"{name} must be a sequence of vertex indices; got "
+                        f"{type(vertices).__name__} {vertices!r}")
+    items = list(vertices)
     if not items:
-        raise ValueError("sources is empty; name at least one source vertex (sources=None "
-                         "uses every vertex)")
+        kind = "source vertex" if name == "sources" else "target vertex"
+        raise ValueError(f"{name} is empty; name at least one {kind} ({name}=None uses every "
+                         "vertex)")
     if labels is not None:
         position = {label: i for i, label in enumerate(labels)}
         missing = [s for s in items if s not in position]
         if missing:
-            raise ValueError(f"sources must be nodes of the graph; {missing[0]!r} is not")
+            raise ValueError(f"{name} must be nodes of the graph; {missing[0]!r} is not")
         items = [position[s] for s in items]
     for i, s in enumerate(items):
         if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
-            raise TypeError(f"sources must hold integer vertex indices; got "
+            raise TypeError(f"{name} must hold integer vertex indices; got "
                             f"{type(s).__name__} {s!r} at position {i}")
     chosen = np.asarray(items, dtype=np.int64).reshape(-1)
     out_of_range = (chosen < 0) | (chosen >= n)
     if out_of_range.any():
         i = int(np.flatnonzero(out_of_range)[0])
-        raise ValueError(f"sources must be vertex indices in [0, {n}); got {chosen[i]} at "
+        raise ValueError(f"{name} must be vertex indices in [0, {n}); got {chosen[i]} at "
                          f"position {i}")
     values, counts = np.unique(chosen, return_counts=True)
     if (counts > 1).any():
         j = int(np.flatnonzero(counts > 1)[0])
-        raise ValueError(f"sources must be distinct; vertex {values[j]} appears {counts[j]} "
+        raise ValueError(f"{name} must be distinct; vertex {values[j]} appears {counts[j]} "
                          "times")
     return chosen
 

@@ -321,8 +321,7 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         # δ<S == d-1> = t .* σ   (each vertex's δ is complete once its children are done)
         delta = t.ewise_mult(sigma_parent, binary.times).new()
         # bc += ω δ ; sources sit at depth 0 and are never reached by this loop.
-        _add_columns(delta if row_weights is None
-                     else _row_scaling(row_weights).mxm(delta, semiring.any_times).new(), raw)
+        _add_columns(delta, raw, row_weights)
 
 
 def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:
@@ -365,9 +364,13 @@ def _row_scaling(factors: np.ndarray) -> Matrix:
     return Vector.from_coo(np.arange(len(factors)), factors, size=len(factors)).diag()
 
 
-def _add_columns(M: Matrix, raw: np.ndarray) -> None:
-    """raw += the column sums of M."""
-    idx, vals = M.reduce_columnwise(monoid.plus).new().to_coo()
+def _add_columns(M: Matrix, raw: np.ndarray, row_weights: np.ndarray | None = None) -> None:
+    """raw += the column sums of M, row b counted ``row_weights[b]`` times (ωᵀ M) when given."""
+    if row_weights is None:
+        sums = M.reduce_columnwise(monoid.plus).new()
+    else:
+        sums = Vector.from_dense(row_weights).vxm(M, semiring.plus_times).new()
+    idx, vals = sums.to_coo()
     raw[idx] += vals
 
 
