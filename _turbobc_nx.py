@@ -13,8 +13,8 @@ FUNCTIONS = {
         "Unweighted (or all weights equal), exact or sampled with k: the same numbers and "
         "sampled sources as networkx. Other weights are declined.",
     "betweenness_centrality_subset":
-        "Served when targets holds every node (all-targets subset BC); other targets are "
-        "declined.",
+        "Unweighted (or all weights equal): any sources and targets, the same numbers as "
+        "networkx. Other weights are declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
 ``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does

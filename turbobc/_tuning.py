@@ -67,12 +67,12 @@ class Tuning:
         off it into the vertices they hang from and sweep the smaller core with source and
         target weights (:mod:`turbobc._reduce`; exact). False sweeps the graph as it is.
     fold_min_share : float
-        ...when at least this share of the vertices folds away: the weighted sweeps of the
-        core cost a few percent more per source, and the work saved is about twice the share
-        folded. CPU engine, two cores, same run (bench/results/cpu-small-20261123T170130Z.json):
-        folded / unfolded seconds 0.72 with 32% of power folded, 0.72 with 21% of ca-GrQc,
-        0.51 with 38% of as20000102, 0.86 with 5% of road-minnesota, but 1.11 with 1.9% of
-        ego-Facebook.
+        ...when at least this share of the vertices folds away: the core's weighted sweeps
+        cost a little more per source, the work saved grows with the share folded. CPU
+        engine, two cores, medians of three in one run, folded / unfolded seconds
+        (bench/results/cpu-small-20261123T172134Z.json): power (32% folded) 3.37 / 6.45,
+        ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
+        graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
     """
 
     order: str = "auto"
@@ -86,7 +86,7 @@ class Tuning:
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
     fold_trees: bool = True
-    fold_min_share: float = 0.03
+    fold_min_share: float = 0.05
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

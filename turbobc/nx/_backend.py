@@ -16,8 +16,7 @@ returns True or the reason (a string) why turbobc declines the call.
 back to its own implementation when ``nx.config.fallback_to_nx`` is set, or raises
 ``NotImplementedError`` when ``backend="turbobc"`` was explicit. Declined: weights that differ
 between edges (BC here is unweighted; all-equal positive weights give the same shortest paths,
-so they are served), weight functions, targets that are not every node
-(``betweenness_centrality_subset``), repeated or unknown sources, ``k`` outside 1..n
+so they are served), weight functions, repeated or unknown sources, ``k`` outside 1..n
 (networkx raises its own errors) and random states that are not a ``random.Random``.
 
 Weights are read from the converted graph: a rule that receives a networkx graph (before
@@ -154,13 +153,16 @@ def _(G, k=None, normalized=True, weight=None, endpoints=False, seed=None, *,
 @implements
 def betweenness_centrality_subset(G, sources, targets, normalized=False, weight=None, *,
                                   engine="auto", kernel="auto", progress=False):
-    """``networkx.betweenness_centrality_subset`` with every node a target, on turbobc."""
+    """``networkx.betweenness_centrality_subset`` on turbobc: the targets are a target
+    weight τ = [w ∈ targets] (:func:`turbobc.bc`'s ``targets``). As networkx, targets that
+    are not nodes are ignored and a repeated target counts once."""
     G = _served(G, weight)
     chosen = [G.index[s] for s in sources]
-    if not chosen:
+    aimed = sorted({G.index[t] for t in set(targets) if t in G.index})
+    if not chosen or not aimed:
         return dict.fromkeys(G.nodes, 0.0)
-    return _values(G, sources=chosen, normalized=bool(normalized), endpoints=False,
-                   engine=engine, kernel=kernel, progress=progress)
+    return _values(G, sources=chosen, targets=aimed, normalized=bool(normalized),
+                   endpoints=False, engine=engine, kernel=kernel, progress=progress)
 
 
 @betweenness_centrality_subset._can_run
@@ -227,13 +229,9 @@ def _check_subset(G, sources, targets):
             if s in seen:
                 return f"source {s!r} is repeated (networkx counts it twice)"
             seen.add(s)
-        target_set = set(targets)
+        set(targets)
     except TypeError as exc:
         return f"sources and targets must hold hashable nodes: {exc}"
-    missing = sum(1 for v in G if v not in target_set)
-    if missing:
-        return (f"{missing} node(s) are not targets; turbobc computes all-targets subset BC "
-                "only")
     return None
 
 
