@@ -76,7 +76,11 @@ and 153 on layered graphs built so that every level is just dense enough to be a
 
 # A frontier denser than this (entries / (B n)) is pulled rather than pushed: it is handed to
 # the product as a bitmap, which lets SuiteSparse use its dot-product method (LAGraph's switch).
-PULL_ABOVE_DENSITY = 0.05
+# Forward sweeps alone, B = n, two cores, seconds at 0.05 / 0.2 / never a bitmap: ca-GrQc core
+# 1.50 / 1.15 / 0.95, power core 1.60 / 1.15 / 1.15, ego-Facebook 1.22 / 1.17 / 1.41,
+# wiki-Vote as undirected core 1.76 / 1.81 / 2.42, as20000102 core 0.71 / 0.67 / 0.83: deep
+# graphs' mid-size frontiers were pulled too early (one-off script, not a record).
+PULL_ABOVE_DENSITY = 0.2
 
 
 def fixed_bytes(n: int, m: int, directed: bool) -> int:
