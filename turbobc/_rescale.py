@@ -16,7 +16,7 @@ __all__ = ["rescale"]
 
 
 def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: bool,
-            sampled_sources: np.ndarray | None = None) -> np.ndarray:
+            sampled_sources: np.ndarray | None = None, n: int | None = None) -> np.ndarray:
     """Scale raw ordered-pair BC sums exactly as networkx does.
 
     Parameters
@@ -35,6 +35,9 @@ def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: boo
         The k sampled sources, or None when every source (or an explicit
         ``sources`` list) was used. With ``endpoints=False`` sampled sources and
         the other vertices get different factors (networkx >= 3.5).
+    n : int, optional
+        Number of vertices, when ``raw`` is not per vertex: edge BC passes its per-edge
+        sums with ``endpoints=True``, networkx's rule for edges. Default ``len(raw)``.
 
     Returns
     -------
@@ -57,7 +60,7 @@ def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: boo
     No scaling when ``N < 2``. The source factor is NaN when ``k == 1`` (networkx's 0/0),
     and a ``RuntimeWarning`` says why.
     """
-    n = raw.shape[0]
+    n = raw.shape[0] if n is None else n
     out = np.array(raw, dtype=np.float64, copy=True)
     N = n if endpoints else n - 1
     if N < 2:

@@ -92,6 +92,8 @@ def run_schedule(problem: Problem, engine: Engine, schedule: list[np.ndarray], *
     if reason is not None:
         raise ValueError(f"the {engine.name} engine cannot run this: {reason}")
     total = Partial.zeros(problem.graph.n)
+    if problem.edges:
+        total.edge = np.zeros(problem.graph.nnz, dtype=np.float64)
     num_sources = sum(len(s) for s in schedule)
     if isinstance(progress, bool):
         shown = source_progress(num_sources, progress, engine.name)

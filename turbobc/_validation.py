@@ -41,6 +41,7 @@ class Call:
     progress: object  # True, False, or an object with update(n) (a tqdm bar, a recorder)
     memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
     targets: np.ndarray | None = None  # distinct int64 vertex ids; None: every vertex
+    edges: bool = False  # also per-edge sums (edge BC)
 
     @property
     def target_weight(self) -> np.ndarray | None:
@@ -55,11 +56,12 @@ class Call:
     def problem(self) -> Problem:
         """What the engine computes."""
         return Problem(self.graph, endpoints=self.endpoints, kernel=self.kernel,
-                       memory_limit=self.memory_limit, target_weight=self.target_weight)
+                       memory_limit=self.memory_limit, target_weight=self.target_weight,
+                       edges=self.edges)
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
-             progress, memory_limit=None, targets=None) -> Call:
+             progress, memory_limit=None, targets=None, edges=False) -> Call:
     """Check and normalise the arguments of :func:`turbobc.bc`.
 
     Returns
@@ -110,13 +112,13 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
         targets = _check_vertices("targets", targets, graph.n, labels)
 
     problem = Problem(graph, endpoints=bool(endpoints), kernel=kernel,
-                      memory_limit=memory_limit)
+                      memory_limit=memory_limit, edges=edges)
     # Last, on the whole problem and before any sweep: the engines say whether they can serve.
     chosen_engine = resolve_engine(engine, problem)
     return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
                 endpoints=bool(endpoints), engine=chosen_engine.name, kernel=kernel,
                 progress=progress if _is_bar(progress) else bool(progress),
-                memory_limit=memory_limit, targets=targets)
+                memory_limit=memory_limit, targets=targets, edges=edges)
 
 
 def _require_bool(name: str, value) -> None:

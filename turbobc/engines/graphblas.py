@@ -211,8 +211,11 @@ class GraphblasSweeper(Sweeper):
         tau, omega = self.problem.target_weight, self.problem.source_weight
         sources = np.asarray(sources, dtype=np.int64)
         raw = np.zeros(graph.n, dtype=np.float64)
+        # per-edge sums E (pattern within A's) when the problem asks for them
+        edge_sums = Matrix(dtypes.FP64, graph.n, graph.n) if self.problem.edges else None
+        edge_raw = np.zeros(graph.nnz, dtype=np.float64) if self.problem.edges else None
         if len(sources) == 0:
-            return Partial(vertex=raw, sources=0)
+            return Partial(vertex=raw, sources=0, edge=edge_raw)
         began = time.perf_counter()
         step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
                               memory_limit=self.problem.memory_limit)
@@ -221,7 +224,8 @@ class GraphblasSweeper(Sweeper):
         # While a progress bar is shown, batches are paced to update it about twice a second.
         for start, stop in paced_batches(len(sources), step, progress):
             batch = sources[start:stop]
-            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints, tau, omega)
+            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints, tau, omega,
+                                          edge_sums)
             wide.extend(wide_here)
             batches += 1
             if len(batch) * graph.n >= collect_above:
@@ -237,11 +241,13 @@ class GraphblasSweeper(Sweeper):
             pattern = graph.pattern
             accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
                             endpoints=endpoints, progress=progress, target_weight=tau,
-                            source_weight=omega,
+                            source_weight=omega, edge_raw=edge_raw,
                             batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
+        if edge_sums is not None:
+            edge_raw += _aligned_with_pattern(edge_sums, graph.pattern)
         self.facts.update(engine="graphblas", batch=step, batches=batches,
                           wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
-        return Partial(vertex=raw, sources=len(sources))
+        return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def close(self) -> None:
         self.A = self.AT = None
@@ -249,11 +255,13 @@ class GraphblasSweeper(Sweeper):
 
 def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
                       endpoints: bool, tau: np.ndarray | None = None,
-                      omega: np.ndarray | None = None) -> list:
+                      omega: np.ndarray | None = None,
+                      edge_sums: Matrix | None = None) -> list:
     """Forward and backward sweep for one batch of sources; adds into ``raw``.
 
     ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate
-    step (spmv/kernels/accumulate.cuh; None: all ones). Returns
+    step (spmv/kernels/accumulate.cuh; None: all ones); ``edge_sums`` (n x n, or None)
+    also gets each stored edge's share of the dependencies (edge BC). Returns
     the sources whose counts left the range of per-level scaling (nothing of them was added:
     the batch is swept again without them); they need :mod:`turbobc.engines.wide`.
     """
@@ -261,10 +269,11 @@ def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
     if too_wide.any():
         del levels, shifts, visited
         if not too_wide.all():
-            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega)
+            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega, edge_sums)
         return batch[too_wide].tolist()
     weights = None if omega is None else np.asarray(omega, dtype=np.float64)[batch]
-    _backward(AT, levels, shifts, raw, tau, weights)
+    _backward(AT, levels, shifts, raw, tau, weights, A if edge_sums is not None else None,
+              edge_sums)
     if endpoints:
         _add_endpoint_terms(visited, batch, raw, weights)
     return []
@@ -304,12 +313,16 @@ def _forward(A: Matrix, batch: np.ndarray):
 
 
 def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
-              tau: np.ndarray | None = None, row_weights: np.ndarray | None = None) -> None:
+              tau: np.ndarray | None = None, row_weights: np.ndarray | None = None,
+              A: Matrix | None = None, edge_sums: Matrix | None = None) -> None:
     """Brandes' dependency accumulation from the deepest level up to depth 1; row b's δ
-    counts ``row_weights[b]`` times (the weight of its source; None: once)."""
+    counts ``row_weights[b]`` times (the weight of its source; None: once). With
+    ``edge_sums``, every edge v -> w of the shortest-path DAG also gets its term
+    σ(v)/σ(w) · (τ(w) + δ(w)), down to the source's own edges (level 1)."""
     B, n = levels[0].nrows, levels[0].ncols
     delta = None  # δ of the child level d, pattern within S_d
-    for d in range(len(levels) - 1, 1, -1):
+    last = 1 if edge_sums is not None else 2  # level 1 only feeds the source (and its edges)
+    for d in range(len(levels) - 1, last - 1, -1):
         sigma_child, sigma_parent = levels[d], levels[d - 1]
         # u<S == d> = (τ + δ) ./ σ   (the accumulate step: spmv/kernels/accumulate.cuh)
         u = _target_weights(sigma_child, tau)
@@ -319,6 +332,14 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         if shifts[d] is not None:
             # σ_{d-1} / σ_d = σ̂_{d-1} / σ̂_d · 2^-shift_d
             u << _row_scaling(np.ldexp(1.0, -shifts[d])).mxm(u, semiring.any_times)
+        if edge_sums is not None:
+            # E<A> += ω-weighted σ̂_{d-1}ᵀ u : the term σ(v)/σ(w) (τ(w) + δ(w)) of each DAG
+            # edge v -> w (v at d − 1, w at d), summed over the batch's sources
+            parent = sigma_parent if row_weights is None else _row_scaling(row_weights).mxm(
+                sigma_parent, semiring.any_times).new()
+            edge_sums(accum=binary.plus, mask=A.S) << parent.T.mxm(u, semiring.plus_times)
+        if d == 1:
+            break  # the source's δ is not needed
         # t<S == d-1> = A u : sum over the children w of each parent v.
         t = Matrix(dtypes.FP64, B, n)
         t(sigma_parent.S, replace=True) << u.mxm(AT, semiring.plus_first)
@@ -366,6 +387,18 @@ def _target_weights(level: Matrix, tau: np.ndarray | None) -> Matrix:
 def _row_scaling(factors: np.ndarray) -> Matrix:
     """diag(factors) as a B x B matrix."""
     return Vector.from_coo(np.arange(len(factors)), factors, size=len(factors)).diag()
+
+
+def _aligned_with_pattern(E: Matrix, pattern) -> np.ndarray:
+    """The values of E (pattern within ``pattern``'s) as an array aligned with
+    ``pattern.indices`` (zero where E has no entry)."""
+    n = pattern.shape[0]
+    rows, cols, vals = E.to_coo()
+    keys = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr)) * n \
+        + pattern.indices.astype(np.int64)
+    out = np.zeros(pattern.nnz, dtype=np.float64)
+    out[np.searchsorted(keys, rows.astype(np.int64) * n + cols)] = vals
+    return out
 
 
 def _add_columns(M: Matrix, raw: np.ndarray, row_weights: np.ndarray | None = None) -> None:

@@ -45,6 +45,8 @@ class Problem:
     source_weight : numpy.ndarray or None
         ω, float64 of length n: every term a source s adds (its δ and endpoint terms) counts
         ω(s) times. None: once. An exact graph reduction passes the vertex counts it folds.
+    edges : bool
+        Also sum each stored edge's share of the dependencies (edge BC): ``Partial.edge``.
     """
 
     graph: Graph
@@ -53,6 +55,7 @@ class Problem:
     memory_limit: int | None = None
     target_weight: np.ndarray | None = None
     source_weight: np.ndarray | None = None
+    edges: bool = False
 
 
 @dataclass

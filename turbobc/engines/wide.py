@@ -47,7 +47,7 @@ edge expansion of one level). The CPU engine passes its own, memory-sized batch 
 
 def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,
                     progress=None, batch_entries: int = WIDE_BATCH_ENTRIES,
-                    target_weight=None, source_weight=None) -> None:
+                    target_weight=None, source_weight=None, edge_raw=None) -> None:
     """Add the raw Brandes dependencies of ``sources`` into ``raw``, exact for any counts.
 
     Parameters
@@ -75,6 +75,9 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     source_weight : array, optional
         float64, length n, on ``xp``: ω, the weight of each source (every term of its sweep
         counts ω(s) times); None: all ones.
+    edge_raw : array, optional
+        float64, one per stored edge (aligned with ``indices``), on ``xp``: each edge's share of
+        the dependencies is added (edge BC); None: not computed.
     """
     sources = np.asarray(sources, dtype=np.int64)
     step = max(1, min(sources.size, batch_entries // max(n, 1)))
@@ -83,20 +86,24 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     for start in range(0, sources.size, step):
         batch = xp.asarray(sources[start:start + step])
         _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, target_weight,
-               source_weight)
+               source_weight, edge_raw)
         if progress is not None:
             progress.update(int(batch.size))
 
 
 def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
-           omega=None) -> None:
+           omega=None, edge_raw=None) -> None:
     """Forward and backward sweep of one batch; adds into ``raw``."""
     levels, depth_of = _forward(xp, indptr, indices, degree, n, batch)
     keys_all, delta_all = [], []
     delta = xp.zeros(levels[-1][0].size, dtype=xp.float64)  # δ = 0 on the deepest level
-    for d in range(len(levels) - 1, 1, -1):
+    lane_weight = None if omega is None else omega[batch]
+    last = 1 if edge_raw is not None else 2  # level 1 only feeds the source (and its edges)
+    for d in range(len(levels) - 1, last - 1, -1):
         delta = _backward_level(xp, indptr, indices, degree, n, levels[d - 1], levels[d],
-                                delta, depth_of, d, tau)
+                                delta, depth_of, d, tau, edge_raw, lane_weight)
+        if d == 1:
+            break
         keys_all.append(levels[d - 1][0])
         delta_all.append(delta)
     if keys_all:
@@ -133,7 +140,7 @@ def _forward(xp, indptr, indices, degree, n, batch):
     while True:
         d += 1
         parent_keys, M, E = levels[-1]
-        pos, child = _expand(xp, indptr, indices, degree, n, parent_keys)
+        pos, child, _ = _expand(xp, indptr, indices, degree, n, parent_keys)
         # f<¬σ> = Aᵀ f : only children not reached at an earlier depth
         fresh = depth_of[child] < 0
         pos, child = pos[fresh], child[fresh]
@@ -152,31 +159,37 @@ def _forward(xp, indptr, indices, degree, n, batch):
 
 
 def _backward_level(xp, indptr, indices, degree, n, parents, children, child_delta,
-                    depth_of, d, tau=None):
+                    depth_of, d, tau=None, edge_raw=None, lane_weight=None):
     """δ of depth d − 1 from the children at depth d (pulled over out-neighbours)."""
     parent_keys, Mp, Ep = parents
     child_keys, Mc, Ec = children
-    pos, child = _expand(xp, indptr, indices, degree, n, parent_keys)
+    pos, child, edge = _expand(xp, indptr, indices, degree, n, parent_keys)
     below = depth_of[child] == d
-    pos, child = pos[below], child[below]
+    pos, child, edge = pos[below], child[below], edge[below]
     at = xp.searchsorted(child_keys, child)
     # δ(v) = Σ_w σ(v)/σ(w) · (τ(w) + δ(w)),  σ(v)/σ(w) = (M(v)/M(w)) 2^(E(v) − E(w)) ≤ 1
     ratio = xp.ldexp(Mp[pos] / Mc[at], Ep[pos] - Ec[at])
     weight = 1.0 if tau is None else tau[child % n]  # τ(w): accumulate.cuh's step
-    return xp.bincount(pos, weights=ratio * (weight + child_delta[at]),
-                       minlength=parent_keys.size)
+    term = ratio * (weight + child_delta[at])  # edge v -> w's share
+    if edge_raw is not None:
+        lane = parent_keys[pos] // n
+        shares = term if lane_weight is None else term * lane_weight[lane]
+        edge_raw += xp.bincount(edge, weights=shares, minlength=edge_raw.size)
+    return xp.bincount(pos, weights=term, minlength=parent_keys.size)
 
 
 def _expand(xp, indptr, indices, degree, n, keys):
-    """Every out-edge of every entry: (position of the entry in ``keys``, key of the head)."""
+    """Every out-edge of every entry: (position of the entry in ``keys``, key of the head,
+    index of the edge in ``indices``)."""
     vertex = keys % n
     counts = degree[vertex]
     ends = xp.cumsum(counts)
     total = int(ends[-1]) if ends.size else 0
     pos = xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right")
     offset = xp.arange(total, dtype=xp.int64) - (ends - counts)[pos]
-    heads = indices[indptr[vertex][pos] + offset].astype(xp.int64)
-    return pos, keys[pos] - vertex[pos] + heads
+    edge = indptr[vertex][pos] + offset
+    heads = indices[edge].astype(xp.int64)
+    return pos, keys[pos] - vertex[pos] + heads, edge
 
 
 def _segment_max(xp, slot, values, size):

@@ -34,6 +34,8 @@ class GpuEngine(Engine):
     name = "gpu"
 
     def can_serve(self, problem: Problem) -> str | None:
+        if problem.edges:
+            return "per-edge sums (edge BC) run on the CPU engine (graphblas) for now"
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
 

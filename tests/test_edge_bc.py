@@ -1,0 +1,107 @@
+"""turbobc.edge_bc equals networkx.edge_betweenness_centrality (and its subset variant with
+every node a target) on the graph catalogue, directed and undirected, exact and sampled."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import turbobc
+from graph_cases import GRAPH_CASES
+from turbobc._graph import Graph
+from turbobc._run import engine_named, run_schedule
+from turbobc.engines.protocol import Problem
+from turbobc.engines.wide import accumulate_wide
+from turbobc.exceptions import GPUUnavailableError
+
+CASES = sorted(GRAPH_CASES)
+
+
+def _check(E, G, want):
+    """E (csr, list(G) order) holds networkx's value on every edge, both ways when
+    undirected, and nothing else."""
+    index = {v: i for i, v in enumerate(G)}
+    expected = {}
+    for (u, v), x in want.items():
+        if u == v:
+            continue  # a self loop is never on a shortest path; turbobc drops it
+        expected[(index[u], index[v])] = x
+        if not G.is_directed():
+            expected[(index[v], index[u])] = x
+    coo = E.tocoo()
+    got = dict(zip(zip(coo.row.tolist(), coo.col.tolist()), coo.data.tolist()))
+    assert set(got) == set(expected)
+    keys = sorted(expected)
+    np.testing.assert_allclose([got[k] for k in keys], [expected[k] for k in keys],
+                               rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("normalized", [True, False])
+def test_exact_edge_bc_equals_networkx(name, normalized):
+    G = GRAPH_CASES[name]()
+    E = turbobc.edge_bc(G, normalized=normalized, engine="graphblas")
+    assert isinstance(E, sp.csr_array) and E.shape == (len(G), len(G))
+    _check(E, G, nx.edge_betweenness_centrality(G, normalized=normalized))
+
+
+@pytest.mark.parametrize("name", ["karate", "grid_6x7", "gnp_medium", "digraph_gnp",
+                                  "two_components_isolated", "scale_free_directed"])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_sampled_edge_bc_equals_networkx(name, normalized):
+    G = GRAPH_CASES[name]()
+    for k in (1, 5, len(G) // 2):
+        E = turbobc.edge_bc(G, k=k, seed=7, normalized=normalized, engine="graphblas")
+        _check(E, G, nx.edge_betweenness_centrality(G, k=k, seed=7, normalized=normalized))
+
+
+@pytest.mark.parametrize("name", ["les_miserables", "grid_deep_2x40", "dag", "digraph_dense"])
+def test_chosen_sources_equal_the_subset_variant(name):
+    G = GRAPH_CASES[name]()
+    sources = list(G)[::4]
+    for normalized in (True, False):
+        E = turbobc.edge_bc(G, sources=sources, normalized=normalized, engine="graphblas")
+        _check(E, G, nx.edge_betweenness_centrality_subset(G, sources, list(G),
+                                                           normalized=normalized))
+
+
+def test_matrix_input_keeps_its_cleaned_pattern():
+    A = sp.csr_array(np.array([[1, 2, 0, 0], [2, 0, 3, 0], [0, 3, 0, 0], [0, 0, 0, 0.0]]))
+    E = turbobc.edge_bc(A, normalized=False, engine="graphblas")
+    # a path 0 - 1 - 2 (the loop at 0 dropped) and an isolated 3: each edge carries the pair
+    # of its ends and the pair (0, 2)
+    assert E.toarray().tolist() == [[0, 2, 0, 0], [2, 0, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]]
+    assert E.nnz == 4
+    assert (E != E.T).nnz == 0
+
+
+@pytest.mark.parametrize("name", ["karate", "grid_6x7", "digraph_gnp", "dag",
+                                  "two_components_isolated"])
+def test_wide_sweep_gives_the_same_edge_sums(name):
+    """The exponent-per-vertex sweep (turbobc.engines.wide) adds the same per-edge terms."""
+    G = GRAPH_CASES[name]()
+    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"))
+    A.setdiag(0)
+    A.eliminate_zeros()
+    A.data[:] = 1.0
+    graph = Graph(pattern=A, directed=G.is_directed())
+    sources = np.arange(graph.n)
+    want, _ = run_schedule(Problem(graph, edges=True), engine_named("graphblas"), [sources])
+    raw, edges = np.zeros(graph.n), np.zeros(graph.nnz)
+    accumulate_wide(np, A.indptr, A.indices, graph.n, sources, raw, endpoints=False,
+                    edge_raw=edges)
+    np.testing.assert_allclose(edges, want.edge, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(raw, want.vertex, rtol=1e-12, atol=1e-12)
+    assert edges.any() or graph.nnz == 0
+
+
+def test_the_gpu_engine_says_edge_bc_runs_on_the_cpu():
+    A = nx.to_scipy_sparse_array(nx.karate_club_graph(), format="csr")
+    with pytest.raises(GPUUnavailableError, match="edge BC"):
+        turbobc.edge_bc(A, engine="gpu")
+    graph = Graph(pattern=sp.csr_array(A), directed=False)
+    assert "CPU engine" in engine_named("gpu").can_serve(Problem(graph, edges=True))
+    E = turbobc.edge_bc(A, engine="auto")  # auto: the CPU engine, GPU or not
+    _check(E, nx.karate_club_graph(), nx.edge_betweenness_centrality(nx.karate_club_graph()))
