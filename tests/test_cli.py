@@ -125,6 +125,27 @@ def test_bc_sources_file_with_original_ids_and_npy(tmp_path):
     assert "3 given sources" in out
 
 
+def test_bc_targets_file_is_the_subset_bc(tmp_path, capsys):
+    """--targets TFILE (ids as in the file) gives networkx's betweenness_centrality_subset."""
+    path = data_path("power.mtx")
+    A, labels = turbobc.read_graph(path)
+    G = nx.from_scipy_sparse_array(A)
+    sources_file, targets_file = tmp_path / "s.txt", tmp_path / "t.txt"
+    sources_file.write_text(" ".join(str(labels[i]) for i in (0, 5, 99)) + "\n")
+    targets_file.write_text("# ends\n" + "\n".join(str(labels[i]) for i in (7, 4000, 12)))
+    out_npy = tmp_path / "bc.npy"
+    out = run("bc", path, "--sources", sources_file, "--targets", targets_file, "--raw",
+              "--engine", "graphblas", "-o", out_npy).stdout
+    want = nx.betweenness_centrality_subset(G, [0, 5, 99], [7, 4000, 12], normalized=False)
+    np.testing.assert_allclose(np.load(out_npy), [want[v] for v in G], rtol=1e-12,
+                               atol=1e-14)
+    assert "3 given sources, 3 given targets" in out
+    assert main(["bc", str(path), "--targets", str(targets_file), "-k", "5"]) == 2
+    assert "--targets computes networkx's betweenness_centrality_subset" in \
+        capsys.readouterr().err
+    assert main(["bc", str(path), "--targets", str(tmp_path / "missing.txt")]) == 2
+
+
 def test_bc_progress_bar_on_stderr():
     """Exact BC of power (4,941 vertices: one batch of the CPU engine, several seconds): the
     bar counts sources and shows the time left several times during the run; a run of a

@@ -104,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
                           help="use exactly the sources listed in SFILE (vertex ids as in "
                                "FILE, separated by white space or new lines; # comments); "
                                "the result is their contribution")
+    bc.add_argument("--targets", metavar="TFILE",
+                    help="count only paths that end at the vertices listed in TFILE (same "
+                         "format as SFILE): networkx's betweenness_centrality_subset; not "
+                         "with -k or --endpoints")
     bc.add_argument("--seed", type=int, metavar="S",
                     help="random seed for -k (only with -k; the same seed samples the same "
                          "vertices as networkx on the graph read by nx.read_edgelist)")
@@ -197,6 +201,8 @@ def _bc(args) -> None:
     graph = _load(args)
     _check_k(args.k, graph.n)
     sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
+    targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
+                                                               "target")
     kind = "directed" if graph.directed else "undirected"
     print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
           f"{_header_note(graph, args)}")
@@ -207,7 +213,7 @@ def _bc(args) -> None:
     matrix, order = _sampling_order(graph, args.k)
     start = time.perf_counter()
     try:
-        values = bc(matrix, sources=sources, k=args.k, seed=args.seed,
+        values = bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
                     normalized=not args.raw, endpoints=args.endpoints,
                     directed=graph.directed, engine=engine, kernel=args.kernel,
                     progress=args.progress, memory_limit=args.memory_limit)
@@ -218,6 +224,8 @@ def _bc(args) -> None:
     what = ("exact" if sources is None and args.k is None else
             f"{len(sources)} given sources" if sources is not None else
             f"{args.k} sampled sources")
+    if targets is not None:
+        what += f", {len(targets)} given targets"
     scale = "raw" if args.raw else "normalized"
     print(f"betweenness centrality ({what}, {scale}"
           f"{', endpoints' if args.endpoints else ''}) on engine {engine} in {seconds:.2f} s")
@@ -248,6 +256,12 @@ def _check_options(args) -> None:
                              f"{str(exc).replace('memory_limit', 'the size')}") from None
     if args.sources is not None and not Path(args.sources).is_file():
         raise UsageError(f"--sources {args.sources}: no such file")
+    if args.targets is not None:
+        if not Path(args.targets).is_file():
+            raise UsageError(f"--targets {args.targets}: no such file")
+        if args.k is not None or args.endpoints:
+            raise UsageError("--targets computes networkx's betweenness_centrality_subset, "
+                             "which has no -k and no --endpoints")
     if args.output is not None:
         _check_output(args.output)
 
@@ -309,7 +323,9 @@ def _in_vertex_order(values: np.ndarray, order) -> np.ndarray:
     return result
 
 
-def _read_sources(path: str, labels: np.ndarray) -> list[int]:
+def _read_sources(path: str, labels: np.ndarray, kind: str = "source") -> list[int]:
+    """The vertices listed in ``path`` (sources, or targets with ``kind="target"``), as
+    indices into ``labels``."""
     integer_labels = labels.dtype.kind in "iu"
     position = {_label(v): i for i, v in enumerate(labels)}
     chosen, first_line = [], {}
@@ -332,7 +348,7 @@ def _read_sources(path: str, labels: np.ndarray) -> list[int]:
                 first_line[key] = number
                 chosen.append(position[key])
     if not chosen:
-        raise ValueError(f"{path}: no source vertex listed")
+        raise ValueError(f"{path}: no {kind} vertex listed")
     return chosen
 
 
