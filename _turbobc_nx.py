@@ -15,6 +15,12 @@ FUNCTIONS = {
     "betweenness_centrality_subset":
         "Unweighted (or all weights equal): any sources and targets, the same numbers as "
         "networkx. Other weights are declined.",
+    "edge_betweenness_centrality":
+        "Unweighted (or all weights equal), exact or sampled with k, on the CPU engine. "
+        "Multigraphs and other weights are declined.",
+    "edge_betweenness_centrality_subset":
+        "Served when targets holds every node; other targets, multigraphs and other "
+        "weights are declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
 ``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does
@@ -29,6 +35,14 @@ _EXTRA_PARAMETERS = {
 }
 
 
+def _parameters(name: str) -> dict:
+    """The extra parameters of one function (edge BC runs on the CPU: no GPU kernel)."""
+    if name.startswith("edge_"):
+        return {key: doc for key, doc in _EXTRA_PARAMETERS.items()
+                if not key.startswith("kernel")}
+    return _EXTRA_PARAMETERS
+
+
 def backend_info() -> dict:
     """What networkx shows about this backend (``networkx.backend_info`` entry point)."""
     return {
@@ -39,6 +53,7 @@ def backend_info() -> dict:
         "short_summary": "Betweenness centrality as sparse linear algebra on NVIDIA GPUs "
                          "(CuPy) or the CPU (python-graphblas).",
         "default_config": {},
-        "functions": {name: {"additional_docs": docs, "additional_parameters": _EXTRA_PARAMETERS}
+        "functions": {name: {"additional_docs": docs,
+                             "additional_parameters": _parameters(name)}
                       for name, docs in FUNCTIONS.items()},
     }

@@ -60,7 +60,9 @@ def test_entry_points_are_registered():
     # one list: what networkx shows is what @implements registered, and nothing more
     assert list(info["functions"]) == list(_turbobc_nx.FUNCTIONS) == list(backend.IMPLEMENTED)
     assert set(backend.IMPLEMENTED) == {"betweenness_centrality",
-                                        "betweenness_centrality_subset"}
+                                        "betweenness_centrality_subset",
+                                        "edge_betweenness_centrality",
+                                        "edge_betweenness_centrality_subset"}
     for name, func in backend.IMPLEMENTED.items():
         assert getattr(BackendInterface, name) is func
         assert func.can_run is not backend._always  # every function has its own rule
@@ -70,17 +72,17 @@ def test_entry_points_are_registered():
         extra = [p.name for p in inspect.signature(func).parameters.values()
                  if p.kind is p.KEYWORD_ONLY]
         assert [p.split(" : ")[0] for p in shown["additional_parameters"]] == extra
-    assert not hasattr(BackendInterface, "edge_betweenness_centrality")
+    assert not hasattr(BackendInterface, "closeness_centrality")
 
 
 def test_implements_keeps_the_list_and_the_rules_honest():
-    def edge_betweenness_centrality(G):
+    def closeness_centrality(G):
         return {}
 
-    with pytest.raises(ValueError, match="edge_betweenness_centrality is not listed in "
+    with pytest.raises(ValueError, match="closeness_centrality is not listed in "
                                          "_turbobc_nx.FUNCTIONS"):
-        backend.implements(edge_betweenness_centrality)
-    assert "edge_betweenness_centrality" not in backend.IMPLEMENTED
+        backend.implements(closeness_centrality)
+    assert "closeness_centrality" not in backend.IMPLEMENTED
     func = backend.IMPLEMENTED["betweenness_centrality"]
     with pytest.raises(TypeError, match="the rule for betweenness_centrality must take its "
                                         r"parameters \(G, k=None"):
@@ -142,6 +144,28 @@ def test_subset_with_any_targets(name, normalized):
     assert empty == dict.fromkeys(G, 0.0)
     nowhere = nx.betweenness_centrality_subset(G, sources, ["not a node"], backend="turbobc")
     assert nowhere == dict.fromkeys(G, 0.0)
+
+
+@pytest.mark.parametrize("name", [g for g in GRAPHS if "multi" not in g])
+@pytest.mark.parametrize("normalized", [False, True])
+def test_edge_betweenness_matches_networkx_with_labels(name, normalized):
+    G = _graphs()[name]
+    G.add_edges_from([(v, v) for v in list(G)[:1]])  # a self loop: networkx keys it at 0.0
+    for ours, theirs in (
+            (nx.edge_betweenness_centrality(G, normalized=normalized, backend="turbobc"),
+             nx.edge_betweenness_centrality(G, normalized=normalized)),
+            (nx.edge_betweenness_centrality(G, k=min(3, len(G)) or None, seed=random.Random(2),
+                                            normalized=normalized, backend="turbobc"),
+             nx.edge_betweenness_centrality(G, k=min(3, len(G)) or None, seed=random.Random(2),
+                                            normalized=normalized)),
+            (nx.edge_betweenness_centrality_subset(G, list(G)[::2], list(G),
+                                                   normalized=normalized, backend="turbobc"),
+             nx.edge_betweenness_centrality_subset(G, list(G)[::2], list(G),
+                                                   normalized=normalized))):
+        assert set(ours) == set(theirs)  # the keys of G.edges(), as networkx orients them
+        for edge, value in theirs.items():
+            assert ours[edge] == pytest.approx(value, rel=1e-12, abs=1e-14), edge
+            assert type(ours[edge]) is float
 
 
 def test_all_equal_weights_are_served():
@@ -262,8 +286,15 @@ def test_can_run_reasons():
         "source [0] is not a node of the graph")
     assert _reason("betweenness_centrality_subset", P, [0], [[0]]).startswith(
         "sources and targets must hold hashable nodes: ")
-    assert _reason("edge_betweenness_centrality", P) == (
-        "turbobc does not implement edge_betweenness_centrality")
+    assert _reason("closeness_centrality", P) == (
+        "turbobc does not implement closeness_centrality")
+    assert _reason("edge_betweenness_centrality", P) is True
+    assert _reason("edge_betweenness_centrality", nx.MultiGraph(P)).startswith(
+        "edge BC of a multigraph is keyed by parallel edge")
+    assert _reason("edge_betweenness_centrality_subset", P, [0], list(P)) is True
+    assert _reason("edge_betweenness_centrality_subset", P, [0], [3]) == (
+        "3 node(s) are not targets; turbobc computes edge subset BC with every node a target "
+        "only (networkx splits a non-target's dependency equally among its predecessors)")
     assert _reason("betweenness_centrality", P, bogus=1).startswith(
         "the arguments do not match betweenness_centrality")
     converted = backend.convert_from_nx(P)
@@ -497,21 +528,31 @@ def test_networkx_betweenness_tests_with_fallback(tmp_path):
     assert subset == ["test_weighted_graph"]  # any targets are served; weights are not
     for test, reasons in declined.items():
         for reason in reasons:
-            assert re.fullmatch(r"k must be an integer in 1\.\.n = 4 for turbobc; got -?\d+|"
+            assert re.fullmatch(r"k must be an integer in 1\.\.n = \d+ for turbobc; got -?\d+|"
                                 r"edge weights 'weight' differ \(\d+\.0 and \d+\.0\); "
-                                r"turbobc BC is unweighted and serves only all-equal weights",
+                                r"turbobc BC is unweighted and serves only all-equal weights|"
+                                r"edge BC of a multigraph is keyed by parallel edge; .*|"
+                                r"\d+ node\(s\) are not targets; turbobc computes edge subset "
+                                r"BC with every node a target only .*",
                                 reason), (test, reason)
-    assert len(declined) == 1 + len(weighted) + len(subset)
-    # Never reaching turbobc: edge betweenness, which turbobc does not register.
-    assert untouched and all("Edge" in t for t in untouched)
-    assert len(served) + len(declined) + len(untouched) == len(outcomes)
-    counts = (len(served), len(declined), len(untouched))
+    # Edge BC: weights that differ, multigraphs (keyed by parallel edge), and subset targets
+    # that are not every node (networkx splits a non-target's dependency among predecessors)
+    edge = sorted(t.split("::", 1)[1] for t in declined if "Edge" in t)
+    assert {t for t in edge if "Subset" not in t} == {
+        "TestWeightedEdgeBetweennessCentrality::test_normalized_weighted_graph",
+        "TestWeightedEdgeBetweennessCentrality::test_normalized_weighted_multigraph",
+        "TestWeightedEdgeBetweennessCentrality::test_weighted_graph",
+        "TestWeightedEdgeBetweennessCentrality::test_weighted_multigraph"}
+    assert len(declined) == 1 + len(weighted) + len(subset) + len(edge)
+    assert not untouched  # every betweenness function of networkx is registered
+    assert len(served) + len(declined) == len(outcomes)
+    counts = (len(served), len(declined))
     print(f"networkx {nx.__version__} betweenness tests: {counts[0]} served by turbobc, "
-          f"{counts[1]} declined (fell back), {counts[2]} edge BC (not registered), 0 failed")
+          f"{counts[1]} declined (fell back), 0 failed")
     if nx.__version__.startswith("3.6."):
-        assert counts == (65, 7, 26)
+        assert counts == (77, 21) and len(edge) == 14
     else:  # a newer networkx may add tests; none of today's may stop being served
-        assert counts[0] >= 65
+        assert counts[0] >= 77
 
 
 def test_networkx_betweenness_tests_without_fallback(tmp_path):
