@@ -146,6 +146,36 @@ def test_bc_targets_file_is_the_subset_bc(tmp_path, capsys):
     assert main(["bc", str(path), "--targets", str(tmp_path / "missing.txt")]) == 2
 
 
+def test_edge_bc_command_matches_networkx(tmp_path, capsys):
+    """edge-bc on an edge list with its own ids: the printed top edge and every value of -o
+    (CSV, JSON) equal networkx's edge BC of nx.read_edgelist; -k/--seed sample as networkx."""
+    G = nx.relabel_nodes(nx.les_miserables_graph(), {v: i * 7 + 3 for i, v in
+                                                     enumerate(nx.les_miserables_graph())})
+    path = tmp_path / "les.txt"
+    path.write_text("".join(f"{u}\t{v}\n" for u, v in G.edges()))
+    H = nx.read_edgelist(path, nodetype=int)
+    out_csv, out_json = tmp_path / "e.csv", tmp_path / "e.json"
+    out = run("edge-bc", path, "--top", "1", "-o", out_csv).stdout
+    want = nx.edge_betweenness_centrality(H)
+    best = max(want, key=want.get)
+    assert f"{min(best)} -- {max(best)}" in out.replace("  ", " ").replace("  ", " ")
+    with open(out_csv, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["source", "target", "bc"] and len(rows) == 1 + H.number_of_edges()
+    for a, b, x in rows[1:]:
+        key = (int(a), int(b)) if (int(a), int(b)) in want else (int(b), int(a))
+        assert float(x) == pytest.approx(want[key], rel=1e-12, abs=1e-15)
+    run("edge-bc", path, "-k", "9", "--seed", "4", "--raw", "--top", "0", "-o", out_json)
+    record = json.loads(out_json.read_text())
+    sampled = nx.edge_betweenness_centrality(H, k=9, seed=4, normalized=False)
+    for (a, b), x in zip(record["edges"], record["betweenness"]):
+        key = (a, b) if (a, b) in sampled else (b, a)
+        assert x == pytest.approx(sampled[key], rel=1e-12, abs=1e-15)
+    assert main(["edge-bc", str(path), "-o", str(tmp_path / "e.npy")]) == 2
+    assert "-o must end in .csv or .json" in capsys.readouterr().err
+    assert main(["edge-bc", str(path), "--seed", "1"]) == 2
+
+
 def test_bc_progress_bar_on_stderr():
     """Exact BC of power (4,941 vertices: one batch of the CPU engine, several seconds): the
     bar counts sources and shows the time left several times during the run; a run of a

@@ -36,8 +36,10 @@ examples:
   turbobc bc wiki-Vote.txt.gz --directed -k 500 --seed 1 --progress
                                               estimate from 500 sampled sources
   turbobc bc road.mtx -o bc.csv               every vertex's BC into a CSV file
+  turbobc edge-bc ca-GrQc.txt.gz --top 5      edge BC, the 5 most central edges
 
-Run 'turbobc bc --help' or 'turbobc info --help' for the options of each command.
+Run 'turbobc bc --help', 'turbobc edge-bc --help' or 'turbobc info --help' for the options
+of each command.
 
 exit status: 0 done; 1 the file or the computation failed (malformed line, missing file, no
 GPU for --engine gpu, out of memory); 2 the command cannot run as given (options, an output
@@ -132,6 +134,33 @@ def _parser() -> argparse.ArgumentParser:
                     help="show a progress bar on stderr (sources done, time left) once the "
                          "run has taken a second")
 
+    edge = commands.add_parser(
+        "edge-bc", help="edge betweenness centrality; prints the most central edges",
+        description="Compute edge betweenness centrality (networkx's "
+                    "edge_betweenness_centrality: exact, normalized by n(n-1) by default) "
+                    "and print the most central edges with the ids the file uses. "
+                    "Direction, -k and --seed as for 'turbobc bc'. Runs on the CPU engine.")
+    _add_graph_options(edge)
+    edge_sampling = edge.add_mutually_exclusive_group()
+    edge_sampling.add_argument("-k", type=int, metavar="K",
+                               help="estimate from K randomly sampled sources")
+    edge_sampling.add_argument("--sources", metavar="SFILE",
+                               help="use exactly the sources listed in SFILE")
+    edge.add_argument("--seed", type=int, metavar="S", help="random seed for -k")
+    edge.add_argument("--raw", action="store_true",
+                      help="unnormalized: path counts summed (halved for undirected graphs)")
+    edge.add_argument("--top", type=int, default=10, metavar="N",
+                      help="print the N most central edges (default 10; 0: none)")
+    edge.add_argument("-o", "--output", metavar="OUT",
+                      help="write every edge's value to OUT: .csv (a header 'source,target,"
+                           "bc', then one line per edge, an undirected edge once, values "
+                           "'%%.16e') or .json (the options, \"edges\" and "
+                           "\"betweenness\"); checked before the computation starts")
+    edge.add_argument("--memory-limit", metavar="SIZE",
+                      help="host memory the run may use (e.g. 4GB, 512MiB)")
+    edge.add_argument("--progress", action="store_true",
+                      help="show a progress bar on stderr once the run has taken a second")
+
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",
         description="Print the size of the graph (n vertices, m edges: arcs if directed, "
@@ -157,6 +186,8 @@ def main(argv=None) -> int:
     try:
         if args.command == "bc":
             _bc(args)
+        elif args.command == "edge-bc":
+            _edge_bc(args)
         else:
             _info(args)
     except (UsageError, EmptyGraphFileError) as exc:
@@ -378,6 +409,77 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
               "seed": args.seed, "vertices": labels, "betweenness": values.tolist()}
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
+
+
+# --------------------------------------------------------------------------- edge-bc
+
+def _edge_bc(args) -> None:
+    from turbobc._api import edge_bc
+    from turbobc._memory import parse_memory_limit
+
+    if args.top < 0:
+        raise UsageError(f"--top must be 0 or more; got {args.top}")
+    if args.seed is not None and args.k is None:
+        raise UsageError(f"--seed {args.seed} needs -k K: it seeds the sampling of K sources")
+    if args.memory_limit is not None:
+        try:
+            args.memory_limit = parse_memory_limit(args.memory_limit)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--memory-limit {args.memory_limit}: "
+                             f"{str(exc).replace('memory_limit', 'the size')}") from None
+    if args.sources is not None and not Path(args.sources).is_file():
+        raise UsageError(f"--sources {args.sources}: no such file")
+    if args.output is not None:
+        if Path(args.output).suffix.lower() not in (".csv", ".json"):
+            raise UsageError(f"-o must end in .csv or .json; got {args.output!r}")
+        _check_output(args.output)
+    graph = _load(args)
+    _check_k(args.k, graph.n)
+    sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
+    kind = "directed" if graph.directed else "undirected"
+    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
+          f"{_header_note(graph, args)}")
+    matrix, order = _sampling_order(graph, args.k)
+    start = time.perf_counter()
+    E = edge_bc(matrix, sources=sources, k=args.k, seed=args.seed, normalized=not args.raw,
+                directed=graph.directed, engine="graphblas", progress=args.progress,
+                memory_limit=args.memory_limit).tocoo()
+    seconds = time.perf_counter() - start
+    rows, cols, values = E.row, E.col, E.data
+    if order is not None:  # computed on the file-order matrix: back to vertex order
+        rows, cols = order[rows], order[cols]
+    if not graph.directed:  # each undirected edge once, as (smaller index, larger)
+        once = rows < cols
+        rows, cols, values = rows[once], cols[once], values[once]
+    what = ("exact" if sources is None and args.k is None else
+            f"{len(sources)} given sources" if sources is not None else
+            f"{args.k} sampled sources")
+    print(f"edge betweenness centrality ({what}, {'raw' if args.raw else 'normalized'}) on "
+          f"engine graphblas in {seconds:.2f} s")
+    labels = [_label(v) for v in graph.labels]
+    if args.top:
+        best = np.argsort(-values, kind="stable")[:args.top]
+        ends = [(str(labels[rows[e]]), str(labels[cols[e]])) for e in best]
+        width = max([6] + [len(a) for a, _ in ends] + [len(b) for _, b in ends])
+        arrow = "->" if graph.directed else "--"
+        print(f"\n{'rank':>4}  {'edge':>{2 * width + 4}}  {'betweenness':>14}")
+        for rank, (e, (a, b)) in enumerate(zip(best, ends), start=1):
+            print(f"{rank:>4}  {a:>{width}} {arrow} {b:<{width}}  {values[e]:>14.8g}")
+    if args.output is not None:
+        pairs = [[labels[i], labels[j]] for i, j in zip(rows.tolist(), cols.tolist())]
+        if Path(args.output).suffix.lower() == ".csv":
+            with open(args.output, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh, lineterminator="\n")
+                writer.writerow(["source", "target", "bc"])
+                writer.writerows([a, b, _CSV_VALUE_FORMAT % x]
+                                 for (a, b), x in zip(pairs, values.tolist()))
+        else:
+            record = {"file": str(args.file), "n": graph.n, "m": graph.m,
+                      "directed": graph.directed, "normalized": not args.raw, "k": args.k,
+                      "seed": args.seed, "edges": pairs, "betweenness": values.tolist()}
+            with open(args.output, "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+        print(f"wrote {len(pairs):,} edge values to {args.output}")
 
 
 # --------------------------------------------------------------------------- info
