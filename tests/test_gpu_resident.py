@@ -364,3 +364,27 @@ def test_gpu_modules_keep_no_module_level_mutable_state():
 def _is_all(node) -> bool:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     return [getattr(t, "id", "") for t in targets] == ["__all__"]
+
+
+@gpu
+def test_accumulate_weights_are_copied_once_counted_and_released():
+    """τ and ω reach the device once per sweeper (one copy when they are the same array, as
+    tree folding passes them), count in held_bytes, and go with close()."""
+    import cupy
+
+    graph = resident_graph(False)
+    weights = np.arange(1, graph.n + 1, dtype=np.float64)
+    pool = cupy.get_default_memory_pool()
+    used = pool.used_bytes()
+    sweeper = GpuEngine().open(Problem(graph, target_weight=weights, source_weight=weights))
+    first = sweeper.run(np.arange(40))
+    tau, omega = sweeper.resident.accumulate_weights(weights, weights)
+    assert tau is omega and DeviceResident.weight_bytes((tau, omega)) == 8 * graph.n
+    held = sweeper.resident.held_bytes()
+    second = sweeper.run(np.arange(40))
+    assert sweeper.resident.accumulate_weights(weights, weights)[0] is tau  # not copied again
+    assert sweeper.resident.held_bytes() == held
+    np.testing.assert_allclose(second.vertex, first.vertex, rtol=1e-13, atol=1e-15)
+    sweeper.close()
+    del tau, omega
+    assert pool.used_bytes() == used

@@ -8,7 +8,7 @@
 //   level  L(v, b)   depth of v from source b; -1 not (yet) reached; LMAX: padding lane
 //   sigma  σ̂(v, b)   path counts, scaled by 2^-E per (source, level) so they never overflow
 //   t      t(v, b)   backward: δ(v, b) = σ̂(v, b) · t(v, b); once v's level is done it holds
-//                    u(v, b) = 1 / σ̂(v, b) + t(v, b), what its parents read
+//                    u(v, b) = τ(v) / σ̂(v, b) + t(v, b), what its parents read (accumulate.cuh)
 //
 // A *unit* u = c n + v is vertex v in chunk c (32 consecutive sources): a warp with a lane
 // per source; its entries are u·32 + lane. Units are visited in that (chunk-major) order. Two

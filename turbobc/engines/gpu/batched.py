@@ -7,7 +7,7 @@ Algorithm 1 becomes an n x B block whose row holds the B values of one vertex
 (spmv/kernels/batched.cuh) runs
 
     forward, d = 1, 2, ...      F<¬Σ> = F A ;  Σ += F ;  S<F> = d      (per lane f<¬σ> = Aᵀ f)
-    backward, d = D .. 2        u<S==d> = (1 + δ) ./ σ ;  t = A u ;  δ<S==d−1> += t .* σ
+    backward, d = D .. 2        u<S==d> = (τ + δ) ./ σ ;  t = A u ;  δ<S==d−1> += t .* σ
     bc += Σ_lanes δ  (and the endpoint terms)
 
 with a grid barrier between levels, so a batch costs one launch and one host round trip.
@@ -530,6 +530,7 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
     if failure is not None:
         # The run's frames (and the arrays they held) died with the except block.
         resident.release()
+        del weights  # nothing of the run stays on the device while the error travels
         raise _out_of_memory(n, m, name, *failure)
     if raw is None:
         # Not even 32 lanes fit: one source at a time (its memory model is far smaller), on
@@ -565,8 +566,11 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
         free = _device_free_bytes() + resident.workspace_bytes("batched")
         return choose_batch(n, m, remaining, free, index_bytes=index_dtype.itemsize,
                             level_bytes=level_dtype.itemsize, directed=graph.directed,
-                            kernel=name, depth_cap=depth_cap, memory_limit=memory_limit)
+                            kernel=name, depth_cap=depth_cap, memory_limit=budget)
 
+    # the accumulate weights already on the device come out of the limit's budget
+    budget = None if memory_limit is None else max(
+        0, memory_limit - DeviceResident.weight_bytes(weights))
     batch = size_for(sources.size)
     if batch == 0:
         return None

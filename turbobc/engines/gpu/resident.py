@@ -313,7 +313,8 @@ class DeviceResident:
 
     def held_bytes(self) -> int:
         """Pool bytes of everything this object holds (each allocation counted once)."""
-        return self._bytes([self.parts, self._workspace, self.bc, self.ctl])
+        weights = [] if self._weights is None else list(self._weights[2:])
+        return self._bytes([self.parts, self._workspace, self.bc, self.ctl, *weights])
 
     @staticmethod
     def _bytes(values) -> int:
@@ -332,10 +333,29 @@ class DeviceResident:
 
         kept = self._weights
         if kept is None or kept[0] is not target_weight or kept[1] is not source_weight:
-            device = tuple(None if w is None else cupy.asarray(np.asarray(w, dtype=np.float64))
-                           for w in (target_weight, source_weight))
-            self._weights = kept = (target_weight, source_weight) + device
+            self._weights = None
+            failure = None
+            try:
+                tau = None if target_weight is None else cupy.asarray(
+                    np.asarray(target_weight, dtype=np.float64))
+                # one array for both (tree folding passes the same counts): one copy
+                omega = tau if source_weight is target_weight else (
+                    None if source_weight is None else cupy.asarray(
+                        np.asarray(source_weight, dtype=np.float64)))
+            except cupy.cuda.memory.OutOfMemoryError as exc:
+                failure = str(exc)  # the arrays of the failed attempt die with this block
+            if failure is not None:
+                raise MemoryError(f"the GPU engine could not hold the accumulate weights "
+                                  f"(8 bytes per vertex each, n={self.graph.n}); CuPy said: "
+                                  f"{failure}")
+            self._weights = kept = (target_weight, source_weight, tau, omega)
         return kept[2], kept[3]
+
+    @staticmethod
+    def weight_bytes(weights) -> int:
+        """Device bytes of the weights (τ, ω) a run passes (one array counted once)."""
+        arrays = {id(w): w for w in weights if w is not None}
+        return sum(int(w.nbytes) for w in arrays.values())
 
     def release(self) -> None:
         """Drop every device array (the parts, the workspace, the accumulator, the weights)."""

@@ -51,7 +51,7 @@ def memory_model(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1)
 
 
 def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: int,
-                       memory_limit: int | None) -> None:
+                       memory_limit: int | None, extra_bytes: int = 0) -> None:
     """Refuse a run whose :func:`memory_model` exceeds ``memory_limit`` (None: no limit).
 
     ``kernel="auto"`` is modelled as CSC (what scCSC and veCSC store; ``auto`` picks scCOOC only
@@ -65,7 +65,7 @@ def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
     if memory_limit is None:
         return
     need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
-                        num_sources)
+                        num_sources) + extra_bytes  # extra: the accumulate weights
     if need > memory_limit:
         from turbobc._memory import format_bytes
 
@@ -275,7 +275,8 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
     index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
-    check_memory_limit(n, m, kernel, index_dtype, sources.size, memory_limit)
+    check_memory_limit(n, m, kernel, index_dtype, sources.size, memory_limit,
+                       extra_bytes=DeviceResident.weight_bytes(weights))
     # Everything is allocated before the first launch, so a run that finds the device full
     # while it holds arrays of earlier runs may drop them all and start once more.
     failure = None
@@ -288,6 +289,7 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
             failure = exc.failure
         # The run's frames (and the arrays they held) died with the except block.
         resident.release()
+    del weights  # nothing of the run stays on the device while the error travels
     need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
                         sources.size)
     raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
