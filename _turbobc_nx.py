@@ -19,8 +19,8 @@ FUNCTIONS = {
         "Unweighted (or all weights equal), exact or sampled with k, on the CPU engine. "
         "Multigraphs and other weights are declined.",
     "edge_betweenness_centrality_subset":
-        "Served when targets holds every node; other targets, multigraphs and other "
-        "weights are declined.",
+        "Unweighted (or all weights equal), any sources and targets, on the CPU engine. "
+        "Multigraphs and other weights are declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
 ``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does

@@ -105,3 +105,45 @@ def test_the_gpu_engine_says_edge_bc_runs_on_the_cpu():
     assert "CPU engine" in engine_named("gpu").can_serve(Problem(graph, edges=True))
     E = turbobc.edge_bc(A, engine="auto")  # auto: the CPU engine, GPU or not
     _check(E, nx.karate_club_graph(), nx.edge_betweenness_centrality(nx.karate_club_graph()))
+
+
+@pytest.mark.parametrize("name", ["karate", "les_miserables", "grid_6x7", "grid_deep_2x40",
+                                  "two_components_isolated", "random_tree", "digraph_gnp",
+                                  "dag", "scale_free_directed", "directed_self_loops"])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_targets_follow_networkx_edge_subset(name, normalized):
+    """networkx's edge subset BC hands a non-target's dependency to its parents in equal
+    shares; turbobc does the same (Problem.split_non_targets)."""
+    G = GRAPH_CASES[name]()
+    rng = np.random.default_rng(len(name))
+    nodes = list(G)
+    for size in (1, max(1, len(nodes) // 4), len(nodes)):
+        sources = [nodes[i] for i in rng.choice(len(nodes), size=max(1, len(nodes) // 3),
+                                                replace=False)]
+        targets = [nodes[i] for i in rng.choice(len(nodes), size=size, replace=False)]
+        E = turbobc.edge_bc(G, sources=sources, targets=targets, normalized=normalized,
+                            engine="graphblas")
+        _check(E, G, nx.edge_betweenness_centrality_subset(G, sources, targets,
+                                                           normalized=normalized))
+    E = turbobc.edge_bc(G, targets=nodes[:2], engine="graphblas")  # sources: every vertex
+    _check(E, G, nx.edge_betweenness_centrality_subset(G, nodes, nodes[:2], normalized=True))
+
+
+@pytest.mark.parametrize("name", ["les_miserables", "grid_6x7", "digraph_gnp", "dag"])
+def test_wide_sweep_splits_non_targets_the_same(name):
+    G = GRAPH_CASES[name]()
+    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"))
+    A.setdiag(0)
+    A.eliminate_zeros()
+    A.data[:] = 1.0
+    graph = Graph(pattern=A, directed=G.is_directed())
+    tau = (np.random.default_rng(3).random(graph.n) < 0.3).astype(np.float64)
+    sources = np.arange(graph.n)
+    problem = Problem(graph, edges=True, target_weight=tau, split_non_targets=True)
+    want, _ = run_schedule(problem, engine_named("graphblas"), [sources])
+    raw, edges = np.zeros(graph.n), np.zeros(graph.nnz)
+    accumulate_wide(np, A.indptr, A.indices, graph.n, sources, raw, endpoints=False,
+                    target_weight=tau, edge_raw=edges, split_non_targets=True)
+    np.testing.assert_allclose(edges, want.edge, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(raw, want.vertex, rtol=1e-12, atol=1e-12)
+    assert edges.any()

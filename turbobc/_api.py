@@ -203,8 +203,8 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     return Result(values, facts)
 
 
-def edge_bc(A, *, k=None, seed=None, sources=None, normalized=True, directed=None,
-            engine="auto", progress=False, memory_limit=None):
+def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
+            directed=None, engine="auto", progress=False, memory_limit=None):
     r"""Edge betweenness centrality: for every stored edge i -> j of ``A``, the share of
     shortest paths through it.
 
@@ -213,15 +213,18 @@ def edge_bc(A, *, k=None, seed=None, sources=None, normalized=True, directed=Non
         c_B(e) = \sum_{s, t \in V} \frac{\sigma(s, t \mid e)}{\sigma(s, t)}
 
     Equal to ``networkx.edge_betweenness_centrality`` (networkx >= 3.6) on the same graph,
-    with its normalization and ``k`` scaling, and with ``sources`` to
-    ``networkx.edge_betweenness_centrality_subset(G, sources, list(G))``.
+    with its normalization and ``k`` scaling, and with ``sources`` and ``targets`` to
+    ``networkx.edge_betweenness_centrality_subset(G, sources, targets)`` (sources default to
+    every vertex, targets too). networkx's edge subset BC hands a non-target's dependency to
+    its shortest-path parents in equal shares; so does this, on the CPU engine.
 
     Parameters
     ----------
     A : scipy.sparse matrix or array, numpy.ndarray or networkx graph
         As for :func:`bc`.
-    k, seed, sources, normalized, directed, memory_limit, progress :
-        As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path).
+    k, seed, sources, targets, normalized, directed, memory_limit, progress :
+        As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
+        ``targets`` not with ``k``).
     engine : {"auto", "gpu", "graphblas"}, default "auto"
         Edge BC runs on the CPU engine for now: ``"auto"`` takes it, ``"gpu"`` says so.
 
@@ -253,7 +256,7 @@ def edge_bc(A, *, k=None, seed=None, sources=None, normalized=True, directed=Non
 
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=False, directed=directed, engine=engine, kernel="auto",
-                    progress=progress, memory_limit=memory_limit, edges=True)
+                    progress=progress, memory_limit=memory_limit, targets=targets, edges=True)
     graph = call.graph
     pattern = graph.pattern
     if graph.n == 0:

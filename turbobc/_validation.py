@@ -57,7 +57,8 @@ class Call:
         """What the engine computes."""
         return Problem(self.graph, endpoints=self.endpoints, kernel=self.kernel,
                        memory_limit=self.memory_limit, target_weight=self.target_weight,
-                       edges=self.edges)
+                       edges=self.edges,
+                       split_non_targets=self.edges and self.targets is not None)
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,

@@ -225,7 +225,7 @@ class GraphblasSweeper(Sweeper):
         for start, stop in paced_batches(len(sources), step, progress):
             batch = sources[start:stop]
             wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints, tau, omega,
-                                          edge_sums)
+                                          edge_sums, self.problem.split_non_targets)
             wide.extend(wide_here)
             batches += 1
             if len(batch) * graph.n >= collect_above:
@@ -242,6 +242,7 @@ class GraphblasSweeper(Sweeper):
             accumulate_wide(np, pattern.indptr, pattern.indices, graph.n, np.array(wide), raw,
                             endpoints=endpoints, progress=progress, target_weight=tau,
                             source_weight=omega, edge_raw=edge_raw,
+                            split_non_targets=self.problem.split_non_targets,
                             batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
         if edge_sums is not None:
             edge_raw += _aligned_with_pattern(edge_sums, graph.pattern)
@@ -256,7 +257,8 @@ class GraphblasSweeper(Sweeper):
 def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
                       endpoints: bool, tau: np.ndarray | None = None,
                       omega: np.ndarray | None = None,
-                      edge_sums: Matrix | None = None) -> list:
+                      edge_sums: Matrix | None = None,
+                      split_non_targets: bool = False) -> list:
     """Forward and backward sweep for one batch of sources; adds into ``raw``.
 
     ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate
@@ -269,11 +271,12 @@ def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
     if too_wide.any():
         del levels, shifts, visited
         if not too_wide.all():
-            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega, edge_sums)
+            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega, edge_sums,
+                              split_non_targets)
         return batch[too_wide].tolist()
     weights = None if omega is None else np.asarray(omega, dtype=np.float64)[batch]
     _backward(AT, levels, shifts, raw, tau, weights, A if edge_sums is not None else None,
-              edge_sums)
+              edge_sums, split_non_targets)
     if endpoints:
         _add_endpoint_terms(visited, batch, raw, weights)
     return []
@@ -314,11 +317,16 @@ def _forward(A: Matrix, batch: np.ndarray):
 
 def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
               tau: np.ndarray | None = None, row_weights: np.ndarray | None = None,
-              A: Matrix | None = None, edge_sums: Matrix | None = None) -> None:
+              A: Matrix | None = None, edge_sums: Matrix | None = None,
+              split_non_targets: bool = False) -> None:
     """Brandes' dependency accumulation from the deepest level up to depth 1; row b's δ
     counts ``row_weights[b]`` times (the weight of its source; None: once). With
     ``edge_sums``, every edge v -> w of the shortest-path DAG also gets its term
-    σ(v)/σ(w) · (τ(w) + δ(w)), down to the source's own edges (level 1)."""
+    σ(v)/σ(w) · (τ(w) + δ(w)), down to the source's own edges (level 1).
+
+    ``split_non_targets`` (τ in {0, 1}, with ``edge_sums``) is networkx's edge subset BC: a
+    target w hands each parent σ(v)/σ(w) · (1 + δ(w)), a non-target δ(w) / |P(w)|, an equal
+    share whatever the path counts."""
     B, n = levels[0].nrows, levels[0].ncols
     delta = None  # δ of the child level d, pattern within S_d
     last = 1 if edge_sums is not None else 2  # level 1 only feeds the source (and its edges)
@@ -326,7 +334,17 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         sigma_child, sigma_parent = levels[d], levels[d - 1]
         # u<S == d> = (τ + δ) ./ σ   (the accumulate step: spmv/kernels/accumulate.cuh)
         u = _target_weights(sigma_child, tau)
-        if delta is not None:
+        share = None  # split_non_targets: q = (1 − τ) δ ./ |P|, each parent's equal share
+        if delta is not None and split_non_targets:
+            # u = τ (1 + δ) ./ σ ; q<S == d> = (1 − τ) δ ./ (parents at d − 1 per child)
+            parents = Matrix(dtypes.FP64, B, n)
+            parents(sigma_child.S) << sigma_parent.apply(unary.one).mxm(A, semiring.plus_times)
+            rest = sigma_child.apply(unary.one).new()
+            rest(binary.minus) << u                     # 1 − τ on the level
+            share = rest.ewise_mult(delta, binary.times).new()
+            share << share.ewise_mult(parents, binary.truediv)
+            u(binary.plus) << u.ewise_mult(delta, binary.times)
+        elif delta is not None:
             u(binary.plus) << delta
         u << u.ewise_mult(sigma_child, binary.truediv)
         if shifts[d] is not None:
@@ -338,6 +356,12 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
             parent = sigma_parent if row_weights is None else _row_scaling(row_weights).mxm(
                 sigma_parent, semiring.any_times).new()
             edge_sums(accum=binary.plus, mask=A.S) << parent.T.mxm(u, semiring.plus_times)
+            if share is not None:  # E<A> += ω-weighted pattern(σ̂_{d-1})ᵀ q
+                ones = sigma_parent.apply(unary.one).new()
+                if row_weights is not None:
+                    ones = _row_scaling(row_weights).mxm(ones, semiring.any_times).new()
+                edge_sums(accum=binary.plus, mask=A.S) << ones.T.mxm(share,
+                                                                     semiring.plus_times)
         if d == 1:
             break  # the source's δ is not needed
         # t<S == d-1> = A u : sum over the children w of each parent v.
@@ -345,6 +369,9 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         t(sigma_parent.S, replace=True) << u.mxm(AT, semiring.plus_first)
         # δ<S == d-1> = t .* σ   (each vertex's δ is complete once its children are done)
         delta = t.ewise_mult(sigma_parent, binary.times).new()
+        if share is not None:  # δ<S == d-1> += A q : the equal shares of the non-targets
+            t(sigma_parent.S, replace=True) << share.mxm(AT, semiring.plus_first)
+            delta(binary.plus) << t
         # bc += ω δ ; sources sit at depth 0 and are never reached by this loop.
         _add_columns(delta, raw, row_weights)
 

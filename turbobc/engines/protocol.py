@@ -47,6 +47,10 @@ class Problem:
         ω(s) times. None: once. An exact graph reduction passes the vertex counts it folds.
     edges : bool
         Also sum each stored edge's share of the dependencies (edge BC): ``Partial.edge``.
+    split_non_targets : bool
+        networkx's edge subset BC (with ``edges`` and τ in {0, 1}): a non-target's dependency
+        goes to its shortest-path parents in equal shares, δ(w) / |P(w)|, instead of in
+        proportion to their path counts (CPU engine).
     """
 
     graph: Graph
@@ -56,6 +60,7 @@ class Problem:
     target_weight: np.ndarray | None = None
     source_weight: np.ndarray | None = None
     edges: bool = False
+    split_non_targets: bool = False
 
 
 @dataclass

@@ -47,7 +47,8 @@ edge expansion of one level). The CPU engine passes its own, memory-sized batch 
 
 def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,
                     progress=None, batch_entries: int = WIDE_BATCH_ENTRIES,
-                    target_weight=None, source_weight=None, edge_raw=None) -> None:
+                    target_weight=None, source_weight=None, edge_raw=None,
+                    split_non_targets=False) -> None:
     """Add the raw Brandes dependencies of ``sources`` into ``raw``, exact for any counts.
 
     Parameters
@@ -78,6 +79,9 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     edge_raw : array, optional
         float64, one per stored edge (aligned with ``indices``), on ``xp``: each edge's share of
         the dependencies is added (edge BC); None: not computed.
+    split_non_targets : bool
+        networkx's edge subset BC: a non-target's δ goes to its parents in equal shares
+        (:class:`turbobc.engines.protocol.Problem`).
     """
     sources = np.asarray(sources, dtype=np.int64)
     step = max(1, min(sources.size, batch_entries // max(n, 1)))
@@ -86,13 +90,13 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     for start in range(0, sources.size, step):
         batch = xp.asarray(sources[start:start + step])
         _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, target_weight,
-               source_weight, edge_raw)
+               source_weight, edge_raw, split_non_targets)
         if progress is not None:
             progress.update(int(batch.size))
 
 
 def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
-           omega=None, edge_raw=None) -> None:
+           omega=None, edge_raw=None, split=False) -> None:
     """Forward and backward sweep of one batch; adds into ``raw``."""
     levels, depth_of = _forward(xp, indptr, indices, degree, n, batch)
     keys_all, delta_all = [], []
@@ -101,7 +105,7 @@ def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
     last = 1 if edge_raw is not None else 2  # level 1 only feeds the source (and its edges)
     for d in range(len(levels) - 1, last - 1, -1):
         delta = _backward_level(xp, indptr, indices, degree, n, levels[d - 1], levels[d],
-                                delta, depth_of, d, tau, edge_raw, lane_weight)
+                                delta, depth_of, d, tau, edge_raw, lane_weight, split)
         if d == 1:
             break
         keys_all.append(levels[d - 1][0])
@@ -159,7 +163,7 @@ def _forward(xp, indptr, indices, degree, n, batch):
 
 
 def _backward_level(xp, indptr, indices, degree, n, parents, children, child_delta,
-                    depth_of, d, tau=None, edge_raw=None, lane_weight=None):
+                    depth_of, d, tau=None, edge_raw=None, lane_weight=None, split=False):
     """δ of depth d − 1 from the children at depth d (pulled over out-neighbours)."""
     parent_keys, Mp, Ep = parents
     child_keys, Mc, Ec = children
@@ -171,6 +175,10 @@ def _backward_level(xp, indptr, indices, degree, n, parents, children, child_del
     ratio = xp.ldexp(Mp[pos] / Mc[at], Ep[pos] - Ec[at])
     weight = 1.0 if tau is None else tau[child % n]  # τ(w): accumulate.cuh's step
     term = ratio * (weight + child_delta[at])  # edge v -> w's share
+    if split:  # networkx's edge subset BC: a non-target's δ in equal shares to its parents
+        parents = xp.bincount(at, minlength=child_keys.size)
+        term = xp.where(weight > 0, ratio * (1.0 + child_delta[at]),
+                        child_delta[at] / parents[at])
     if edge_raw is not None:
         lane = parent_keys[pos] // n
         shares = term if lane_weight is None else term * lane_weight[lane]

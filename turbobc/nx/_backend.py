@@ -213,17 +213,21 @@ def _(G, k=None, normalized=True, weight=None, seed=None, *, engine="auto", prog
 @implements
 def edge_betweenness_centrality_subset(G, sources, targets, normalized=False, weight=None,
                                        *, engine="auto", progress=False):
-    """``networkx.edge_betweenness_centrality_subset`` with every node a target, on turbobc."""
+    """``networkx.edge_betweenness_centrality_subset`` on turbobc: targets as a target weight,
+    a non-target's dependency split evenly among its parents as networkx does (unknown
+    targets ignored, a repeated one counted once)."""
     G = _served(G, weight)
-    return _edge_values(G, sources=[G.index[s] for s in sources],
+    aimed = sorted({G.index[t] for t in set(targets) if t in G.index})
+    if not aimed:
+        return _edge_values(G, sources=[])
+    return _edge_values(G, sources=[G.index[s] for s in sources], targets=aimed,
                         normalized=bool(normalized), engine=engine, progress=progress)
 
 
 @edge_betweenness_centrality_subset._can_run
 def _(G, sources, targets, normalized=False, weight=None, *, engine="auto", progress=False):
     return (_multigraph_rule(G) or _weight_rule(G, weight)
-            or _check_subset(G, sources, targets) or _every_node_a_target(G, targets)
-            or True)
+            or _check_subset(G, sources, targets) or True)
 
 
 # ------------------------------------------------------------------------- the rules' parts
@@ -232,18 +236,6 @@ def _multigraph_rule(G):
     if G.is_multigraph():
         return ("edge BC of a multigraph is keyed by parallel edge; turbobc's converted graph "
                 "keeps one entry per node pair")
-    return None
-
-
-def _every_node_a_target(G, targets):
-    """networkx's edge subset BC splits a non-target's dependency equally among its
-    predecessors; turbobc computes the all-targets case only."""
-    target_set = set(targets)
-    missing = sum(1 for v in G if v not in target_set)
-    if missing:
-        return (f"{missing} node(s) are not targets; turbobc computes edge subset BC with "
-                "every node a target only (networkx splits a non-target's dependency "
-                "equally among its predecessors)")
     return None
 
 
