@@ -38,6 +38,15 @@ def _check(E, G, want):
                                rtol=1e-12, atol=1e-14)
 
 
+def _cleaned(G):
+    """G's pattern as turbobc sweeps it (no self loops, values 1) and its Graph."""
+    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"))
+    A.setdiag(0)
+    A.eliminate_zeros()
+    A.data[:] = 1.0
+    return A, Graph(pattern=A, directed=G.is_directed())
+
+
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("normalized", [True, False])
 def test_exact_edge_bc_equals_networkx(name, normalized):
@@ -82,11 +91,7 @@ def test_matrix_input_keeps_its_cleaned_pattern():
 def test_wide_sweep_gives_the_same_edge_sums(name):
     """The exponent-per-vertex sweep (turbobc.engines.wide) adds the same per-edge terms."""
     G = GRAPH_CASES[name]()
-    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"))
-    A.setdiag(0)
-    A.eliminate_zeros()
-    A.data[:] = 1.0
-    graph = Graph(pattern=A, directed=G.is_directed())
+    A, graph = _cleaned(G)
     sources = np.arange(graph.n)
     want, _ = run_schedule(Problem(graph, edges=True), engine_named("graphblas"), [sources])
     raw, edges = np.zeros(graph.n), np.zeros(graph.nnz)
@@ -132,11 +137,7 @@ def test_targets_follow_networkx_edge_subset(name, normalized):
 @pytest.mark.parametrize("name", ["les_miserables", "grid_6x7", "digraph_gnp", "dag"])
 def test_wide_sweep_splits_non_targets_the_same(name):
     G = GRAPH_CASES[name]()
-    A = sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"))
-    A.setdiag(0)
-    A.eliminate_zeros()
-    A.data[:] = 1.0
-    graph = Graph(pattern=A, directed=G.is_directed())
+    A, graph = _cleaned(G)
     tau = (np.random.default_rng(3).random(graph.n) < 0.3).astype(np.float64)
     sources = np.arange(graph.n)
     problem = Problem(graph, edges=True, target_weight=tau, split_non_targets=True)
