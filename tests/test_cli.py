@@ -171,6 +171,15 @@ def test_edge_bc_command_matches_networkx(tmp_path, capsys):
     for (a, b), x in zip(record["edges"], record["betweenness"]):
         key = (a, b) if (a, b) in sampled else (b, a)
         assert x == pytest.approx(sampled[key], rel=1e-12, abs=1e-15)
+    targets = tmp_path / "t.txt"
+    targets.write_text(" ".join(str(v) for v in list(H)[:5]))
+    run("edge-bc", path, "--targets", targets, "--top", "0", "-o", out_json)
+    record = json.loads(out_json.read_text())
+    subset = nx.edge_betweenness_centrality_subset(H, list(H), list(H)[:5], normalized=True)
+    for (a, b), x in zip(record["edges"], record["betweenness"]):
+        key = (a, b) if (a, b) in subset else (b, a)
+        assert x == pytest.approx(subset[key], rel=1e-12, abs=1e-15)
+    assert main(["edge-bc", str(path), "--targets", str(targets), "-k", "3"]) == 2
     assert main(["edge-bc", str(path), "-o", str(tmp_path / "e.npy")]) == 2
     assert "-o must end in .csv or .json" in capsys.readouterr().err
     assert main(["edge-bc", str(path), "--seed", "1"]) == 2

@@ -146,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
                                help="estimate from K randomly sampled sources")
     edge_sampling.add_argument("--sources", metavar="SFILE",
                                help="use exactly the sources listed in SFILE")
+    edge.add_argument("--targets", metavar="TFILE",
+                      help="count only paths that end at the vertices listed in TFILE: "
+                           "networkx's edge_betweenness_centrality_subset; not with -k")
     edge.add_argument("--seed", type=int, metavar="S", help="random seed for -k")
     edge.add_argument("--raw", action="store_true",
                       help="unnormalized: path counts summed (halved for undirected graphs)")
@@ -429,6 +432,12 @@ def _edge_bc(args) -> None:
                              f"{str(exc).replace('memory_limit', 'the size')}") from None
     if args.sources is not None and not Path(args.sources).is_file():
         raise UsageError(f"--sources {args.sources}: no such file")
+    if args.targets is not None:
+        if not Path(args.targets).is_file():
+            raise UsageError(f"--targets {args.targets}: no such file")
+        if args.k is not None:
+            raise UsageError("--targets computes networkx's edge_betweenness_centrality_subset, "
+                             "which has no -k")
     if args.output is not None:
         if Path(args.output).suffix.lower() not in (".csv", ".json"):
             raise UsageError(f"-o must end in .csv or .json; got {args.output!r}")
@@ -436,12 +445,14 @@ def _edge_bc(args) -> None:
     graph = _load(args)
     _check_k(args.k, graph.n)
     sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
+    targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
+                                                               "target")
     kind = "directed" if graph.directed else "undirected"
     print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
           f"{_header_note(graph, args)}")
     matrix, order = _sampling_order(graph, args.k)
     start = time.perf_counter()
-    E = edge_bc(matrix, sources=sources, k=args.k, seed=args.seed, normalized=not args.raw,
+    E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed, normalized=not args.raw,
                 directed=graph.directed, engine="graphblas", progress=args.progress,
                 memory_limit=args.memory_limit).tocoo()
     seconds = time.perf_counter() - start
@@ -454,6 +465,8 @@ def _edge_bc(args) -> None:
     what = ("exact" if sources is None and args.k is None else
             f"{len(sources)} given sources" if sources is not None else
             f"{args.k} sampled sources")
+    if targets is not None:
+        what += f", {len(targets)} given targets"
     print(f"edge betweenness centrality ({what}, {'raw' if args.raw else 'normalized'}) on "
           f"engine graphblas in {seconds:.2f} s")
     labels = [_label(v) for v in graph.labels]
