@@ -3,11 +3,28 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from turbobc._graph import Graph
+
+
+@contextlib.contextmanager
+def pool_limited(size: int):
+    """CuPy's default memory pool capped at ``size`` bytes for the block (the old cap back
+    after it, whatever happens); yields the pool."""
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    old_limit = pool.get_limit()
+    pool.set_limit(size=size)
+    try:
+        yield pool
+    finally:
+        pool.set_limit(size=old_limit)
 
 
 def make_graph(A, directed: bool) -> Graph:

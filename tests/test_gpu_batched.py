@@ -19,7 +19,8 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from gpu_helpers import Counter, graphblas_raw, make_graph, networkx_raw, read_graph
+from gpu_helpers import (Counter, graphblas_raw, make_graph, networkx_raw, pool_limited,
+                         read_graph)
 from turbobc.engines.gpu import batched as _gpu_batched
 from turbobc._api import run_bc
 from turbobc.engines.gpu.batched import choose_batch, memory_model
@@ -230,14 +231,10 @@ def test_out_of_memory_is_clean():
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()  # no cached block may serve the run
     baseline = pool.used_bytes()
-    old_limit = pool.get_limit()
-    pool.set_limit(size=baseline + 4 * 1024)
-    try:
+    with pool_limited(baseline + 4 * 1024):
         with pytest.raises(MemoryError, match=r"needs about \d+ bytes of device memory"):
             batched_raw(graph, np.arange(100), "vecsc")
         assert pool.used_bytes() == baseline
-    finally:
-        pool.set_limit(size=old_limit)
     np.testing.assert_allclose(batched_raw(graph, [3, 5], "vecsc"),
                                graphblas_raw(graph, [3, 5]), rtol=1e-10, atol=1e-10)
 
@@ -249,14 +246,10 @@ def test_too_little_memory_for_a_batch_runs_one_source_at_a_time():
     graph = mixed_depths_graph(False)
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
-    old_limit = pool.get_limit()
     # room for the format and the single-source vectors, not for 32 lanes
     per_lane = _gpu_batched.lane_bytes(graph.n, 2, _gpu_batched.DEPTH_CAP)
-    pool.set_limit(size=pool.used_bytes() + 8 * per_lane)
-    try:
+    with pool_limited(pool.used_bytes() + 8 * per_lane):
         got = batched_raw(graph, np.arange(50), "sccsc")
-    finally:
-        pool.set_limit(size=old_limit)
     np.testing.assert_allclose(got, graphblas_raw(graph, np.arange(50)), rtol=1e-10,
                                atol=1e-10)
 

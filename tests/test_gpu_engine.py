@@ -12,7 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from gpu_helpers import Counter, graphblas_raw, make_graph, networkx_raw, read_graph
+from gpu_helpers import (Counter, graphblas_raw, make_graph, networkx_raw, pool_limited,
+                         read_graph)
 
 pytestmark = pytest.mark.gpu
 
@@ -168,14 +169,10 @@ def test_out_of_memory_is_a_clean_memory_error(kernel):
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()  # the limit counts cached blocks too
     baseline = pool.used_bytes()
-    old_limit = pool.get_limit()
-    pool.set_limit(size=pool.total_bytes() + 64 * 1024)
-    try:
+    with pool_limited(pool.total_bytes() + 64 * 1024):
         with pytest.raises(MemoryError, match=r"needs about \d+ bytes of device memory.*free"):
             gpu_raw(graph, np.arange(10), kernel)
         assert pool.used_bytes() == baseline
-    finally:
-        pool.set_limit(size=old_limit)
     # and the engine still works afterwards
     np.testing.assert_allclose(gpu_raw(graph, [3], kernel), graphblas_raw(graph, [3]),
                                rtol=1e-10, atol=1e-10)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import spmv
-from gpu_helpers import make_graph, networkx_raw
+from gpu_helpers import make_graph, networkx_raw, pool_limited
 from turbobc.engines.gpu import batched, single
 from turbobc.engines.gpu.engine import GpuEngine
 from turbobc.engines.gpu.resident import PARTS, DeviceResident, part_key
@@ -189,14 +189,10 @@ def test_a_failed_run_leaves_nothing_and_the_sweeper_goes_on():
     with GpuEngine().open(Problem(graph, kernel="vecsc")) as sweeper:
         pool.free_all_blocks()  # no cached block may serve the run
         baseline = pool.used_bytes()
-        old_limit = pool.get_limit()
-        pool.set_limit(size=baseline + 4 * 1024)
-        try:
+        with pool_limited(baseline + 4 * 1024):
             with pytest.raises(MemoryError, match=r"needs about \d+ bytes of device memory"):
                 sweeper.run(np.arange(100))
             assert sweeper.resident.held_bytes() == 0 and pool.used_bytes() == baseline
-        finally:
-            pool.set_limit(size=old_limit)
         got = sweeper.run(np.arange(100)).vertex
         assert sweeper.facts["resident_reused"] is False
     np.testing.assert_allclose(got, networkx_raw(graph, np.arange(100)), rtol=1e-10,
@@ -215,16 +211,12 @@ def test_single_run_drops_what_it_held_when_the_device_is_full():
         single.accumulate_on(resident, np.array([4]), endpoints=False, kernel="sccsc",
                              progress=None, _index_dtype=np.int64)
         pool.free_all_blocks()
-        old_limit = pool.get_limit()
-        # no room for the int32 CSC beside the int64 one (each part takes 512 bytes or more)
-        pool.set_limit(size=pool.used_bytes() + 256)
         facts = {}
-        try:
+        # no room for the int32 CSC beside the int64 one (each part takes 512 bytes or more)
+        with pool_limited(pool.used_bytes() + 256):
             got = single.accumulate_on(resident, np.array([4]), endpoints=False,
                                        kernel="sccsc", progress=None, facts=facts,
                                        _index_dtype=np.int32)
-        finally:
-            pool.set_limit(size=old_limit)
         assert {dtype for _, dtype in resident.parts} == {"int32"}
         assert facts["resident_reused"] is False
     np.testing.assert_allclose(got, networkx_raw(graph, [4]), rtol=1e-10, atol=1e-10)
