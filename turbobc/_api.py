@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -13,7 +14,6 @@ from turbobc._rescale import rescale
 from turbobc._run import engine_named, run_schedule
 from turbobc._tuning import current as current_tuning
 from turbobc._validation import validate
-from turbobc.engines.protocol import Problem
 
 __all__ = ["bc", "edge_bc", "run_bc", "Result"]
 
@@ -302,8 +302,10 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
                                     progress=call.progress)
         return total.vertex, dict(facts, folded=0)
     core = folded.core
-    problem = Problem(core, kernel=call.kernel, memory_limit=call.memory_limit,
-                      target_weight=folded.weight, source_weight=folded.weight)
+    # the call's problem on the core: every vertex weighted by what it stands for; the
+    # endpoint terms come back in closed form (FoldedTrees.expand)
+    problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
+                                  target_weight=folded.weight, source_weight=folded.weight)
     with contextlib.ExitStack() as stack:
         bar = call.progress  # counts every vertex of the graph: the core's, then the folded
         if isinstance(bar, bool):

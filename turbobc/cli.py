@@ -9,6 +9,7 @@ Also runs as ``python -m turbobc.cli``. Reads what :func:`turbobc.read_graph` re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -163,6 +164,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="host memory the run may use (e.g. 4GB, 512MiB)")
     edge.add_argument("--progress", action="store_true",
                       help="show a progress bar on stderr once the run has taken a second")
+    edge.set_defaults(engine="graphblas", kernel="auto", endpoints=False)  # the CPU engine
 
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",
@@ -232,34 +234,20 @@ def _bc(args) -> None:
 
     _check_options(args)
     engine = _engine(args)
-    graph = _load(args)
-    _check_k(args.k, graph.n)
-    sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
-    targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
-                                                               "target")
-    kind = "directed" if graph.directed else "undirected"
-    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
-          f"{_header_note(graph, args)}")
+    graph, sources, targets, matrix, order = _prepare(args)
     if args.engine == "auto" and args.kernel == "auto" and engine == "graphblas":
         from turbobc._engines import cpu_fallback_note
 
         print(cpu_fallback_note())
-    matrix, order = _sampling_order(graph, args.k)
     start = time.perf_counter()
-    try:
+    with _memory_limit_in_command_words():
         values = bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
                     normalized=not args.raw, endpoints=args.endpoints,
                     directed=graph.directed, engine=engine, kernel=args.kernel,
                     progress=args.progress, memory_limit=args.memory_limit)
-    except MemoryError as exc:  # in the command's words
-        raise MemoryError(str(exc).replace("memory_limit", "--memory-limit")) from None
     seconds = time.perf_counter() - start
     values = _in_vertex_order(values, order)
-    what = ("exact" if sources is None and args.k is None else
-            f"{len(sources)} given sources" if sources is not None else
-            f"{args.k} sampled sources")
-    if targets is not None:
-        what += f", {len(targets)} given targets"
+    what = _run_kind(sources, targets, args.k)
     scale = "raw" if args.raw else "normalized"
     print(f"betweenness centrality ({what}, {scale}"
           f"{', endpoints' if args.endpoints else ''}) on engine {engine} in {seconds:.2f} s")
@@ -268,6 +256,38 @@ def _bc(args) -> None:
     if args.output is not None:
         _write(args.output, values, graph, args)
         print(f"wrote {graph.n:,} values to {args.output}")
+
+
+def _prepare(args):
+    """The graph (its size printed), the sources and targets read from their files, and the
+    matrix -k samples from with its order (:func:`_sampling_order`)."""
+    graph = _load(args)
+    _check_k(args.k, graph.n)
+    sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
+    targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
+                                                               "target")
+    kind = "directed" if graph.directed else "undirected"
+    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
+          f"{_header_note(graph, args)}")
+    matrix, order = _sampling_order(graph, args.k)
+    return graph, sources, targets, matrix, order
+
+
+def _run_kind(sources, targets, k) -> str:
+    """'exact', 'N given sources' or 'K sampled sources', and the given targets."""
+    what = ("exact" if sources is None and k is None else
+            f"{len(sources)} given sources" if sources is not None else
+            f"{k} sampled sources")
+    return what if targets is None else f"{what}, {len(targets)} given targets"
+
+
+@contextlib.contextmanager
+def _memory_limit_in_command_words():
+    """A MemoryError names the option, --memory-limit, not the argument memory_limit."""
+    try:
+        yield
+    except MemoryError as exc:
+        raise MemoryError(str(exc).replace("memory_limit", "--memory-limit")) from None
 
 
 def _check_options(args) -> None:
@@ -293,18 +313,24 @@ def _check_options(args) -> None:
     if args.targets is not None:
         if not Path(args.targets).is_file():
             raise UsageError(f"--targets {args.targets}: no such file")
+        if args.command == "edge-bc" and args.k is not None:
+            raise UsageError("--targets computes networkx's edge_betweenness_centrality_subset, "
+                             "which has no -k")
         if args.k is not None or args.endpoints:
             raise UsageError("--targets computes networkx's betweenness_centrality_subset, "
                              "which has no -k and no --endpoints")
     if args.output is not None:
-        _check_output(args.output)
+        _check_output(args.output, (".csv", ".json") if args.command == "edge-bc"
+                      else (".csv", ".json", ".npy"))
 
 
-def _check_output(output: str) -> None:
-    """-o names a known suffix in an existing, writable directory (before any computing)."""
+def _check_output(output: str, suffixes) -> None:
+    """-o names one of ``suffixes`` in an existing, writable directory (before any
+    computing)."""
     path = Path(output)
-    if path.suffix.lower() not in (".csv", ".json", ".npy"):
-        raise UsageError(f"-o must end in .csv, .json or .npy; got {output!r}")
+    if path.suffix.lower() not in suffixes:
+        names = ", ".join(suffixes[:-1]) + " or " + suffixes[-1]
+        raise UsageError(f"-o must end in {names}; got {output!r}")
     folder = path.parent
     if not folder.is_dir():
         raise UsageError(f"-o {output}: the directory {str(folder)!r} does not exist")
@@ -418,43 +444,14 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
 
 def _edge_bc(args) -> None:
     from turbobc._api import edge_bc
-    from turbobc._memory import parse_memory_limit
 
-    if args.top < 0:
-        raise UsageError(f"--top must be 0 or more; got {args.top}")
-    if args.seed is not None and args.k is None:
-        raise UsageError(f"--seed {args.seed} needs -k K: it seeds the sampling of K sources")
-    if args.memory_limit is not None:
-        try:
-            args.memory_limit = parse_memory_limit(args.memory_limit)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"--memory-limit {args.memory_limit}: "
-                             f"{str(exc).replace('memory_limit', 'the size')}") from None
-    if args.sources is not None and not Path(args.sources).is_file():
-        raise UsageError(f"--sources {args.sources}: no such file")
-    if args.targets is not None:
-        if not Path(args.targets).is_file():
-            raise UsageError(f"--targets {args.targets}: no such file")
-        if args.k is not None:
-            raise UsageError("--targets computes networkx's edge_betweenness_centrality_subset, "
-                             "which has no -k")
-    if args.output is not None:
-        if Path(args.output).suffix.lower() not in (".csv", ".json"):
-            raise UsageError(f"-o must end in .csv or .json; got {args.output!r}")
-        _check_output(args.output)
-    graph = _load(args)
-    _check_k(args.k, graph.n)
-    sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
-    targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
-                                                               "target")
-    kind = "directed" if graph.directed else "undirected"
-    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
-          f"{_header_note(graph, args)}")
-    matrix, order = _sampling_order(graph, args.k)
+    _check_options(args)
+    graph, sources, targets, matrix, order = _prepare(args)
     start = time.perf_counter()
-    E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed, normalized=not args.raw,
-                directed=graph.directed, engine="graphblas", progress=args.progress,
-                memory_limit=args.memory_limit).tocoo()
+    with _memory_limit_in_command_words():
+        E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
+                    normalized=not args.raw, directed=graph.directed, engine=args.engine,
+                    progress=args.progress, memory_limit=args.memory_limit).tocoo()
     seconds = time.perf_counter() - start
     rows, cols, values = E.row, E.col, E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
@@ -462,13 +459,8 @@ def _edge_bc(args) -> None:
     if not graph.directed:  # each undirected edge once, as (smaller index, larger)
         once = rows < cols
         rows, cols, values = rows[once], cols[once], values[once]
-    what = ("exact" if sources is None and args.k is None else
-            f"{len(sources)} given sources" if sources is not None else
-            f"{args.k} sampled sources")
-    if targets is not None:
-        what += f", {len(targets)} given targets"
-    print(f"edge betweenness centrality ({what}, {'raw' if args.raw else 'normalized'}) on "
-          f"engine graphblas in {seconds:.2f} s")
+    print(f"edge betweenness centrality ({_run_kind(sources, targets, args.k)}, "
+          f"{'raw' if args.raw else 'normalized'}) on engine {args.engine} in {seconds:.2f} s")
     labels = [_label(v) for v in graph.labels]
     if args.top:
         best = np.argsort(-values, kind="stable")[:args.top]
