@@ -3,7 +3,8 @@
 # (bench/single_source.py), exact BC and k-sampled BC (bench/exact_gpu.py). Logs and JSON
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
-# BENCH_ONLY=1 skips the tests; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
+# BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
+# serial deep-grid cases; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
 # SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
 # BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before
 # and $OUT/after: first-call compile time (this tree's bench/compile_time.py for both, with
@@ -53,13 +54,20 @@ fi
 if [ "$BENCH_ONLY" != 1 ]; then
     # The deep-grid cases build a big-integer reference in a module fixture (about 50 s of
     # CPU): run them in one process after the rest, so that no xdist worker repeats it.
-    timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -m gpu -p no:cacheprovider -p no:benchmark -n 8 \
-        --durations=15 -k "not deep_grid" "$@" tests 2>&1 | tee "$OUT/tests.log" | tail -n 60
+    # -v: one line per finished test in the log, so a run cut by its timeout still names
+    # every failure; the screen gets the failures and the summary.
+    timeout ${TEST_TIMEOUT:-330} python3 -m pytest -v -rf --tb=short -m gpu -p no:cacheprovider \
+        -p no:benchmark -n 8 --durations=15 -k "not deep_grid" "$@" ${TEST_PATHS:-tests} \
+        > "$OUT/tests.log" 2>&1
     status=$?
-    timeout ${SERIAL_TIMEOUT:-240} python3 -m pytest -q -m gpu -p no:cacheprovider -p no:benchmark \
-        -k deep_grid tests/test_overflow.py 2>&1 | tee "$OUT/tests_serial.log" | tail -n 30
-    sstatus=$?
-    [ $status -eq 0 ] && status=$sstatus
+    grep -E "(FAILED|ERROR) " "$OUT/tests.log" | sort -u | head -n 80
+    tail -n 40 "$OUT/tests.log"
+    if [ "${SERIAL:-1}" != 0 ]; then  # SERIAL=0 skips the deep-grid cases
+        timeout ${SERIAL_TIMEOUT:-240} python3 -m pytest -q -m gpu -p no:cacheprovider -p no:benchmark \
+            -k deep_grid tests/test_overflow.py 2>&1 | tee "$OUT/tests_serial.log" | tail -n 30
+        sstatus=$?
+        [ $status -eq 0 ] && status=$sstatus
+    fi
 fi
 bstatus=0
 if [ "${SINGLE:-1}" != 0 ]; then
