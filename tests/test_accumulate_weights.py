@@ -56,7 +56,12 @@ def test_all_ones_is_no_weight(engine_config, name):
         plain = _raw(engine, kernel, graph, sources, None, endpoints=endpoints)
         ones = _raw(engine, kernel, graph, sources, np.ones(graph.n), np.ones(graph.n),
                     endpoints=endpoints)
-        np.testing.assert_array_equal(ones, plain)
+        if engine == "gpu":
+            # the batched kernels add lanes with atomics in no fixed order, so two GPU runs
+            # of the same problem may differ in the last bit (measured: 1 ulp, H100)
+            np.testing.assert_allclose(ones, plain, rtol=4 * np.finfo(float).eps, atol=0)
+        else:
+            np.testing.assert_array_equal(ones, plain)
 
 
 @pytest.mark.parametrize("name", CASES)
