@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -294,9 +295,10 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     knobs, folded = current_tuning(), None
     if (knobs.fold_trees and not call.sampled and call.targets is None
             and len(call.sources) == call.graph.n):
-        folded = fold_trees(call.graph)
-    if folded is not None and folded.folded < knobs.fold_min_share * call.graph.n:
-        folded = None  # too little to fold for what the weighted sweeps cost
+        # too little to fold is not worth what the weighted sweeps cost: then only the
+        # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
+        folded = fold_trees(call.graph,
+                            min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
     if folded is None:
         total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
                                     progress=call.progress)

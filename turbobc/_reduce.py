@@ -82,10 +82,12 @@ class FoldedTrees:
         return raw
 
 
-def fold_trees(graph: Graph) -> FoldedTrees | None:
+def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     """Fold every tree hanging off ``graph`` into the vertex it hangs from.
 
-    Returns None for a directed graph, or when no vertex has degree 1 (nothing to fold).
+    Returns None for a directed graph, or when fewer than ``min_folded`` vertices would fold
+    (then only the peeling ran: the core, the components and the cut pairs, most of the
+    cost, are not built).
     """
     if graph.directed:
         return None
@@ -125,6 +127,8 @@ def fold_trees(graph: Graph) -> FoldedTrees | None:
         hsq[p] += c * c
         if deg[p] == 1:
             stack.append(p)
+    if len(folded) < min_folded:
+        return None
     alive[folded] = False
     size[:], hanging_sum[:], hanging_sq[:] = sizes, hsum, hsq
     _, label = connected_components(pattern, directed=False)
