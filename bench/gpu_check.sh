@@ -14,8 +14,9 @@
 # repeats them. Budget (H100): BENCH_ONLY=1 with BEFORE_DIR took 3.9 minutes (per side:
 # compile_time 50 s, single-source 20 s, exact 45 s), and each step has a timeout, per side:
 # COMPILE_TIMEOUT 90 s, COMPARE_SINGLE_TIMEOUT 80 s, COMPARE_TIMEOUT 100 s, so it ends within
-# about 9 minutes. COMPILE_JOBS=2 compile processes run at a time (1: no two first calls share
-# the machine, about 100 s a side: raise COMPILE_TIMEOUT to 130).
+# about 9 minutes. COMPILE=0 skips the compile-time step. COMPILE_JOBS=2 compile processes run
+# at a time (1: no two first calls share the machine, about 100 s a side: raise COMPILE_TIMEOUT
+# to 130).
 # $BEFORE_DIR/COMMIT, when present, names the older tree's commit in its records.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs come from the large data set, when present beside the checkout (../shared/data), or
@@ -98,12 +99,14 @@ if [ $COMPARE = 1 ]; then
         [ $side = before ] && dir=$BEFORE_DIR && commit=$before_commit
         mkdir -p "$OUT/$side"
         ctime=${COMPILE_TIMEOUT:-90}
-        (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
-            && timeout $ctime python3 "$here/bench/compile_time.py" --out "$OUT/$side" \
-                --label $side --jobs ${COMPILE_JOBS:-2} --max-seconds $((ctime - 15))) \
-            2>&1 | tee "$OUT/$side/compile_time.log" | tail -n 12
-        [ $? -eq 0 ] || bstatus=1
-        echo "[gpu_check ${SECONDS} s] $side: compile_time done"
+        if [ "${COMPILE:-1}" != 0 ]; then  # COMPILE=0: no compile-time step
+            (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
+                && timeout $ctime python3 "$here/bench/compile_time.py" --out "$OUT/$side" \
+                    --label $side --jobs ${COMPILE_JOBS:-2} --max-seconds $((ctime - 15))) \
+                2>&1 | tee "$OUT/$side/compile_time.log" | tail -n 12
+            [ $? -eq 0 ] || bstatus=1
+            echo "[gpu_check ${SECONDS} s] $side: compile_time done"
+        fi
         if [ -f "$dir/bench/single_source.py" ]; then
             (cd "$dir" && export PYTHONPATH=/tmp/site:$dir TURBOBC_COMMIT=$commit \
                 && timeout ${COMPARE_SINGLE_TIMEOUT:-80} python3 bench/single_source.py \
