@@ -12,7 +12,7 @@ import numpy as np
 from turbobc._progress import source_progress
 from turbobc._reduce import fold_trees
 from turbobc._rescale import rescale
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import sweep_sources
 from turbobc._tuning import current as current_tuning
 from turbobc._validation import validate
 
@@ -21,7 +21,7 @@ __all__ = ["bc", "edge_bc", "run_bc", "Result"]
 
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
        endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-       memory_limit=None) -> np.ndarray:
+       memory_limit=None, client=None) -> np.ndarray:
     r"""Betweenness centrality of every vertex of the graph with adjacency matrix ``A``.
 
     .. math::
@@ -101,6 +101,15 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         memory. ``None`` (default): from the memory available (CPU: half of
         the lower of MemAvailable and the room under the cgroup limit; GPU:
         free device memory).
+    client : dask.distributed.Client, optional
+        Sweep on the workers of this Dask cluster (``LocalCUDACluster`` with one
+        worker per GPU, a ``LocalCluster``, a remote scheduler, or a mix): the
+        graph goes to each worker once, the sources are cut into chunks handed
+        to workers as they free up (a dead worker's chunks run elsewhere), and
+        the partial sums are added in chunk order, so the result is the same
+        for any number of workers. Each worker resolves ``engine`` on its own
+        machine (``"auto"``: its GPU, else the CPU engine). Needs
+        ``pip install turbobc[dask]``; see docs/scale-out.md.
 
     Returns
     -------
@@ -171,7 +180,7 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     """
     return run_bc(A, sources=sources, targets=targets, k=k, seed=seed, normalized=normalized,
                   endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
-                  progress=progress, memory_limit=memory_limit).values
+                  progress=progress, memory_limit=memory_limit, client=client).values
 
 
 class Result(NamedTuple):
@@ -184,7 +193,7 @@ class Result(NamedTuple):
 
 def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
            endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-           memory_limit=None) -> Result:
+           memory_limit=None, client=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
     validate → :class:`~turbobc.engines.protocol.Problem` → engine → the one loop
@@ -192,7 +201,8 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     """
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
-                    progress=progress, memory_limit=memory_limit, targets=targets)
+                    progress=progress, memory_limit=memory_limit, targets=targets,
+                    client=client)
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
@@ -205,7 +215,7 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
 
 
 def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
-            directed=None, engine="auto", progress=False, memory_limit=None):
+            directed=None, engine="auto", progress=False, memory_limit=None, client=None):
     r"""Edge betweenness centrality: for every stored edge i -> j of ``A``, the share of
     shortest paths through it.
 
@@ -223,7 +233,7 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     ----------
     A : scipy.sparse matrix or array, numpy.ndarray or networkx graph
         As for :func:`bc`.
-    k, seed, sources, targets, normalized, directed, memory_limit, progress :
+    k, seed, sources, targets, normalized, directed, memory_limit, progress, client :
         As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
         ``targets`` not with ``k``).
     engine : {"auto", "gpu", "graphblas"}, default "auto"
@@ -257,13 +267,14 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
 
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=False, directed=directed, engine=engine, kernel="auto",
-                    progress=progress, memory_limit=memory_limit, targets=targets, edges=True)
+                    progress=progress, memory_limit=memory_limit, targets=targets, edges=True,
+                    client=client)
     graph = call.graph
     pattern = graph.pattern
     if graph.n == 0:
         return sp.csr_array((graph.n, graph.n), dtype=np.float64)
-    total, _ = run_schedule(call.problem, engine_named(call.engine), [call.sources],
-                            progress=call.progress)
+    total, _ = sweep_sources(call.problem, call.engine, call.sources, progress=call.progress,
+                             client=call.client)
     raw = total.edge
     _check_finite(raw, call.engine)
     if not graph.directed:
@@ -300,8 +311,8 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
         folded = fold_trees(call.graph,
                             min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
     if folded is None:
-        total, facts = run_schedule(call.problem, engine_named(call.engine), [call.sources],
-                                    progress=call.progress)
+        total, facts = sweep_sources(call.problem, call.engine, call.sources,
+                                     progress=call.progress, client=call.client)
         return total.vertex, dict(facts, folded=0)
     core = folded.core
     # the call's problem on the core: every vertex weighted by what it stands for; the
@@ -314,8 +325,8 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
             bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
         try:
             # every component keeps a vertex, so the core is never empty
-            total, facts = run_schedule(problem, engine_named(call.engine),
-                                        [np.arange(core.n)], progress=bar)
+            total, facts = sweep_sources(problem, call.engine, np.arange(core.n),
+                                         progress=bar, client=call.client)
         except MemoryError as exc:
             raise MemoryError(f"{exc} (that is the core left after folding the "
                               f"{folded.folded} vertices of the trees hanging off this graph "

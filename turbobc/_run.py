@@ -17,7 +17,7 @@ from turbobc._progress import source_progress
 from turbobc.engines.protocol import Engine, Partial, Problem
 from turbobc.exceptions import GPUUnavailableError
 
-__all__ = ["engine_named", "resolve_engine", "run_schedule"]
+__all__ = ["engine_named", "resolve_engine", "run_schedule", "sweep_sources"]
 
 
 def engine_named(name: str) -> Engine:
@@ -104,3 +104,20 @@ def run_schedule(problem: Problem, engine: Engine, schedule: list[np.ndarray], *
             total = total + sweeper.run(sources, bar)
         facts = dict(sweeper.facts)
     return total, facts
+
+
+def sweep_sources(problem: Problem, engine: str, sources: np.ndarray, *, progress=False,
+                  client=None) -> tuple[Partial, dict]:
+    """The raw sums of ``sources``: here with ``engine`` (:func:`run_schedule`, one source
+    set), or on the workers of a Dask ``client`` (:func:`turbobc._dask.run_on_cluster`,
+    where each worker resolves ``engine`` itself)."""
+    if client is None:
+        return run_schedule(problem, engine_named(engine), [sources], progress=progress)
+    from turbobc._dask import run_on_cluster
+
+    if isinstance(progress, bool):
+        shown = source_progress(len(sources), progress, "dask")
+    else:
+        shown = contextlib.nullcontext(progress)
+    with shown as bar:
+        return run_on_cluster(client, problem, engine, sources, progress=bar)

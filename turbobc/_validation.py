@@ -36,12 +36,13 @@ class Call:
     sampled: bool  # sources were sampled with k (networkx's source/non-source factors)
     normalized: bool
     endpoints: bool
-    engine: str  # "gpu" or "graphblas", never "auto"
+    engine: str  # "gpu" or "graphblas"; with a Dask client as given ("auto" too)
     kernel: str  # "auto" or a name in spmv.KERNELS
     progress: object  # True, False, or an object with update(n) (a tqdm bar, a recorder)
     memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
     targets: np.ndarray | None = None  # distinct int64 vertex ids; None: every vertex
     edges: bool = False  # also per-edge sums (edge BC)
+    client: object = None  # a dask.distributed.Client: the sweeps run on its workers
 
     @property
     def target_weight(self) -> np.ndarray | None:
@@ -62,7 +63,7 @@ class Call:
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
-             progress, memory_limit=None, targets=None, edges=False) -> Call:
+             progress, memory_limit=None, targets=None, edges=False, client=None) -> Call:
     """Check and normalise the arguments of :func:`turbobc.bc`.
 
     Returns
@@ -114,12 +115,22 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
 
     problem = Problem(graph, endpoints=bool(endpoints), kernel=kernel,
                       memory_limit=memory_limit, edges=edges)
-    # Last, on the whole problem and before any sweep: the engines say whether they can serve.
-    chosen_engine = resolve_engine(engine, problem)
+    if client is None:
+        # Last, on the whole problem and before any sweep: the engines say whether they can
+        # serve.
+        engine = resolve_engine(engine, problem).name
+    else:
+        # each Dask worker resolves the engine on its own machine (turbobc/_dask.py); here
+        # only what no machine could serve is refused
+        from turbobc._dask import check_client
+
+        check_client(client)
+        if engine == "graphblas":
+            resolve_engine(engine, problem)
     return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
-                endpoints=bool(endpoints), engine=chosen_engine.name, kernel=kernel,
+                endpoints=bool(endpoints), engine=engine, kernel=kernel,
                 progress=progress if _is_bar(progress) else bool(progress),
-                memory_limit=memory_limit, targets=targets, edges=edges)
+                memory_limit=memory_limit, targets=targets, edges=edges, client=client)
 
 
 def _require_bool(name: str, value) -> None:
