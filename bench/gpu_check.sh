@@ -4,8 +4,9 @@
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
-# serial deep-grid cases; SINGLE=0, EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS,
-# SAMPLED_ARGS and BENCH_ARGS pass arguments to them.
+# serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs); SINGLE=0,
+# EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
+# arguments to them.
 # BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before
 # and $OUT/after: first-call compile time (this tree's bench/compile_time.py for both, with
 # PYTHONPATH at the tree measured), the single-source suite on COMPARE_SINGLE_GRAPHS and exact
@@ -125,6 +126,13 @@ if [ $COMPARE = 1 ]; then
         [ $? -eq 0 ] || bstatus=1
         echo "[gpu_check ${SECONDS} s] $side: exact_gpu done"
     done
+fi
+if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1 and 2 GPU workers through Dask (two GPUs needed)
+    timeout ${DASK_TIMEOUT:-300} python3 bench/dask_scaling.py --out "$OUT" ${DASK_ARGS:-} \
+        2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
+        | tee "$OUT/dask_scaling.log" | tail -n 20
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] dask_scaling done"
 fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
     for bps in $BENCH_BPS; do

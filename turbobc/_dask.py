@@ -32,6 +32,7 @@ Importing turbobc never imports Dask: this module is imported only when ``client
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import threading
 import time
@@ -197,6 +198,7 @@ def _facts(results, chunks, first_done, resubmits, client) -> dict:
                  workers=len(client.scheduler_info().get("workers", {})),
                  workers_used=len({r.worker for r in results}), chunks=len(chunks),
                  chunk_sources=[len(c) for c in chunks], chunk_seconds=seconds,
+                 chunk_workers=[r.worker for r in results],
                  first_chunk_seconds=first_done, resubmits=resubmits,
                  memory_retries=sum(r.memory_retries for r in results))
     return facts
@@ -353,5 +355,5 @@ def local_gpu_cluster(gpus: int):
                            "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
                for i in range(gpus)}
     return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}},
-                       workers=workers)
+                       workers=workers, silence_logs=logging.WARNING)
 
