@@ -13,6 +13,10 @@ n x B vertex-major blocks (docs/algorithm.md, "Mapping to the kernels"):
               target in both sweeps
 ============  ===========================================================================
 
+Each comes in two instantiations (spmv/kernels/batched.cu): with the VertexSums accumulator
+(vertex BC) and with EdgeSums (``bcb_*_edge``: the vertex sums and one sum per stored edge,
+edge BC); :func:`sweep_batch` launches the second when it is handed an ``edge`` array.
+
 Nothing here imports CuPy at import time.
 """
 
