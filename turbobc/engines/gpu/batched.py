@@ -63,8 +63,7 @@ from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResiden
 from turbobc.engines.wide import accumulate_wide
 
 __all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "sums_bytes",
-           "locality_order",
-           "sweep_order", "holds", "DEPTH_CAP"]
+           "locality_order", "sweep_order", "holds", "DEPTH_CAP"]
 
 # The knobs (share of free memory a run may take, most lanes per batch, source order, the
 # share of vertices from which sources are ordered for locality) are fields of
