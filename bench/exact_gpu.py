@@ -12,7 +12,16 @@ When a probe (the first 8192 sources in sweep order) predicts more than ``--max-
 exact run, the graph runs on ``k`` sources only and the record says ``"extrapolated": true``
 with the seconds scaled by n / k: such a row is an estimate, not an exact run.
 
-Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR]
+Edge BC beside vertex BC (issue 13, target: edge BC at most :data:`EDGE_TARGET_RATIO` times the
+vertex BC time): on every graph, the same sources (all of them up to ``--edge-sources``, else
+the first ``--edge-sources`` in sweep order, as the probe) are swept once for vertex sums and
+once with the edge sums (``Problem(edges=True)``, the EdgeSums kernels), through the engine
+protocol so that both take the same path (no tree folding); the row gets ``edge_*`` fields:
+device-loop and wall seconds of both, their ratio, and the exact edge BC seconds it predicts.
+``--no-edges`` skips it. ``--check`` graphs also compare GPU edge BC with the graphblas engine
+(every 8th source).
+
+Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR] [--no-edges]
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ TARGET_S = {"ego-Facebook": 0.05, "myc14": 0.1, "delaunay_n16": 5.0, "road-luxem
 FLOOR_TARGET = {"kron18": 3.0, "myc16": 3.0}  # within 3x of the memory floor
 FLOOR_BYTES_PER_PAIR = 16
 SHORT_RUN_S, SHORT_REPEATS = 2.0, 5  # exact runs shorter than this report the median of 5
+EDGE_TARGET_RATIO = 1.3  # issue 13: edge BC within 1.3x the time of vertex BC
+EDGE_SOURCES = 8192      # sources of the edge/vertex comparison (all of them on smaller graphs)
 
 
 def copy_bandwidth(nbytes: int = 4 * 2**30, repeats: int = 5) -> float:
@@ -80,7 +91,60 @@ def run_once(A, kernel: str, sources=None, in_sweep_order: bool = False) -> tupl
         return time.perf_counter() - t0, facts
 
 
-def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) -> dict:
+def run_sums(A, sources, edges: bool, kernel: str = "auto") -> tuple[float, dict]:
+    """Wall seconds of one GPU engine run over ``sources`` (in sweep order), with the edge
+    sums or without, and its facts (``sweep_seconds``: the device loop). Through the engine
+    protocol, so that vertex and edge BC take the same path."""
+    import cupy
+
+    import turbobc
+    from turbobc._graph import Graph
+    from turbobc._run import engine_named, run_schedule
+    from turbobc.engines.protocol import Problem
+
+    problem = Problem(Graph(pattern=A, directed=False), kernel=kernel, edges=edges)
+    with turbobc.tuning(order_min_share=0.0):  # the exact run's order, few sources or not
+        cupy.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        _, facts = run_schedule(problem, engine_named("gpu"), [np.asarray(sources)])
+        cupy.cuda.Device().synchronize()
+        return time.perf_counter() - t0, facts
+
+
+def bench_edges(A, rank: np.ndarray, num_sources: int = EDGE_SOURCES,
+                kernel: str = "auto") -> dict:
+    """Vertex and edge BC on the same sources (all when n <= ``num_sources``, else the first
+    ``num_sources`` in sweep order): seconds, device-loop seconds, the edge / vertex ratio of
+    the device loops against :data:`EDGE_TARGET_RATIO`, and the exact edge BC seconds that
+    predicts. Short runs: median of :data:`SHORT_REPEATS`."""
+    n = A.shape[0]
+    k = min(n, num_sources)
+    sources = np.sort(np.argsort(rank)[:k])
+    out = {"edge_sources": k}
+    for label, edges in (("vertex", False), ("edge", True)):
+        run_sums(A, sources[:64], edges, kernel)  # compile, warm
+        runs = [run_sums(A, sources, edges, kernel)]
+        if runs[0][0] < SHORT_RUN_S:
+            runs += [run_sums(A, sources, edges, kernel) for _ in range(SHORT_REPEATS - 1)]
+        runs.sort(key=lambda item: item[1]["sweep_seconds"])
+        seconds, facts = runs[len(runs) // 2]
+        out[f"edge_{label}_seconds"] = seconds
+        out[f"edge_{label}_sweep_seconds"] = facts["sweep_seconds"]
+        out[f"edge_{label}_sweep_all"] = [item[1]["sweep_seconds"] for item in runs]
+        out[f"edge_{label}_kernel"] = facts["kernel"]
+        out[f"edge_{label}_batch"] = facts["batch"]
+        out[f"edge_{label}_peak_pool_bytes"] = facts["peak_pool_bytes"]
+    ratio = out["edge_edge_sweep_seconds"] / out["edge_vertex_sweep_seconds"]
+    out.update(edge_ratio=ratio,
+               edge_wall_ratio=out["edge_edge_seconds"] / out["edge_vertex_seconds"],
+               edge_predicted_exact_sweep_seconds=out["edge_edge_sweep_seconds"] * n / k,
+               edge_target_ratio=EDGE_TARGET_RATIO,
+               edge_target_met=bool(ratio <= EDGE_TARGET_RATIO))
+    return out
+
+
+def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float,
+                edges: bool = False, edge_sources: int = EDGE_SOURCES) -> dict:
     import cupy
 
     label = LABELS.get(name, name)
@@ -140,6 +204,8 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float) ->
     if label in FLOOR_TARGET:
         record["floor_target_times"] = FLOOR_TARGET[label]
         record["floor_target_met"] = bool(sweep <= FLOOR_TARGET[label] * floor) and k == n
+    if edges:
+        record.update(bench_edges(A, rank, edge_sources, kernel=kernel))
     return record
 
 
@@ -252,6 +318,18 @@ def check_against_graphblas(name: str) -> float:
     return float(np.abs(gpu - cpu).max() / max(np.abs(cpu).max(), 1e-300))
 
 
+def check_edges_against_graphblas(name: str, step: int = 8) -> float:
+    """Largest relative difference of GPU edge BC (every ``step``-th source) from the
+    graphblas engine's."""
+    import turbobc
+
+    A = graphs.graph(name)
+    sources = list(range(0, A.shape[0], step))
+    gpu = turbobc.edge_bc(A, sources=sources, engine="gpu")
+    cpu = turbobc.edge_bc(A, sources=sources, engine="graphblas")
+    return float(np.abs(gpu - cpu).max() / max(np.abs(cpu).max(), 1e-300))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", nargs="+", default=DEFAULT_GRAPHS)
@@ -266,6 +344,11 @@ def main(argv=None):
                         help="GRAPH:K:VARIANT;VARIANT;... (see parse_variant): time the first K "
                              "sources under each variant of the private knobs, no exact runs")
     parser.add_argument("--build", default="", help="label of this build (variant records)")
+    parser.add_argument("--edges", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time edge BC beside vertex BC on the same sources of each "
+                             "graph (--no-edges: vertex BC only)")
+    parser.add_argument("--edge-sources", type=int, default=EDGE_SOURCES,
+                        help="sources of the edge/vertex comparison (all when n is smaller)")
     parser.add_argument("--sampled", nargs="*", default=[],
                         help="GRAPH:K: time k-sampled BC (k=K, seed=1) instead, no exact runs")
     args = parser.parse_args(argv)
@@ -295,7 +378,8 @@ def main(argv=None):
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s (read + write)", flush=True)
     rows, comparisons = [], []
     for name in args.graphs:
-        rec = bench_graph(name, args.kernel, bandwidth, args.max_seconds)
+        rec = bench_graph(name, args.kernel, bandwidth, args.max_seconds, edges=args.edges,
+                          edge_sources=args.edge_sources)
         rows.append(rec)
         print(f"{rec['graph']:20s} n={rec['n']:8d} nnz={rec['nnz']:10d} {rec['seconds']:9.3f} s "
               f"(sweep {rec['sweep_seconds']:9.3f}) {rec['gteps']:7.2f} GTEPS  B={rec['batch']:5d}"
@@ -304,6 +388,12 @@ def main(argv=None):
               f"{'  EXTRAPOLATED from %d sources' % rec['sources'] if rec['extrapolated'] else ''}"
               f"  target {rec.get('target_seconds', '-')} met={rec.get('target_met', '-')}",
               flush=True)
+        if args.edges:
+            print(f"{'':20s} edge BC / vertex BC on {rec['edge_sources']} sources: sweep "
+                  f"{rec['edge_edge_sweep_seconds']:8.3f} / {rec['edge_vertex_sweep_seconds']:8.3f}"
+                  f" s = x{rec['edge_ratio']:5.2f} (wall x{rec['edge_wall_ratio']:5.2f}), "
+                  f"exact edge BC ~{rec['edge_predicted_exact_sweep_seconds']:8.2f} s  "
+                  f"target x{EDGE_TARGET_RATIO} met={rec['edge_target_met']}", flush=True)
     for name in args.kernels:
         for kernel in ("sccsc", "sccooc", "vecsc"):
             rec = bench_graph(name, kernel, bandwidth, args.max_seconds / 4)
@@ -311,18 +401,24 @@ def main(argv=None):
             print(f"  kernel {kernel:7s} {rec['graph']:20s} {rec['seconds']:9.3f} s "
                   f"(sweep {rec['sweep_seconds']:9.3f}){' extrapolated' if rec['extrapolated'] else ''}",
                   flush=True)
-    checks = {}
+    checks, edge_checks = {}, {}
     for name in args.check:
         checks[name] = check_against_graphblas(name)
         print(f"max relative difference from graphblas on {name}: {checks[name]:.3g}", flush=True)
+        if args.edges:
+            edge_checks[name] = check_edges_against_graphblas(name)
+            print(f"max relative difference of edge BC (every 8th source) from graphblas on "
+                  f"{name}: {edge_checks[name]:.3g}", flush=True)
     path = write_record("exact_gpu", {"copy_bandwidth_bytes_per_s": bandwidth,
                                       "floor_bytes_per_source_edge": FLOOR_BYTES_PER_PAIR,
                                       "graphs": rows, "kernel_comparison": comparisons,
-                                      "graphblas_check_max_rel_diff": checks},
+                                      "graphblas_check_max_rel_diff": checks,
+                                      "graphblas_edge_check_max_rel_diff": edge_checks},
                         results=args.out)
     print(f"record: {path}")
     print(json.dumps([{k: r[k] for k in ("graph", "seconds", "gteps", "batch", "times_floor",
-                                         "extrapolated")} for r in rows]))
+                                         "extrapolated", "edge_ratio") if k in r}
+                      for r in rows]))
 
 
 if __name__ == "__main__":

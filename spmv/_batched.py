@@ -13,6 +13,10 @@ n x B vertex-major blocks (docs/algorithm.md, "Mapping to the kernels"):
               target in both sweeps
 ============  ===========================================================================
 
+Each comes in two instantiations (spmv/kernels/batched.cu): with the VertexSums accumulator
+(vertex BC) and with EdgeSums (``bcb_*_edge``: the vertex sums and one sum per stored edge,
+edge BC); :func:`sweep_batch` launches the second when it is handed an ``edge`` array.
+
 Nothing here imports CuPy at import time.
 """
 
@@ -105,7 +109,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int,
                 push_ratio: int, blocks_per_sm: int | None = None, tau=None,
-                omega=None) -> int:
+                omega=None, edge=None) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
@@ -116,12 +120,17 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     ``blocks_per_sm`` caps the resident blocks per multiprocessor (None: as many as fit);
     ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate step
     (spmv/kernels/accumulate.cuh), float64 device arrays of length n, or None for all ones.
+    ``edge``: a float64 device array of one sum per stored edge, aligned with ``out_idx`` (the
+    CSR pattern), into which the EdgeSums instantiation adds each DAG edge's share of the
+    dependencies (edge BC) beside ``bc``; None: the VertexSums one (vertex sums only).
     The kernel takes three structs by value (spmv/kernels/views.cuh, :mod:`spmv._views`).
     Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must
     be rerun.
     """
     width = {np.dtype(np.int16): 16, np.dtype(np.int32): 32}[np.dtype(level.dtype)]
-    fn = get_kernel("batched.cu", f"bcb_{kernel}{width}<{c_index_type(in_ptr.dtype)}>")
+    accumulator = "" if edge is None else "_edge"
+    fn = get_kernel("batched.cu",
+                    f"bcb_{kernel}{width}{accumulator}<{c_index_type(in_ptr.dtype)}>")
     work = (m if kernel == "sccooc" else n) * stride
     grid = min(resident_blocks(fn, BLOCK, blocks_per_sm), max(1, math.ceil(work / BLOCK)))
     graph_view = record(BATCH_GRAPH, in_ptr=in_ptr, in_idx=in_idx, out_ptr=out_ptr,
@@ -131,6 +140,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                        masks=masks, shifts=shifts, maxbits=maxbits, reached=reached, ctl=ctl,
                        dcap=dcap)
     run_view = record(BATCH_RUN, sources=sources, nsrc=sources.size, lanes=stride, bc=bc,
-                      tau=tau, omega=omega, push_ratio=push_ratio, endpoints=int(endpoints))
+                      edge=edge, tau=tau, omega=omega, push_ratio=push_ratio,
+                      endpoints=int(endpoints))
     fn((grid,), (BLOCK,), (graph_view, work_view, run_view))
     return grid

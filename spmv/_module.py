@@ -32,7 +32,8 @@ SOURCES = {
     "sccooc.cu": ("bc_sccooc",),
     "vecsc.cu": ("bc_vecsc",),
     "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
-    "batched.cu": tuple(f"bcb_{k}{w}" for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
+    "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
+                        for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
 }
 """Each source file and the ``__global__`` templates it defines."""
 
@@ -131,7 +132,7 @@ def _module(filename: str, name_expression: str):
 
     Only the instantiation that is launched is compiled (one name expression per module, as
     CuPy memoizes its own kernels per variant): a first call on batched.cu compiles one of its
-    twelve kernels, not all of them.
+    24 kernels, not all of them.
     """
     import cupy
 

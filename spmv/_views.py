@@ -32,8 +32,8 @@ BATCH_GRAPH = _struct(("in_ptr", _P), ("in_idx", _P), ("out_ptr", _P), ("out_idx
 BATCH_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("flag0", _P), ("flag1", _P),
                      ("masks", _P), ("shifts", _P), ("maxbits", _P), ("reached", _P),
                      ("ctl", _P), ("dcap", _N))
-BATCH_RUN = _struct(("sources", _P), ("nsrc", _N), ("lanes", _N), ("bc", _P), ("tau", _P),
-                    ("omega", _P), ("push_ratio", np.uint64), ("endpoints", _I))
+BATCH_RUN = _struct(("sources", _P), ("nsrc", _N), ("lanes", _N), ("bc", _P), ("edge", _P),
+                    ("tau", _P), ("omega", _P), ("push_ratio", np.uint64), ("endpoints", _I))
 
 VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SINGLE_RUN,
          "BatchGraph": BATCH_GRAPH, "BatchWork": BATCH_WORK, "BatchRun": BATCH_RUN}

@@ -78,6 +78,17 @@ def test_batched_family_is_a_skeleton_with_policies():
         assert "Mode" not in _code(path), path.name
     code = _code(KERNEL_DIR / "batched.cuh")
     assert "template <class Traversal, class Accumulator, typename I, typename L>" in code
-    kernels = re.findall(r"TBCB_KERNEL\((\w+), (\w+), (\w+)\)", _code(KERNEL_DIR / "batched.cu"))
-    assert {policy for _, policy, _ in kernels} == {"DensePull", "FrontierPushPull",
-                                                    "EdgeParallel"}
+    kernels = re.findall(r"TBCB_KERNEL\((\w+), (\w+), (\w+), (\w+)\)",
+                         _code(KERNEL_DIR / "batched.cu"))
+    assert {traversal for _, traversal, _, _ in kernels} == {"DensePull", "FrontierPushPull",
+                                                             "EdgeParallel"}
+    # every traversal with every accumulator and level type, named as the launcher asks
+    assert {(t, a, lv) for _, t, a, lv in kernels} == {
+        (t, a, lv) for t in ("DensePull", "FrontierPushPull", "EdgeParallel")
+        for a in ("VertexSums", "EdgeSums") for lv in ("short", "int")}
+    from spmv import _module
+
+    assert {name for name, _, _, _ in kernels} == set(_module.SOURCES["batched.cu"])
+    for name, _, accumulator, level in kernels:
+        assert name.endswith("_edge") == (accumulator == "EdgeSums"), name
+        assert ("16" if level == "short" else "32") in name, name

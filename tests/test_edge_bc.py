@@ -14,7 +14,6 @@ from turbobc._graph import Graph
 from turbobc._run import engine_named, run_schedule
 from turbobc.engines.protocol import Problem
 from turbobc.engines.wide import accumulate_wide
-from turbobc.exceptions import GPUUnavailableError
 
 CASES = sorted(GRAPH_CASES)
 
@@ -102,14 +101,15 @@ def test_wide_sweep_gives_the_same_edge_sums(name):
     assert edges.any() or graph.nnz == 0
 
 
-def test_the_gpu_engine_says_edge_bc_runs_on_the_cpu():
-    A = nx.to_scipy_sparse_array(nx.karate_club_graph(), format="csr")
-    with pytest.raises(GPUUnavailableError, match="edge BC"):
-        turbobc.edge_bc(A, engine="gpu")
-    graph = Graph(pattern=sp.csr_array(A), directed=False)
-    assert "CPU engine" in engine_named("gpu").can_serve(Problem(graph, edges=True))
-    E = turbobc.edge_bc(A, engine="auto")  # auto: the CPU engine, GPU or not
-    _check(E, nx.karate_club_graph(), nx.edge_betweenness_centrality(nx.karate_club_graph()))
+def test_engine_auto_serves_edge_bc_and_edge_subsets_on_any_machine():
+    """"auto" asks each engine about the whole problem: edge BC goes to the GPU engine
+    where there is one, edge subset BC (targets) to the CPU engine, which alone serves it."""
+    G = nx.karate_club_graph()
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    _check(turbobc.edge_bc(A, engine="auto"), G, nx.edge_betweenness_centrality(G))
+    targets = [0, 5, 33]
+    _check(turbobc.edge_bc(A, targets=targets, engine="auto"), G,
+           nx.edge_betweenness_centrality_subset(G, list(G), targets, normalized=True))
 
 
 @pytest.mark.parametrize("name", ["karate", "les_miserables", "grid_6x7", "grid_deep_2x40",

@@ -227,7 +227,7 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     with its normalization and ``k`` scaling, and with ``sources`` and ``targets`` to
     ``networkx.edge_betweenness_centrality_subset(G, sources, targets)`` (sources default to
     every vertex, targets too). networkx's edge subset BC hands a non-target's dependency to
-    its shortest-path parents in equal shares; so does this, on the CPU engine.
+    its shortest-path parents in equal shares; so does this (on the CPU engine).
 
     Parameters
     ----------
@@ -237,7 +237,9 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
         As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
         ``targets`` not with ``k``).
     engine : {"auto", "gpu", "graphblas"}, default "auto"
-        Edge BC runs on the CPU engine for now: ``"auto"`` takes it, ``"gpu"`` says so.
+        As for :func:`bc`: the GPU engine sums the edges in its batched kernels (one
+        accumulator policy beside the vertex sums); edge subset BC (``targets``) runs on the
+        CPU engine, which ``"auto"`` then takes.
 
     Returns
     -------
@@ -252,7 +254,8 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     TypeError, ValueError, MemoryError, OverflowError
         As :func:`bc`.
     turbobc.exceptions.GPUUnavailableError
-        ``engine="gpu"``: the GPU engine does not compute edge sums yet.
+        ``engine="gpu"`` without a usable GPU, or with ``targets`` (edge subset BC runs on
+        the CPU engine).
 
     Examples
     --------

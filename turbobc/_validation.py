@@ -9,6 +9,7 @@ absent raises :class:`turbobc.exceptions.GPUUnavailableError`.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import random
 from dataclasses import dataclass
@@ -113,24 +114,22 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
                              "which has no endpoint terms; use endpoints=False")
         targets = _check_vertices("targets", targets, graph.n, labels)
 
-    problem = Problem(graph, endpoints=bool(endpoints), kernel=kernel,
-                      memory_limit=memory_limit, edges=edges)
-    if client is None:
-        # Last, on the whole problem and before any sweep: the engines say whether they can
-        # serve.
-        engine = resolve_engine(engine, problem).name
-    else:
+    call = Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
+                endpoints=bool(endpoints), engine=engine, kernel=kernel,
+                progress=progress if _is_bar(progress) else bool(progress),
+                memory_limit=memory_limit, targets=targets, edges=edges, client=client)
+    if client is not None:
         # each Dask worker resolves the engine on its own machine (turbobc/_dask.py); here
         # only what no machine could serve is refused
         from turbobc._dask import check_client
 
         check_client(client)
         if engine == "graphblas":
-            resolve_engine(engine, problem)
-    return Call(graph=graph, sources=chosen, sampled=sampled, normalized=bool(normalized),
-                endpoints=bool(endpoints), engine=engine, kernel=kernel,
-                progress=progress if _is_bar(progress) else bool(progress),
-                memory_limit=memory_limit, targets=targets, edges=edges, client=client)
+            resolve_engine(engine, call.problem)
+        return call
+    # Last, on the whole problem (targets and edges included) and before any sweep: the
+    # engines say whether they can serve.
+    return dataclasses.replace(call, engine=resolve_engine(engine, call.problem).name)
 
 
 def _require_bool(name: str, value) -> None:

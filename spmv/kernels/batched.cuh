@@ -5,7 +5,8 @@
 //   Traversal    how each forward level's product F<¬Σ> = F A is computed, and how each
 //                backward level's t = A u (DensePull: batched scCSC; FrontierPushPull:
 //                batched veCSC; EdgeParallel: batched scCOOC)
-//   Accumulator  what a finished unit adds (VertexSums: δ into bc, plus endpoint terms)
+//   Accumulator  what the backward sweep adds up (VertexSums: δ into bc, plus endpoint
+//                terms; EdgeSums: that and the term of every DAG edge, edge BC)
 //
 // The shortest-path DAG is the hop-level one: w is a child of v when level(w) = level(v) + 1,
 // tested through the tagged lane masks (batched_common.cuh). TBCB_KERNEL defines an entry
@@ -136,14 +137,16 @@ __device__ void run_batch(Batch<I, L>& g) {
     grid_sync(g.ctl);
     // d = depth + 1 .. 2:  u<S==d> = (τ + δ) ./ σ ;  T<S==d−1> = U Aᵀ ;  δ<S==d−1> = t .* σ
     Traversal::template backward<Accumulator>(g, depth);
-    Accumulator::finish_sources(g);  // endpoints: bc[s] += (vertices reached from s) − 1
+    // endpoints: bc[s] += (vertices reached from s) − 1 ; EdgeSums: E(s, w) for w at depth 1
+    Accumulator::finish_sources(g, depth);
 }
 
 }  // namespace tbcb
 
 // The entry point of a batched kernel: the views of views.cuh, then run_batch with the
-// traversal policy TRAVERSAL and the level type LEVEL (short or int).
-#define TBCB_KERNEL(NAME, TRAVERSAL, LEVEL)                                                     \
+// traversal policy TRAVERSAL, the accumulator policy ACCUMULATOR and the level type LEVEL
+// (short or int).
+#define TBCB_KERNEL(NAME, TRAVERSAL, ACCUMULATOR, LEVEL)                                        \
     template <typename I>                                                                       \
     __global__ void __launch_bounds__(256, 6)                                                   \
     NAME(const tbc::BatchGraph<I> graph, const tbc::BatchWork<LEVEL> work,                      \
@@ -154,10 +157,10 @@ __device__ void run_batch(Batch<I, L>& g) {
                                 graph.erow, graph.ecol, (I)graph.n, (I)graph.m, run.lanes,      \
                                 run.lanes / 32, run.sources, run.nsrc, work.level, work.sigma,  \
                                 work.t, work.flag0, work.flag1, work.masks, work.shifts,        \
-                                work.dcap, work.maxbits, work.reached, run.bc, run.tau,         \
-                                run.omega,                                                      \
+                                work.dcap, work.maxbits, work.reached, run.bc, run.edge,        \
+                                run.tau, run.omega,                                             \
                                 work.ctl, run.push_ratio, graph.small_count,                    \
                                 run.endpoints != 0, tid, nthreads, tid >> 5, nthreads >> 5,     \
                                 (int)(threadIdx.x & 31)};                                       \
-        tbcb::run_batch<tbcb::TRAVERSAL, tbcb::VertexSums>(g);                                  \
+        tbcb::run_batch<tbcb::TRAVERSAL, tbcb::ACCUMULATOR>(g);                                 \
     }

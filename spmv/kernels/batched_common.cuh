@@ -110,6 +110,7 @@ struct Batch {
     unsigned long long* reached;  // per lane: vertices reached other than the source (or
                                   // WIDE_LANE, set by rescale_level)
     double* bc;
+    double* edge;       // per stored edge sums (CSR positions); null: vertex sums only
     const double* __restrict__ tau;    // target weights (accumulate.cuh); null: all ones
     const double* __restrict__ omega;  // source weights (accumulate.cuh); null: all ones
     unsigned long long* ctl;
@@ -199,6 +200,17 @@ __device__ __forceinline__ double masked_count(const I* __restrict__ ptr,
 }
 
 
+// What masked_sum does with its terms besides adding them up per lane: nothing (the forward
+// sweep and vertex BC), or the edge BC sums of batched_backward.cuh (EdgeTerms), which add
+// each neighbour's terms over the lanes into that stored edge. The two hooks follow the two
+// forms of masked_sum: `add` and `flush` the lane-per-neighbour form, `add_pair` the
+// lane-per-source form.
+struct NoTerms {
+    __device__ __forceinline__ void add(double, int) {}
+    __device__ __forceinline__ void flush(long long) {}
+    __device__ __forceinline__ void add_pair(double, double, long long, long long, int) {}
+};
+
 // Σ over the neighbours w of v (idx[ptr[v] .. ptr[v+1])) of vals(w, lane), over the lanes in
 // `want` for which w is at depth d by the tagged masks: one row of A against this chunk's
 // n x 32 block, masked. The warp loads 32 neighbours and their masks at once (a lane each),
@@ -208,12 +220,14 @@ __device__ __forceinline__ double masked_count(const I* __restrict__ ptr,
 //   - the wanted lanes some neighbour holds, one at a time: a lane per neighbour loads that
 //     source's values (one gather) and the warp adds them up (a tree), the source's lane
 //     keeps the total.
-// Both add the same terms; only the rounding order differs.
-template <typename I>
+// Both add the same terms; only the rounding order differs. `terms` sees every term
+// (NoTerms: nothing more is done).
+template <typename I, class Terms>
 __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
                                              const I* __restrict__ idx, I v, long long base,
                                              const unsigned long long* masks, int d,
-                                             unsigned want, const double* vals, int lane) {
+                                             unsigned want, const double* vals, int lane,
+                                             Terms& terms) {
     double sum = 0.0;
     const I beg = __ldg(ptr + v), end = __ldg(ptr + v + 1);
     for (I k0 = beg; k0 < end; k0 += 32) {
@@ -232,7 +246,9 @@ __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
                 if (lane == l) {
                     sum += total;
                 }
+                terms.add(x, l);  // source l's term of this lane's neighbour
             }
+            terms.flush((long long)k0 + lane);  // this lane's neighbour is entry k0 + lane
             continue;
         }
         while (hits) {
@@ -250,9 +266,20 @@ __device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
                 ((b1 >> lane) & 1u) ? vals[(base + (long long)w1) * 32 + lane] : 0.0;
             sum += x0;  // adding 0.0 to a non-negative sum changes nothing
             sum += x1;
+            terms.add_pair(x0, x1, (long long)k0 + q0, (long long)k0 + q1, lane);
         }
     }
     return sum;
+}
+
+// masked_sum and nothing more.
+template <typename I>
+__device__ __forceinline__ double masked_sum(const I* __restrict__ ptr,
+                                             const I* __restrict__ idx, I v, long long base,
+                                             const unsigned long long* masks, int d,
+                                             unsigned want, const double* vals, int lane) {
+    NoTerms none;
+    return masked_sum(ptr, idx, v, base, masks, d, want, vals, lane, none);
 }
 
 // Mark unit (v, c) as holding level d (racy writers all store the same value); count its

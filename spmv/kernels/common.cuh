@@ -97,4 +97,16 @@ __device__ __forceinline__ double warp_allsum(double x) {
     return x;
 }
 
+// Sums of two doubles over the warp in one butterfly (five shuffles for both): every lane of
+// 0-15 gets Σ x, every lane of 16-31 gets Σ y. The first step swaps the halves' other value,
+// so that each half goes on with one sum.
+__device__ __forceinline__ double warp_sum2(double x, double y, int lane) {
+    const bool upper = (lane & 16) != 0;
+    double s = (upper ? y : x) + __shfl_xor_sync(TBC_FULL_MASK, upper ? x : y, 16);
+    for (int off = 8; off > 0; off >>= 1) {
+        s += __shfl_xor_sync(TBC_FULL_MASK, s, off);
+    }
+    return s;
+}
+
 }  // namespace tbc

@@ -78,6 +78,8 @@ struct BatchRun {
     long long nsrc;
     long long lanes;      // B, a multiple of 32
     double* bc;           // raw sums, added to
+    double* edge;         // per stored edge sums, aligned with the CSR pattern (out_idx), added
+                          // to by the EdgeSums kernels; null in the VertexSums ones
     const double* tau;    // target weights (accumulate.cuh); null: all ones
     const double* omega;  // source weights (accumulate.cuh); null: all ones
     unsigned long long push_ratio;

@@ -1,7 +1,8 @@
 """The batched GPU engine: B sources per sweep, as n x B vertex-major blocks on the device.
 
 Used by :func:`turbobc.bc` whenever more than one source is needed (exact BC, ``k``,
-``sources``); one source goes to :mod:`turbobc.engines.gpu.single`. Every per-source vector of
+``sources``), and for edge BC with any number of sources; one source of vertex BC goes to
+:mod:`turbobc.engines.gpu.single`. Every per-source vector of
 Algorithm 1 becomes an n x B block whose row holds the B values of one vertex
 (docs/algorithm.md, "Many sources per sweep"). Per batch, one persistent launch
 (spmv/kernels/batched.cuh) runs
@@ -9,8 +10,12 @@ Algorithm 1 becomes an n x B block whose row holds the B values of one vertex
     forward, d = 1, 2, ...      F<¬Σ> = F A ;  Σ += F ;  S<F> = d      (per lane f<¬σ> = Aᵀ f)
     backward, d = D .. 2        u<S==d> = (τ + δ) ./ σ ;  t = A u ;  δ<S==d−1> += t .* σ
     bc += Σ_lanes δ  (and the endpoint terms)
+    edge BC, d = D .. 1         E<A> += Σ̂_{d−1}ᵀ U 2^-shift_d  (ω-weighted; EdgeSums)
 
 with a grid barrier between levels, so a batch costs one launch and one host round trip.
+Edge BC (``edge_raw``): the EdgeSums instantiation of the same kernels also adds, for every
+edge v -> w of the shortest-path DAG, Σ_lanes ω σ(v)/σ(w) (τ(w) + δ(w)) into one float64
+per stored edge (CSR order, the order the backward sweep walks the out-neighbours in).
 
 Kernels (``kernel=``): each name of ``spmv.KERNELS`` means its batched generalization,
 ``sccsc`` thread per (vertex, source) dense pull, ``vecsc`` warp per (vertex, 32 sources)
@@ -26,6 +31,7 @@ batch is deeper than 32765 levels), B lanes, D_cap levels of the shift table::
              n / 2            two per-unit tagged lane masks (8 bytes per 32 lanes each)
              4 D_cap + 24     shift table column, largest count, reached count, source
     bc       8 n
+    edges    8 m              the edge sums (edge BC only)
 
 so a batch needs about 18.6 bytes per (vertex, source). Nothing depends on the size of a
 frontier, so the batch size chosen from free memory (:func:`choose_batch`) cannot run out
@@ -56,8 +62,8 @@ from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "locality_order",
-           "sweep_order", "holds", "DEPTH_CAP"]
+__all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "sums_bytes",
+           "locality_order", "sweep_order", "holds", "DEPTH_CAP"]
 
 # The knobs (share of free memory a run may take, most lanes per batch, source order, the
 # share of vertices from which sources are ordered for locality) are fields of
@@ -86,17 +92,25 @@ def lane_bytes(n: int, level_bytes: int, depth_cap: int) -> int:
         + _round_up(2 * 8 * n, LANES) // LANES + 4 * depth_cap + 24
 
 
+def sums_bytes(n: int, m: int, edges: bool) -> int:
+    """Bytes of the sums a run adds into: bc (8 n), and the edge sums (8 m) for edge BC."""
+    return 8 * n + (8 * m if edges else 0)
+
+
 def memory_model(n: int, m: int, *, kernel: str, index_bytes: int, level_bytes: int,
-                 batch: int, depth_cap: int, directed: bool) -> int:
-    """Device bytes of a run with ``batch`` lanes (format, batch blocks, bc, control)."""
+                 batch: int, depth_cap: int, directed: bool, edges: bool = False) -> int:
+    """Device bytes of a run with ``batch`` lanes (format, batch blocks, bc and the edge
+    sums when ``edges``, control)."""
     return (format_bytes(n, m, index_bytes, directed, kernel)
-            + batch * lane_bytes(n, level_bytes, depth_cap) + 8 * n + 8 * _batched.CTL_SLOTS)
+            + batch * lane_bytes(n, level_bytes, depth_cap) + sums_bytes(n, m, edges)
+            + 8 * _batched.CTL_SLOTS)
 
 
 def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
                  level_bytes: int = 2, directed: bool = False, kernel: str = "vecsc",
                  depth_cap: int = DEPTH_CAP, memory_limit: int | None = None,
-                 memory_fraction: float | None = None, max_batch: int | None = None) -> int:
+                 memory_fraction: float | None = None, max_batch: int | None = None,
+                 edges: bool = False) -> int:
     """Lanes per batch: as many as ``memory_fraction`` of ``free_bytes`` holds.
 
     A pure function. The result is a multiple of 32, at most ``max_batch`` and at most
@@ -126,6 +140,8 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     memory_fraction, max_batch : optional
         Default: the knobs in force (``turbobc._tuning.Tuning.gpu_memory_fraction`` and
         ``max_batch``).
+    edges : bool
+        Edge BC: the 8 m bytes of the edge sums come out of the budget too.
     """
     knobs = current_tuning()
     memory_fraction = knobs.gpu_memory_fraction if memory_fraction is None else memory_fraction
@@ -134,8 +150,9 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
         return 0
     if memory_limit is not None:
         free_bytes = min(free_bytes, memory_limit)
-    budget = int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes, directed,
-                                                              kernel) - 8 * n - 1024
+    budget = (int(memory_fraction * free_bytes)
+              - format_bytes(n, m, index_bytes, directed, kernel) - sums_bytes(n, m, edges)
+              - 1024)
     lanes = max(0, budget) // lane_bytes(n, level_bytes, depth_cap) // LANES * LANES
     if lanes < LANES:
         return 0
@@ -395,19 +412,20 @@ def _workspace(resident: DeviceResident, n: int, batch: int, level_dtype,
     return ws
 
 
-def _out_of_memory(n, m, kernel, batch, failure) -> MemoryError:
+def _out_of_memory(n, m, kernel, batch, failure, edges=False) -> MemoryError:
     from turbobc.engines.gpu.single import _free_bytes
 
-    return MemoryError(f"the batched GPU engine needs about "
-                       f"{batch * lane_bytes(n, 2, DEPTH_CAP)} bytes of device memory for a "
-                       f"batch of {batch} sources (n={n}, {m} stored edges, kernel={kernel!r})"
-                       f"; {_free_bytes()}. CuPy said: {failure}")
+    need = batch * lane_bytes(n, 2, DEPTH_CAP) + (8 * m if edges else 0)
+    what = " and the edge sums" if edges else ""
+    return MemoryError(f"the batched GPU engine needs about {need} bytes of device memory for "
+                       f"a batch of {batch} sources{what} (n={n}, {m} stored edges, "
+                       f"kernel={kernel!r}); {_free_bytes()}. CuPy said: {failure}")
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
                memory_limit: int | None = None, facts: dict | None = None,
                _batch: int | None = None,
-               target_weight=None, source_weight=None,
+               target_weight=None, source_weight=None, edge_raw=None,
                _level_dtype=None, _index_dtype=None,
                _depth_cap: int | None = None) -> np.ndarray:
     """Raw (unscaled) Brandes dependencies summed over ``sources``, B sources per sweep.
@@ -445,6 +463,11 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     target_weight, source_weight : numpy.ndarray, optional
         τ and ω of the accumulate step (float64, length n; None: all ones), as
         :class:`~turbobc.engines.protocol.Problem` defines them.
+    edge_raw : numpy.ndarray, optional
+        float64, one per stored edge, aligned with ``graph.pattern.indices``: each edge's
+        share of the dependencies over ``sources`` is added to it (edge BC, ω-weighted; the
+        EdgeSums kernels, and :mod:`turbobc.engines.wide` for sources whose counts spread too
+        wide). None: vertex sums only.
     _index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path).
     _depth_cap : int, optional
@@ -464,21 +487,22 @@ def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: st
     MemoryError
         When the device cannot hold even the storage format; everything allocated is
         released first. When the format fits but no batch of 32 sources does, the run goes
-        one source at a time through :mod:`turbobc.engines.gpu.single` instead.
+        one source at a time through :mod:`turbobc.engines.gpu.single` instead, except for
+        edge BC (``edge_raw``), which that family does not compute: MemoryError then too.
     """
     with DeviceResident(graph) as resident:
         return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
                              progress=progress, memory_limit=memory_limit, facts=facts,
                              _batch=_batch, _level_dtype=_level_dtype,
                              target_weight=target_weight,
-                             source_weight=source_weight, _index_dtype=_index_dtype,
-                             _depth_cap=_depth_cap)
+                             source_weight=source_weight, edge_raw=edge_raw,
+                             _index_dtype=_index_dtype, _depth_cap=_depth_cap)
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str, progress, memory_limit: int | None = None,
                   facts: dict | None = None, target_weight=None, source_weight=None,
-                  _batch: int | None = None, _level_dtype=None,
+                  edge_raw=None, _batch: int | None = None, _level_dtype=None,
                   _index_dtype=None, _depth_cap: int | None = None) -> np.ndarray:
     """:func:`accumulate` on the graph of ``resident``, reusing the format parts, workspace and
     accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
@@ -493,13 +517,13 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
         return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                            progress=progress, memory_limit=memory_limit, facts=facts,
                            weights=resident.accumulate_weights(target_weight, source_weight),
-                           _batch=_batch, _level_dtype=_level_dtype,
+                           edge_raw=edge_raw, _batch=_batch, _level_dtype=_level_dtype,
                            _index_dtype=_index_dtype, _depth_cap=_depth_cap)
 
 
 def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
                 memory_limit, facts, _batch, _level_dtype, _index_dtype,
-                _depth_cap, weights=(None, None)) -> np.ndarray:
+                _depth_cap, weights=(None, None), edge_raw=None) -> np.ndarray:
     """The run inside :meth:`DeviceResident.run`."""
     from turbobc.engines.gpu import single
 
@@ -524,14 +548,14 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
                      memory_limit=memory_limit, facts=facts, index_dtype=index_dtype,
                      level_dtype=level_dtype, depth_cap=min(n + 2, _depth_cap or DEPTH_CAP),
                      forced_batch=_batch, order=order, order_seconds=order_seconds,
-                     weights=weights)
+                     weights=weights, edge_raw=edge_raw)
     except DeviceFull as exc:
         failure = exc.batch, exc.failure  # not exc itself: its traceback holds the run's arrays
     if failure is not None:
         # The run's frames (and the arrays they held) died with the except block.
         resident.release()
         del weights  # nothing of the run stays on the device while the error travels
-        raise _out_of_memory(n, m, name, *failure)
+        raise _out_of_memory(n, m, name, *failure, edges=edge_raw is not None)
     if raw is None:
         # Not even 32 lanes fit: one source at a time (its memory model is far smaller), on
         # the parts of the format the single-source family sweeps with.
@@ -545,36 +569,49 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
 
 def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, progress,
            memory_limit, facts, index_dtype, level_dtype, depth_cap, forced_batch, order,
-           order_seconds, weights=(None, None)) -> np.ndarray | None:
-    """Sweep batch after batch of ``sources`` (in sweep order) with kernel ``name``; None when
-    not even 32 lanes fit beside the format. Raises DeviceFull when the device is full."""
+           order_seconds, weights=(None, None), edge_raw=None) -> np.ndarray | None:
+    """Sweep batch after batch of ``sources`` (in sweep order) with kernel ``name``, adding the
+    edge sums into ``edge_raw`` when given; None when not even 32 lanes fit beside the format
+    (vertex sums only). Raises DeviceFull when the device is full, or when 32 lanes do not fit
+    beside the format and the edge sums."""
     import cupy
 
     graph = resident.graph
     n, m = graph.n, graph.nnz
     knobs = current_tuning()
+    edges = edge_raw is not None
     # What this run does not sweep with would only shrink its batch: let it go first.
     resident.keep_only(_Format.parts(name, graph.directed), index_dtype)
     if resident.workspace("batched") is None:
         resident.drop_workspace()
+    if not edges:
+        resident.drop_edge_accumulator()
     fmt = allocated(lambda: _Format(resident, name, index_dtype), LANES)
 
     def size_for(remaining: int) -> int:
         if forced_batch is not None:
             return min(forced_batch, remaining)
-        # the blocks of a kept workspace are reused, or let go before new ones are allocated
-        free = _device_free_bytes() + resident.workspace_bytes("batched")
+        # the blocks of a kept workspace are reused, or let go before new ones are allocated;
+        # kept edge sums are reused (choose_batch counts them among the sums)
+        free = (_device_free_bytes() + resident.workspace_bytes("batched")
+                + resident.edge_bytes())
         return choose_batch(n, m, remaining, free, index_bytes=index_dtype.itemsize,
                             level_bytes=level_dtype.itemsize, directed=graph.directed,
-                            kernel=name, depth_cap=depth_cap, memory_limit=budget)
+                            kernel=name, depth_cap=depth_cap, memory_limit=budget,
+                            edges=edges)
 
     # the accumulate weights already on the device come out of the limit's budget
     budget = None if memory_limit is None else max(
         0, memory_limit - DeviceResident.weight_bytes(weights))
     batch = size_for(sources.size)
     if batch == 0:
+        if edges:
+            # the single-source family, the fallback of vertex sums, sums no edges
+            raise DeviceFull("not even 32 sources fit beside the format and the edge sums "
+                             "(edge BC runs batched only)", LANES)
         return None
     bc, ctl = allocated(lambda: resident.accumulator(_batched.CTL_SLOTS), batch)
+    edge = allocated(resident.edge_accumulator, batch) if edges else None
     dev_sources = cupy.asarray(sources.astype(index_dtype))
     ws = None
     start, batches, depth, reruns, grid = 0, 0, 0, 0, 0
@@ -597,12 +634,14 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
             masks=ws.masks, shifts=ws.shifts, dcap=depth_cap, maxbits=ws.maxbits,
             reached=ws.reached, bc=bc, ctl=ctl, endpoints=endpoints,
             max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
-            blocks_per_sm=knobs.batched_blocks_per_sm, tau=weights[0], omega=weights[1])
+            blocks_per_sm=knobs.batched_blocks_per_sm, tau=weights[0], omega=weights[1],
+            edge=edge)
         status, batch_depth = (int(x) for x in
                                ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
         if status == _batched.WIDE_RANGE:
             # Some lanes' counts spread wider than per-level scaling holds: nothing was added
-            # to bc yet; those sources go to the exponent-per-vertex sweep, the rest reruns.
+            # to bc (nor to the edge sums) yet; those sources go to the exponent-per-vertex
+            # sweep, the rest reruns.
             marked = ws.reached[:end - start].get() == np.uint64(_batched.WIDE_LANE)
             wide_sources.extend(sources[start:end][marked].tolist())
             sources = np.concatenate([sources[:start], sources[start:end][~marked],
@@ -630,10 +669,13 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
             progress.update(end - start)
         start = end
     if wide_sources:
+        # out_idx is the CSR pattern: the wide sweep's edge sums align with the kernels'
         accumulate_wide(cupy, fmt.out_ptr, fmt.out_idx, n, np.array(wide_sources), bc,
                         endpoints=endpoints, progress=progress, target_weight=weights[0],
-                        source_weight=weights[1])
+                        source_weight=weights[1], edge_raw=edge)
     raw = bc.get()
+    if edges:
+        edge_raw += edge.get()
     seconds = time.perf_counter() - began
     if facts is not None:
         facts.update(family="batched", kernel=name, order=order, order_seconds=order_seconds,
@@ -645,6 +687,8 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
                                               index_bytes=index_dtype.itemsize,
                                               level_bytes=level_dtype.itemsize,
                                               batch=_round_up(batch, LANES),
-                                              depth_cap=depth_cap, directed=graph.directed),
+                                              depth_cap=depth_cap, directed=graph.directed,
+                                              edges=edges),
+                     edge_sums=edges,
                      **resident.run_facts())
     return raw

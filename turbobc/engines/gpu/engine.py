@@ -2,7 +2,14 @@
 
 One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/single.cuh);
 more by the batched family (:mod:`turbobc.engines.gpu.batched`, spmv/kernels/batched.cuh), which
-itself goes one source at a time when not even 32 lanes fit in device memory. The facts of
+itself goes one source at a time when not even 32 lanes fit in device memory. Edge BC
+(``Problem.edges``) always runs batched, one source too: only the batched kernels have the
+EdgeSums accumulator (spmv/kernels/batched_backward.cuh).
+
+Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves them): weighted
+graphs (``Graph.lengths``), and networkx's edge subset BC (``Problem.split_non_targets``: a
+non-target's dependency split among its parents in equal shares, which would need each
+vertex's parent count per source and a second accumulator beside t). The facts of
 each run (``family``, kernel, batch, depth, peak pool bytes, seconds, ``resident_reused``,
 ``upload_seconds``) land in :attr:`GpuSweeper.facts`.
 
@@ -34,8 +41,12 @@ class GpuEngine(Engine):
     name = "gpu"
 
     def can_serve(self, problem: Problem) -> str | None:
-        if problem.edges:
-            return "per-edge sums (edge BC) run on the CPU engine (graphblas) for now"
+        if getattr(problem.graph, "lengths", None) is not None:
+            return "weighted BC runs on the CPU engine for now (issue 13)"
+        if problem.split_non_targets:
+            return ("networkx's edge subset BC (edge BC with targets: a non-target's "
+                    "dependency split among its parents in equal shares) runs on the CPU "
+                    "engine (graphblas) for now")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
 
@@ -72,18 +83,28 @@ class GpuSweeper(Sweeper):
                                "GpuEngine().open(problem)")
         problem = self.problem
         sources = np.asarray(sources, dtype=np.int64)
-        if sources.size > 1:
+        facts: dict = {}
+        common = dict(endpoints=problem.endpoints, kernel=problem.kernel, progress=progress,
+                      memory_limit=problem.memory_limit, facts=facts,
+                      target_weight=problem.target_weight,
+                      source_weight=problem.source_weight)
+        edge = None
+        if problem.edges:
+            # edge BC: the batched family's EdgeSums kernels, whatever the number of sources
             from turbobc.engines.gpu.batched import accumulate_on
+
+            edge = np.zeros(problem.graph.nnz, dtype=np.float64)
+            raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
+        elif sources.size > 1:
+            from turbobc.engines.gpu.batched import accumulate_on
+
+            raw = accumulate_on(self.resident, sources, **common)
         else:
             from turbobc.engines.gpu.single import accumulate_on
-        facts: dict = {}
-        raw = accumulate_on(self.resident, sources, endpoints=problem.endpoints,
-                            kernel=problem.kernel, progress=progress,
-                            memory_limit=problem.memory_limit, facts=facts,
-                            target_weight=problem.target_weight,
-                            source_weight=problem.source_weight)
+
+            raw = accumulate_on(self.resident, sources, **common)
         self.facts.update(engine="gpu", **facts)
-        return Partial(vertex=raw, sources=int(sources.size))
+        return Partial(vertex=raw, sources=int(sources.size), edge=edge)
 
     def close(self) -> None:
         """Let the device arrays go; calling it again does nothing."""

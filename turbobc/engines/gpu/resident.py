@@ -27,7 +27,9 @@ nothing, and the first run builds what it needs. Until :meth:`DeviceResident.clo
   n x B blocks (a later batched run reuses blocks that hold its batch, level type and
   shift table: :func:`turbobc.engines.gpu.batched.holds`);
 - the result **accumulator** ``bc`` (n float64) and the **control block**, zeroed by every
-  run.
+  run, and for edge BC the **edge sums** (m float64, one per stored edge in CSR order: the
+  batched kernels walk the out-neighbours, so no permutation is kept), zeroed by every edge
+  run and dropped by a batched run without edges.
 
 What each run keeps, drops and reports:
 
@@ -152,6 +154,8 @@ class DeviceResident:
         The single-source family's graph statistics, once a ``kernel="auto"`` run measured them.
     bc, ctl : cupy.ndarray or None
         The result accumulator and the control block.
+    edge : cupy.ndarray or None
+        The edge sums (edge BC), aligned with ``graph.pattern.indices``.
     closed : bool
         Whether :meth:`close` was called.
     baseline, peak : int
@@ -163,7 +167,7 @@ class DeviceResident:
         self.graph = graph
         self.parts: dict = {}
         self.statistics = None
-        self.bc = self.ctl = None
+        self.bc = self.ctl = self.edge = None
         self.closed = False
         self.baseline = self.peak = 0
         self._workspace = None
@@ -309,12 +313,33 @@ class DeviceResident:
         self.mark()
         return self.bc, self.ctl
 
+    def edge_accumulator(self):
+        """The edge sums (one float64 per stored edge, aligned with ``graph.pattern.indices``),
+        zeroed."""
+        import cupy
+
+        if self.edge is None:
+            self.edge = cupy.zeros(self.graph.nnz, dtype=np.float64)
+        else:
+            self.edge.fill(0)
+        self.mark()
+        return self.edge
+
+    def drop_edge_accumulator(self) -> None:
+        """Let the edge sums go."""
+        self.edge = None
+
+    def edge_bytes(self) -> int:
+        """Pool bytes of the edge sums (0 when none are kept)."""
+        return self._bytes([self.edge])
+
     # -- memory ----------------------------------------------------------------------------
 
     def held_bytes(self) -> int:
         """Pool bytes of everything this object holds (each allocation counted once)."""
         weights = [] if self._weights is None else list(self._weights[2:])
-        return self._bytes([self.parts, self._workspace, self.bc, self.ctl, *weights])
+        return self._bytes([self.parts, self._workspace, self.bc, self.ctl, self.edge,
+                            *weights])
 
     @staticmethod
     def _bytes(values) -> int:
@@ -358,10 +383,10 @@ class DeviceResident:
         return sum(int(w.nbytes) for w in arrays.values())
 
     def release(self) -> None:
-        """Drop every device array (the parts, the workspace, the accumulator, the weights)."""
+        """Drop every device array (the parts, the workspace, the accumulators, the weights)."""
         self.parts = {}
         self.drop_workspace()
-        self.bc = self.ctl = None
+        self.bc = self.ctl = self.edge = None
         self._weights = None
 
     def close(self) -> None:

@@ -304,6 +304,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
 
     graph = resident.graph
     n, m = graph.n, graph.nnz
+    resident.drop_edge_accumulator()  # this family sums no edges (edge BC runs batched)
     run = allocated(lambda: _DeviceSweep(graph, sources, kernel, index_dtype, resident))
     chunk, done, grid = 1, 0, 0
     wide = []
