@@ -184,3 +184,17 @@ def test_peak_memory_within_model():
         run = {}
         gpu_raw(graph, [0], kernel, facts=run)
         assert run["peak_pool_bytes"] <= run["model_bytes"] + 2 * 2**20, run
+
+
+def test_planned_batch_is_what_a_run_takes():
+    """The batch a Dask run sizes its chunks by (GpuSweeper.planned_batch) is the batch the
+    sweeper then runs with veCSC, within a multiple of 32 lanes."""
+    from turbobc.engines.gpu.engine import GpuEngine
+    from turbobc.engines.protocol import Problem
+
+    graph = make_graph(sp.random(3000, 3000, density=0.003, random_state=4), directed=False)
+    with GpuEngine().open(Problem(graph, kernel="vecsc")) as sweeper:
+        planned = sweeper.planned_batch(2000)
+        sweeper.run(np.arange(2000))
+        assert 32 <= planned <= 2016
+        assert abs(sweeper.facts["batch"] - planned) <= 32

@@ -62,8 +62,8 @@ from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "sums_bytes",
-           "locality_order", "sweep_order", "holds", "DEPTH_CAP"]
+__all__ = ["accumulate", "accumulate_on", "choose_batch", "memory_model", "planned_batch",
+           "sums_bytes", "locality_order", "sweep_order", "holds", "DEPTH_CAP"]
 
 # The knobs (share of free memory a run may take, most lanes per batch, source order, the
 # share of vertices from which sources are ordered for locality) are fields of
@@ -73,6 +73,19 @@ DEPTH_CAP = 2048
 """Levels of the shift table at first; a deeper batch is rerun with four times as many."""
 
 LANES = _batched.LANES
+
+
+def planned_batch(graph: Graph, num_sources: int, *, memory_limit: int | None = None,
+                  edges: bool = False) -> int:
+    """About the lanes of one batch a run of ``num_sources`` sources would take now: the
+    memory model of the largest format (veCSC), 2-byte levels and the free device memory
+    (a Dask run sizes its chunks from it, turbobc/_dask.py); 1 when not even 32 lanes fit."""
+    index_dtype = index_dtype_for(graph.n, graph.nnz)
+    batch = choose_batch(graph.n, graph.nnz, num_sources, _device_free_bytes(),
+                         index_bytes=index_dtype.itemsize, level_bytes=2,
+                         directed=graph.directed, kernel="vecsc", memory_limit=memory_limit,
+                         edges=edges)
+    return max(1, batch)
 
 
 def _round_up(x: int, k: int) -> int:

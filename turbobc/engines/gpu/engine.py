@@ -106,6 +106,15 @@ class GpuSweeper(Sweeper):
         self.facts.update(engine="gpu", **facts)
         return Partial(vertex=raw, sources=int(sources.size), edge=edge)
 
+    def planned_batch(self, num_sources: int) -> int:
+        """About the sources one batch of a run of ``num_sources`` would take on this device
+        now (:func:`turbobc.engines.gpu.batched.planned_batch`); a Dask run makes its chunks
+        no smaller."""
+        from turbobc.engines.gpu.batched import planned_batch
+
+        return planned_batch(self.problem.graph, num_sources,
+                             memory_limit=self.problem.memory_limit, edges=self.problem.edges)
+
     def close(self) -> None:
         """Let the device arrays go; calling it again does nothing."""
         self.resident.close()
