@@ -573,3 +573,30 @@ def test_help_documents_weight_edges_and_dimacs():
         assert "--weight" in text and "edge lengths" in text and "src,dst,bc" in text
         assert "{mtx,snap,csv,tsv,metis,gr}" in text
     assert "--edges EDGES.csv" in run("bc", "--help").stdout
+
+
+def test_weight_gives_networkx_weighted_bc_vertices_and_edges(tmp_path):
+    """--weight reads the third column as lengths: bc (with --edges) and edge-bc give
+    networkx's weight='weight' values of the same file, exact and sampled."""
+    path, H = _les_miserables_file(tmp_path, weights=True)
+    vertices, edges, record_path = tmp_path / "v.npy", tmp_path / "e.csv", tmp_path / "e.json"
+    out = run("bc", path, "--weight", "--raw", "--top", "3", "-o", vertices,
+              "--edges", edges).stdout
+    _, labels = turbobc.read_graph(path)
+    want = nx.betweenness_centrality(H, weight="weight", normalized=False)
+    np.testing.assert_allclose(np.load(vertices), [want[v] for v in labels.tolist()],
+                               rtol=1e-12, atol=1e-15)
+    unweighted = nx.betweenness_centrality(H, normalized=False)
+    assert max(abs(want[v] - unweighted[v]) for v in H) > 1  # the lengths matter
+    _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality(
+        H, weight="weight", normalized=False))
+    assert "edge lengths from the file" in out
+    assert "betweenness centrality (exact, raw, weighted) on engine graphblas" in out
+    assert "edge betweenness centrality (exact, raw, weighted) in" in out
+    run("edge-bc", path, "--weight", "-k", "20", "--seed", "3", "--top", "0", "-o",
+        record_path)
+    record = json.loads(record_path.read_text())
+    assert record["weighted"] is True and record["seed"] == 3
+    sampled = nx.edge_betweenness_centrality(H, k=20, seed=3, weight="weight")
+    _assert_edge_values({tuple(e): x for e, x in zip(record["edges"], record["betweenness"])},
+                        sampled)

@@ -271,7 +271,7 @@ def _header_note(graph, args) -> str:
 # --------------------------------------------------------------------------- bc
 
 def _bc(args) -> None:
-    from turbobc._api import bc
+    from turbobc._api import run_bc
 
     _check_options(args)
     engine = _engine(args)
@@ -282,15 +282,18 @@ def _bc(args) -> None:
         print(cpu_fallback_note())
     start = time.perf_counter()
     with _memory_limit_in_command_words():
-        values = bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
-                    normalized=not args.raw, endpoints=args.endpoints,
-                    directed=graph.directed, engine=engine, kernel=args.kernel,
-                    progress=args.progress, memory_limit=args.memory_limit,
-                    **_weight_option(args))
+        # the engines decide among themselves for --engine auto (weighted BC, for one, runs
+        # where an engine serves it); the run's facts say which one ran
+        result = run_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
+                        normalized=not args.raw, endpoints=args.endpoints,
+                        directed=graph.directed, engine=args.engine, kernel=args.kernel,
+                        progress=args.progress, memory_limit=args.memory_limit,
+                        weight=True if args.weight else None)
     seconds = time.perf_counter() - start
-    values = _in_vertex_order(values, order)
+    values = _in_vertex_order(result.values, order)
     print(f"betweenness centrality ({_run_words(args, sources, targets)}"
-          f"{', endpoints' if args.endpoints else ''}) on engine {engine} in {seconds:.2f} s")
+          f"{', endpoints' if args.endpoints else ''}) on engine {result.facts['engine']} in "
+          f"{seconds:.2f} s")
     if args.top:
         _print_top(values, graph.labels, args.top)
     if args.output is not None:
@@ -305,11 +308,6 @@ def _bc(args) -> None:
               f"{edges.seconds:.2f} s")
         _write_edges_csv(args.edges, edges, graph)
         print(f"wrote {edges.values.size:,} edge values to {args.edges}")
-
-
-def _weight_option(args) -> dict:
-    """``weight=True`` for the API when --weight was given, else nothing."""
-    return {"weight": True} if args.weight else {}
 
 
 def _prepare(args):
@@ -550,7 +548,7 @@ def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edg
         E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
                     normalized=not args.raw, directed=graph.directed, engine=engine,
                     progress=args.progress, memory_limit=args.memory_limit,
-                    **_weight_option(args)).tocoo()
+                    weight=True if args.weight else None).tocoo()
     seconds = time.perf_counter() - start
     rows, cols, values = E.row.astype(np.int64), E.col.astype(np.int64), E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
