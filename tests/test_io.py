@@ -788,3 +788,86 @@ def test_weighted_must_be_a_bool(tmp_path):
         with pytest.raises(TypeError, match=re.escape(f"weighted must be True or False; got "
                                                       f"{type(value).__name__} {value!r}")):
             load(tmp_path / "missing.txt", weighted=value)
+
+
+def _weighted_lines(directed: bool):
+    """A random graph's (u, v, w) lines, 1-based, with repeated pairs of other lengths (and,
+    undirected, some pairs listed the other way round): what a file may list."""
+    G = nx.gnp_random_graph(30, 0.15, seed=12, directed=directed)
+    rng = np.random.default_rng(5)
+    lines = [(u + 1, v + 1, int(rng.integers(1, 6))) for u, v in G.edges]
+    lines += [(v, u, w + 2) if not directed and i % 2 else (u, v, w + 1)
+              for i, (u, v, w) in enumerate(lines[::4])]
+    lines += [(u, v, w - 0.5) for u, v, w in lines[1::9]]  # lighter repeats
+    return lines
+
+
+def _networkx_multigraph(lines, directed: bool):
+    M = nx.MultiDiGraph() if directed else nx.MultiGraph()
+    M.add_nodes_from(range(1, 31))
+    M.add_weighted_edges_from(lines)
+    return M
+
+
+def _write_weighted(tmp_path, fmt: str, lines, directed: bool):
+    """The lines in one of the weighted formats."""
+    if fmt == "snap":
+        header = "# Directed graph\n" if directed else "# Undirected graph\n"
+        return _write(tmp_path / "w.txt", header + "".join(f"{u} {v} {w}\n"
+                                                           for u, v, w in lines))
+    if fmt == "csv":
+        return _write(tmp_path / "w.csv", "src,dst,len\n" + "".join(f"{u},{v},{w}\n"
+                                                                   for u, v, w in lines))
+    if fmt == "mtx":
+        return _mm(tmp_path / "w.mtx", "real", "general", f"30 30 {len(lines)}\n" + "".join(
+            f"{u} {v} {w}\n" for u, v, w in lines))
+    return _write(tmp_path / "w.gr", f"c roads\np sp 30 {len(lines)}\n" + "".join(
+        f"a {u} {v} {w}\n" for u, v, w in lines))
+
+
+@pytest.mark.parametrize("fmt", ["snap", "csv", "mtx", "gr"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_weighted_file_bc_is_networkx_bc_of_the_file_as_a_multigraph(tmp_path, fmt, directed):
+    """bc(A, weight=True) of a file read with weighted=True equals networkx's weighted BC of the
+    same lines in a multigraph (its shortest paths take a pair's lightest edge), vertex and
+    edge BC. (Matrix Market 'general' and DIMACS files are directed: read undirected they
+    are symmetrized.)"""
+    lines = _weighted_lines(directed)
+    graph = load(_write_weighted(tmp_path, fmt, lines, directed), weighted=True,
+                 directed=directed)
+    M = _networkx_multigraph(lines, directed)
+    assert graph.directed is directed and graph.weighted
+    ours = turbobc.bc(graph.matrix, weight=True, directed=directed, engine="graphblas")
+    want = nx.betweenness_centrality(M, weight="weight")
+    np.testing.assert_allclose(ours, [want[v] for v in graph.labels.tolist()], rtol=1e-12,
+                               atol=1e-15)
+    assert sum(x > 0 for x in want.values()) > 10  # not a comparison of zeros
+    E = sp.coo_array(turbobc.edge_bc(graph.matrix, weight=True, directed=directed))
+    pair = {}  # networkx shares a pair's edge BC among its lightest parallel edges: add them
+    for (u, v, _), x in nx.edge_betweenness_centrality(M, weight="weight").items():
+        key = (u, v) if directed else frozenset((u, v))
+        pair[key] = pair.get(key, 0.0) + x
+    assert E.nnz == len(pair) * (1 if directed else 2)
+    for i, j, x in zip(E.row, E.col, E.data):
+        u, v = int(graph.labels[i]), int(graph.labels[j])
+        assert x == pytest.approx(pair[(u, v) if directed else frozenset((u, v))], rel=1e-12,
+                                  abs=1e-15)
+
+
+def test_metis_weighted_bc_is_networkx_weighted_bc(tmp_path):
+    G = nx.gnp_random_graph(25, 0.2, seed=3)
+    for u, v in G.edges:
+        G[u][v]["weight"] = 1 + (u * v) % 4
+    lines = [f"{G.number_of_nodes()} {G.number_of_edges()} 001"]
+    lines += [" ".join(f"{v + 1} {G[u][v]['weight']}" for v in G[u]) for u in range(25)]
+    graph = load(_write(tmp_path / "w.graph", "\n".join(lines) + "\n"), weighted=True)
+    ours = turbobc.bc(graph.matrix, weight=True, engine="graphblas")
+    want = nx.betweenness_centrality(G, weight="weight")
+    np.testing.assert_allclose(ours, [want[v] for v in range(25)], rtol=1e-12, atol=1e-15)
+
+
+def test_a_pattern_with_weight_true_is_unweighted_bc():
+    """weighted=False reads ones: weight=True on them gives the unweighted BC (documented)."""
+    A, _ = turbobc.read_graph(data_path("road-minnesota.mtx"))
+    np.testing.assert_allclose(turbobc.bc(A, weight=True, engine="graphblas"),
+                               turbobc.bc(A, engine="graphblas"), rtol=1e-12, atol=1e-15)
