@@ -16,16 +16,16 @@ FUNCTIONS = {
         "declined.",
     "betweenness_centrality_subset":
         "Unweighted or weighted (positive weights), any sources and targets: the same "
-        "numbers as networkx. Repeated sources, zero or negative weights and weight "
-        "functions are declined.",
+        "numbers as networkx (a repeated source counts once per listing). Zero or negative "
+        "weights and weight functions are declined.",
     "edge_betweenness_centrality":
         "Unweighted or weighted (positive weights), exact or sampled with k, on the CPU "
         "engine; a multigraph's edges keyed (u, v, key) as networkx keys them. Zero or "
         "negative weights and weight functions are declined.",
     "edge_betweenness_centrality_subset":
         "Unweighted or weighted (positive weights), any sources and targets, on the CPU "
-        "engine; multigraph edges keyed as networkx keys them. Repeated sources, zero or "
-        "negative weights and weight functions are declined.",
+        "engine; multigraph edges keyed as networkx keys them. Zero or negative weights "
+        "and weight functions are declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
 ``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does

@@ -21,10 +21,11 @@ Weighted calls are served: the kept weights are the edge lengths of :func:`turbo
 :func:`turbobc.edge_bc` (``weight=True`` on the pattern with those values); all-equal weights
 give the unweighted shortest paths and are swept as such. A multigraph's pair of nodes weighs
 its lightest parallel edge, as in networkx, and multigraph edge BC is keyed by parallel edge as
-networkx keys it (a pair's value shared by its lightest parallel edges). Declined: weights
-turbobc cannot take as lengths (zero, negative, not real numbers, or large enough for a path
-to overflow float64: networkx has its own rules or errors there), weight functions, repeated or
-unknown sources and ``k`` outside 1..n (networkx raises its own errors).
+networkx keys it (a pair's value shared by its lightest parallel edges). A source listed
+twice in a subset call counts twice, as in networkx. Declined: weights turbobc cannot take as
+lengths (zero, negative, not real numbers, or large enough for a path to overflow float64:
+networkx has its own rules or errors there), weight functions, unknown sources and ``k``
+outside 1..n (networkx raises its own errors).
 
 Weights are read from the converted graph: a rule that receives a networkx graph (before
 conversion) leaves them to the function, which checks the converted array and raises
@@ -41,6 +42,7 @@ import logging
 import math
 import numbers
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -183,14 +185,37 @@ def _lengths(G: TurboBCGraph, weight) -> np.ndarray | None:
     return values
 
 
-def _values(sweep: _Sweep, sources=None, **options) -> dict:
+def _source_groups(index: dict, sources) -> dict:
+    """The listed sources as vertex indices grouped by how often each is listed,
+    ``{times: [vertex, ...]}``: networkx sweeps a repeated source once per listing, so its
+    contribution counts that many times."""
+    listed = Counter(index[s] for s in sources)
+    groups: dict[int, list[int]] = {}
+    for vertex, times in listed.items():
+        groups.setdefault(times, []).append(vertex)
+    return groups
+
+
+def _listed_sum(compute: Callable, groups: dict) -> np.ndarray:
+    """Σ times · compute(sources) over the groups of :func:`_source_groups` (sums are linear
+    in the sources, and so is the scaling of given sources)."""
+    return sum(times * compute(chosen) for times, chosen in groups.items())
+
+
+def _values(sweep: _Sweep, groups=None, **options) -> dict:
+    """Vertex BC as networkx returns it, ``{node: value}``: every vertex a source when
+    ``groups`` is None, else the sources of :func:`_source_groups`."""
     from turbobc._api import bc
 
     G = sweep.graph
     if not G.nodes:
         return {}
-    values = bc(sweep.matrix, sources=sources, directed=G.is_directed(), **sweep.options,
-                **options)
+
+    def compute(sources):
+        return bc(sweep.matrix, sources=sources, directed=G.is_directed(), **sweep.options,
+                  **options)
+
+    values = compute(None) if groups is None else _listed_sum(compute, groups)
     return dict(zip(G.nodes, values.tolist()))
 
 
@@ -217,14 +242,15 @@ def betweenness_centrality_subset(G, sources, targets, normalized=False, weight=
                                   engine="auto", kernel="auto", progress=False):
     """``networkx.betweenness_centrality_subset`` on turbobc: the targets are a target
     weight τ = [w ∈ targets] (:func:`turbobc.bc`'s ``targets``). As networkx, targets that
-    are not nodes are ignored and a repeated target counts once."""
+    are not nodes are ignored, a repeated target counts once and a repeated source once per
+    listing."""
     sweep = _served("betweenness_centrality_subset", G, weight)
     index = sweep.graph.index
-    chosen = [index[s] for s in sources]
+    groups = _source_groups(index, sources)
     aimed = sorted({index[t] for t in set(targets) if t in index})
-    if not chosen or not aimed:
+    if not groups or not aimed:
         return dict.fromkeys(sweep.graph.nodes, 0.0)
-    return _values(sweep, sources=chosen, targets=aimed, normalized=bool(normalized),
+    return _values(sweep, groups, targets=aimed, normalized=bool(normalized),
                    endpoints=False, engine=engine, kernel=kernel, progress=progress)
 
 
@@ -234,15 +260,20 @@ def _(G, sources, targets, normalized=False, weight=None, *, engine="auto", kern
     return _weight_rule(G, weight) or _check_subset(G, sources, targets) or True
 
 
-def _edge_values(sweep: _Sweep, weight, sources=None, **options) -> dict:
+def _edge_values(sweep: _Sweep, weight, groups=None, **options) -> dict:
     """Edge BC of the converted graph as networkx returns it: ``{(u, v): value}`` for every
     edge of ``G.edges()``, an undirected edge keyed (earlier node, later node) in ``list(G)``
     order as ``G.edges()`` yields it, a self loop at 0.0; a multigraph's keyed
-    ``{(u, v, key): value}`` (:func:`_keyed_edge_values`). ``sources=[]``: every value 0."""
+    ``{(u, v, key): value}`` (:func:`_keyed_edge_values`). Every vertex a source when
+    ``groups`` is None, else the sources of :func:`_source_groups`; ``groups={}``: every
+    value 0."""
     G = sweep.graph
     per_entry = np.zeros(G.pattern.nnz)
-    if G.pattern.nnz and (sources is None or len(sources)):
-        per_entry = _entry_values(sweep, sources=sources, **options)
+    if G.pattern.nnz and groups != {}:
+        def compute(sources):
+            return _entry_values(sweep, sources=sources, **options)
+
+        per_entry = compute(None) if groups is None else _listed_sum(compute, groups)
     rows, cols = G.entry_rows, G.pattern.indices
     keep = np.ones(rows.size, dtype=bool) if G.is_directed() else rows <= cols
     if G.is_multigraph():
@@ -304,13 +335,13 @@ def edge_betweenness_centrality_subset(G, sources, targets, normalized=False, we
                                        *, engine="auto", progress=False):
     """``networkx.edge_betweenness_centrality_subset`` on turbobc: targets as a target weight,
     a non-target's dependency split evenly among its parents as networkx does (unknown
-    targets ignored, a repeated one counted once)."""
+    targets ignored, a repeated one counted once, a repeated source once per listing)."""
     sweep = _served("edge_betweenness_centrality_subset", G, weight)
     index = sweep.graph.index
     aimed = sorted({index[t] for t in set(targets) if t in index})
     if not aimed:
-        return _edge_values(sweep, weight, sources=[])
-    return _edge_values(sweep, weight, sources=[index[s] for s in sources], targets=aimed,
+        return _edge_values(sweep, weight, {})
+    return _edge_values(sweep, weight, _source_groups(index, sources), targets=aimed,
                         normalized=bool(normalized), engine=engine, progress=progress)
 
 
@@ -370,13 +401,9 @@ def _check_subset(G, sources, targets):
         return "sources and targets must be collections, not one-shot iterators"
     index = G.index if is_turbobc_graph(G) else None
     try:
-        seen = set()
         for s in sources:
             if not (s in index if index is not None else s in G):
                 return f"source {s!r} is not a node of the graph"
-            if s in seen:
-                return f"source {s!r} is repeated (networkx counts it twice)"
-            seen.add(s)
         set(targets)
     except TypeError as exc:
         return f"sources and targets must hold hashable nodes: {exc}"
