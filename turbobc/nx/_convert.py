@@ -120,8 +120,8 @@ def is_turbobc_graph(G) -> bool:
 def from_nx(G, edge_attrs=None) -> TurboBCGraph:
     """Read ``G``'s adjacency and the named edge attributes in one pass over its edges.
 
-    Reads ``G.adj`` directly (no dispatchable networkx call), so the conversion also works
-    inside networkx's backend test mode.
+    Reads ``G``'s adjacency dicts directly (no dispatchable networkx call), so the conversion
+    also works inside networkx's backend test mode.
 
     Parameters
     ----------
@@ -141,7 +141,9 @@ def from_nx(G, edge_attrs=None) -> TurboBCGraph:
         return G
     nodes = list(G)
     index = {node: i for i, node in enumerate(nodes)}
-    adj = G.adj
+    # the raw adjacency dicts (G.adj wraps every neighbour's dict in a view, which costs
+    # more than the conversion itself on multigraphs)
+    adj = getattr(G, "_adj", None) or G.adj
     degree = np.fromiter((len(adj[u]) for u in nodes), dtype=np.int64, count=len(nodes))
     cols = np.fromiter((index[v] for u in nodes for v in adj[u]), dtype=np.int64,
                        count=int(degree.sum()))
