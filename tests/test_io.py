@@ -871,3 +871,41 @@ def test_a_pattern_with_weight_true_is_unweighted_bc():
     A, _ = turbobc.read_graph(data_path("road-minnesota.mtx"))
     np.testing.assert_allclose(turbobc.bc(A, weight=True, engine="graphblas"),
                                turbobc.bc(A, engine="graphblas"), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("text", [
+    DIMACS_ROADS,
+    DIMACS_ROADS.replace("\n", "\r\n"),                              # CRLF
+    DIMACS_ROADS.replace("a 2 3 158", "a\t2  3\t158  "),             # tabs, runs of blanks
+    DIMACS_ROADS.replace("a 3 4 774", "c a comment among the arcs\n\na 3 4 774.25"),
+    DIMACS_ROADS.rstrip("\n"),                                       # no final line end
+    DIMACS_ROADS.replace("a 4 5 990", "a 4 5 99999999999999999999"),  # beyond int64: a float
+    "p sp 3 0\n",                                                    # no arcs
+])
+def test_dimacs_gr_read_at_once_equals_line_by_line(text):
+    """A well-formed file is read by regular expressions and one NumPy parse
+    (_gr_arcs_at_once); the line-by-line reader, which reports errors, gives the same."""
+    at_once = turbobc.io._readers._gr_arcs_at_once(text, True)
+    by_line = turbobc.io._readers._gr_arcs_by_line("x.gr", text, True)
+    assert at_once is not None and at_once[0] == by_line[0]
+    for ours, theirs in zip(at_once[1:], by_line[1:]):
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("text", [
+    "a 1 2 3\np sp 2 1\n",                    # an arc before the problem line
+    "p sp 2 1\np sp 2 1\na 1 2 3\n",          # two problem lines
+    "p sp 2 1\na 1 2\n",                      # an arc without its length
+    "p sp 3 2\na 1 2\n7\na 2 3 4\n",          # ... and a stray number: 6 numbers for 2 arcs
+    "p sp 3 2\na 1 2 3 4\na 2 3\n",           # 4 + 2 fields: 6 numbers for 2 arcs
+    "p sp 2 1\na 1 2 3\n5 6 7\n",             # a line without its 'a'
+    "p sp 2 1\na 1 3 4\n",                    # a vertex beyond n
+    "p sp 2 1\na 1 2 -4\n",                   # a negative length
+    "p sp 2 1\na 1 2 nan\n",                  # a length that is not a number
+    "p sp 2 1\ne 1 2 4\na 1 2 4\n",           # another kind of line
+])
+def test_dimacs_gr_read_at_once_leaves_bad_files_to_the_line_reader(tmp_path, text):
+    assert turbobc.io._readers._gr_arcs_at_once(text, True) is None
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "x.gr")) + ", line "):
+        load(_write(tmp_path / "x.gr", text), weighted=True)

@@ -14,6 +14,7 @@ import gzip
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,7 +178,9 @@ def read_graph(path, *, format=None, directed=None, weighted=False):
     two fields are not integers while the next line's are, or are usual column names such as
     ``source,target``); fields may be quoted as the ``csv`` module reads them. Parsing is in
     Python, about a million lines in a second or two; Matrix Market goes through
-    ``scipy.io.mmread``. A pattern read with ``weighted=False`` and passed to
+    ``scipy.io.mmread``; a well-formed DIMACS ``.gr`` file (road networks run to tens of
+    millions of arcs) is parsed by regular expressions and one NumPy parse, about twice as
+    fast in a third of the memory, and any other one line by line, to name the bad line. A pattern read with ``weighted=False`` and passed to
     ``turbobc.bc(A, weight=True)`` has every length 1: the unweighted BC.
 
     Examples
@@ -694,6 +697,79 @@ def _read_gr(path: Path, directed, weighted: bool) -> GraphFile:
     """The DIMACS 9 shortest-path format: ``c`` comment lines, one problem line
     ``p sp n m``, then m arc lines ``a u v w`` (1-based vertices, integer lengths w)."""
     text = _read_text(path)
+    arcs = _gr_arcs_at_once(text, weighted)
+    if arcs is None:  # something is off: the line-by-line reader says what, and where
+        arcs = _gr_arcs_by_line(path, text, weighted)
+    n, rows, cols, values = arcs
+    labels = np.arange(1, n + 1, dtype=np.int64)
+    return _graph_file(rows, cols, n, labels, True if directed is None else bool(directed),
+                       "gr", lengths=values)
+
+
+# A well-formed DIMACS file, read without a Python loop over its lines (_gr_arcs_at_once).
+_GR_PROBLEM = re.compile(r"^p[ \t]+sp[ \t]+(\d+)[ \t]+(\d+)[ \t]*\r?$", re.MULTILINE)
+_GR_ARC = re.compile(r"^a[ \t]+\d+[ \t]+\d+[ \t]+\S+[ \t]*\r?$", re.MULTILINE)
+_GR_COMMENT = re.compile(r"^c[^\n]*$", re.MULTILINE)
+
+
+def _gr_arcs_at_once(text: str, weighted: bool):
+    """(n, 0-based tails, heads, lengths or None) of a well-formed DIMACS file, by regular
+    expressions and one NumPy parse (no Python object per line: a fraction of the time and
+    memory of the loop), or None for any file it does not accept as well-formed.
+
+    Well-formed: one problem line, before every arc; exactly m lines ``a u v w`` (u, v
+    unsigned integers in 1..n, w a number, a positive finite one if ``weighted``); every other
+    line a comment or blank. With m such lines counted, the numbers left once the ``a`` and
+    the comments are gone are exactly 3m only if no other line holds anything.
+    """
+    found = _GR_PROBLEM.search(text)
+    if found is None or text.count("\np") + text.startswith("p") != 1:
+        return None
+    head, body = text[:found.start()], text[found.end():]
+    if _GR_COMMENT.sub("", head).strip():  # before it only comments and blank lines
+        return None
+    n, m = int(found.group(1)), int(found.group(2))
+    if _GR_ARC.subn("", body)[1] != m:
+        return None
+    if "\nc" in body:
+        body = _GR_COMMENT.sub("", body)
+    # DIMACS lengths are integers, parsed six times faster as such; any other number as float
+    numbers = _numbers(body.replace("\na", "\n"), np.int64)
+    if numbers is None or numbers.size != 3 * m:
+        numbers = _numbers(body.replace("\na", "\n"), np.float64)
+    if numbers is None or numbers.size != 3 * m:
+        return None
+    numbers = numbers.reshape(m, 3)
+    if m and not (numbers[:, :2].min() >= 1 and numbers[:, :2].max() <= n):
+        return None
+    lengths = numbers[:, 2].astype(np.float64) if weighted else None
+    if lengths is not None and not _all_lengths(lengths):
+        return None
+    return (n, numbers[:, 0].astype(np.int64) - 1, numbers[:, 1].astype(np.int64) - 1,
+            lengths)
+
+
+def _numbers(text: str, dtype):
+    """The whitespace-separated numbers of ``text`` as ``dtype``, or None where a token is
+    not one (a bad line, another kind of line) or, for an integer dtype, may not fit (NumPy
+    clamps an integer beyond the dtype to its limits)."""
+    if not text or text.isspace():
+        return np.zeros(0, dtype=dtype)  # NumPy reads white space alone as one 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            numbers = np.fromstring(text, dtype=dtype, sep=" ")
+        except (ValueError, DeprecationWarning):
+            return None
+    if np.issubdtype(dtype, np.integer) and numbers.size:
+        limits = np.iinfo(dtype)
+        if numbers.max() == limits.max or numbers.min() == limits.min:
+            return None
+    return numbers
+
+
+def _gr_arcs_by_line(path: Path, text: str, weighted: bool):
+    """:func:`_gr_arcs_at_once` line by line, raising the error of the first bad line."""
     lines = text.splitlines()
     size, tails, heads, lengths, line_numbers = None, [], [], [], []
     for number, raw in enumerate(lines, start=1):
@@ -719,9 +795,7 @@ def _read_gr(path: Path, directed, weighted: bool) -> GraphFile:
     _check_gr_count(path, m, line_numbers, len(lines) + 1)
     rows, cols = _gr_arcs(path, tails, heads, line_numbers, n)
     values = _parse_lengths(path, lengths, line_numbers, tails, heads) if weighted else None
-    labels = np.arange(1, n + 1, dtype=np.int64)
-    return _graph_file(rows, cols, n, labels, True if directed is None else bool(directed),
-                       "gr", lengths=values)
+    return n, rows, cols, values
 
 
 def _gr_problem_line(path: Path, number: int, raw: str, fields: list[str], size):
