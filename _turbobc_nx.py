@@ -10,17 +10,22 @@ __all__ = ["FUNCTIONS", "backend_info"]
 
 FUNCTIONS = {
     "betweenness_centrality":
-        "Unweighted (or all weights equal), exact or sampled with k: the same numbers and "
-        "sampled sources as networkx. Other weights are declined.",
+        "Unweighted or weighted (positive weights as edge lengths; a multigraph's pair "
+        "weighs its lightest parallel edge), exact or sampled with k: the same numbers and "
+        "sampled sources as networkx. Zero or negative weights and weight functions are "
+        "declined.",
     "betweenness_centrality_subset":
-        "Unweighted (or all weights equal): any sources and targets, the same numbers as "
-        "networkx. Other weights are declined.",
+        "Unweighted or weighted (positive weights), any sources and targets: the same "
+        "numbers as networkx (a repeated source counts once per listing). Zero or negative "
+        "weights and weight functions are declined.",
     "edge_betweenness_centrality":
-        "Unweighted (or all weights equal), exact or sampled with k, on the CPU engine. "
-        "Multigraphs and other weights are declined.",
+        "Unweighted or weighted (positive weights), exact or sampled with k, on the CPU "
+        "engine; a multigraph's edges keyed (u, v, key) as networkx keys them. Zero or "
+        "negative weights and weight functions are declined.",
     "edge_betweenness_centrality_subset":
-        "Unweighted (or all weights equal), any sources and targets, on the CPU engine. "
-        "Multigraphs and other weights are declined.",
+        "Unweighted or weighted (positive weights), any sources and targets, on the CPU "
+        "engine; multigraph edges keyed as networkx keys them. Zero or negative weights "
+        "and weight functions are declined.",
 }
 """The functions the backend implements, with what networkx shows about each: the one list.
 ``turbobc.nx._backend.implements`` refuses a function not named here, and the backend does

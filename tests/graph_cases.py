@@ -2,6 +2,7 @@
 
 Each case is a networkx graph; tests convert it with ``nx.to_scipy_sparse_array``
 in ``list(G)`` order, so position i of turbobc's result is node ``list(G)[i]``.
+:func:`with_lengths` gives a case edge lengths for weighted BC.
 """
 
 from __future__ import annotations
@@ -88,3 +89,22 @@ GRAPH_CASES = {
     "directed_self_loops": lambda: _with_self_loops(
         nx.gnp_random_graph(30, 0.1, seed=13, directed=True)),
 }
+
+
+LENGTH_KINDS = {
+    "int3": lambda rng, size: rng.integers(1, 4, size),        # many ties
+    "int100": lambda rng, size: rng.integers(1, 101, size),
+    "float": lambda rng, size: rng.uniform(0.05, 2.0, size),   # ties only where sums agree
+}
+"""Random edge lengths for weighted BC: kind -> (rng, number of edges) -> lengths."""
+
+
+def with_lengths(G: nx.Graph, kind: str, seed: int, attribute: str = "weight") -> nx.Graph:
+    """A copy of ``G`` whose edges carry random lengths of ``kind`` (:data:`LENGTH_KINDS`) in
+    ``attribute``, drawn in ``G.edges`` order from ``seed``."""
+    G = G.copy()
+    edges = list(G.edges(keys=True) if G.is_multigraph() else G.edges())
+    lengths = LENGTH_KINDS[kind](np.random.default_rng(seed), len(edges)).tolist()
+    for edge, length in zip(edges, lengths):
+        G.edges[edge][attribute] = length
+    return G

@@ -161,7 +161,7 @@ def test_edge_bc_command_matches_networkx(tmp_path, capsys):
     assert f"{min(best)} -- {max(best)}" in out.replace("  ", " ").replace("  ", " ")
     with open(out_csv, newline="") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0] == ["source", "target", "bc"] and len(rows) == 1 + H.number_of_edges()
+    assert rows[0] == ["src", "dst", "bc"] and len(rows) == 1 + H.number_of_edges()
     for a, b, x in rows[1:]:
         key = (int(a), int(b)) if (int(a), int(b)) in want else (int(b), int(a))
         assert float(x) == pytest.approx(want[key], rel=1e-12, abs=1e-15)
@@ -438,3 +438,165 @@ def test_memory_limit_flag(tmp_path):
     bad = run("bc", graph, "--memory-limit", "lots", check=False)
     assert bad.returncode == 2
     assert "--memory-limit lots: the size must be a number of bytes" in bad.stderr
+
+
+# --------------------------------------------------------------------------- --edges, --weight
+
+def _les_miserables_file(tmp_path, *, weights=False):
+    """les_miserables as a TSV edge list with integer ids (i * 7 + 3), optionally with its
+    co-occurrence counts as a third column; the graph networkx reads back from it."""
+    G = nx.les_miserables_graph()
+    G = nx.relabel_nodes(G, {v: i * 7 + 3 for i, v in enumerate(G)})
+    path = tmp_path / "les.tsv"
+    path.write_text("".join(f"{u}\t{v}" + (f"\t{w}" if weights else "") + "\n"
+                            for u, v, w in G.edges(data="weight")))
+    if weights:
+        return path, nx.read_weighted_edgelist(path, delimiter="\t", nodetype=int)
+    return path, nx.read_edgelist(path, delimiter="\t", nodetype=int)
+
+
+def _edges_csv(path) -> dict:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["src", "dst", "bc"]
+    assert all(re.fullmatch(r"\d\.\d{16}e[-+]\d\d", r[2]) for r in rows[1:])
+    return {(int(a), int(b)): float(x) for a, b, x in rows[1:]}
+
+
+def _assert_edge_values(ours: dict, want: dict):
+    assert len(ours) == len(want)  # an undirected edge once
+    for (a, b), x in ours.items():
+        key = (a, b) if (a, b) in want else (b, a)
+        assert x == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
+
+
+def test_bc_edges_writes_edge_bc_as_edge_bc_does(tmp_path):
+    """bc --edges E.csv: vertex BC as before and networkx's edge BC in E.csv (src,dst,bc with
+    the file's ids, sorted, an undirected edge once), byte for byte what edge-bc -o writes."""
+    path, H = _les_miserables_file(tmp_path)
+    edges, vertices, alone = tmp_path / "e.csv", tmp_path / "v.npy", tmp_path / "alone.csv"
+    out = run("bc", path, "--engine", "graphblas", "--top", "0", "-o", vertices,
+              "--edges", edges).stdout
+    _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality(H))
+    _, labels = turbobc.read_graph(path)
+    want = nx.betweenness_centrality(H)
+    np.testing.assert_allclose(np.load(vertices), [want[v] for v in labels.tolist()],
+                               rtol=1e-12, atol=1e-15)
+    assert "edge betweenness centrality (exact, normalized) in " in out
+    assert f"wrote {H.number_of_edges():,} edge values to {edges}" in out
+    run("edge-bc", path, "--top", "0", "-o", alone)
+    assert alone.read_bytes() == edges.read_bytes()
+    pairs = list(_edges_csv(edges))
+    index = {v: i for i, v in enumerate(labels.tolist())}
+    assert pairs == sorted(pairs, key=lambda e: (index[e[0]], index[e[1]]))
+
+
+def test_bc_edges_with_k_samples_the_same_sources_for_both(tmp_path):
+    """-k without --seed: a seed is drawn once, so vertex and edge BC sample the same
+    sources; the JSON says which, and networkx with that seed gives both."""
+    path, H = _les_miserables_file(tmp_path)
+    record_path, edges = tmp_path / "v.json", tmp_path / "e.csv"
+    run("bc", path, "-k", "7", "--raw", "--engine", "graphblas", "--top", "0",
+        "-o", record_path, "--edges", edges)
+    record = json.loads(record_path.read_text())
+    seed = record["seed"]
+    assert isinstance(seed, int)
+    want = nx.betweenness_centrality(H, k=7, seed=seed, normalized=False)
+    np.testing.assert_allclose(record["betweenness"], [want[v] for v in record["vertices"]],
+                               rtol=1e-12, atol=1e-15)
+    _assert_edge_values(_edges_csv(edges),
+                        nx.edge_betweenness_centrality(H, k=7, seed=seed, normalized=False))
+
+
+def test_bc_edges_with_targets_is_the_edge_subset_bc(tmp_path):
+    path, H = _les_miserables_file(tmp_path)
+    targets, edges = tmp_path / "t.txt", tmp_path / "e.csv"
+    targets.write_text(" ".join(str(v) for v in list(H)[3:9]))
+    run("bc", path, "--targets", targets, "--engine", "graphblas", "--top", "0",
+        "--edges", edges)
+    _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality_subset(
+        H, list(H), list(H)[3:9], normalized=True))
+
+
+def test_edges_path_is_checked_before_reading(tmp_path):
+    graph = data_path("power.mtx")
+    for flags, message in [
+            (["--edges", tmp_path / "e.json"], "--edges must end in .csv; got"),
+            (["--edges", "nodir/e.csv"], "--edges nodir/e.csv: the directory 'nodir' does "
+                                         "not exist"),
+            (["--edges", tmp_path / "same.csv", "-o", tmp_path / "same.csv"],
+             f"--edges {tmp_path / 'same.csv'} and -o {tmp_path / 'same.csv'} name the same "
+             "file")]:
+        result = _fails(2, message, "bc", graph, *flags)
+        assert result.stdout == ""  # not even the graph was read
+
+
+def test_weight_on_a_file_without_values_says_so_in_flags(tmp_path):
+    """--weight reads lengths; a file without them (a pattern Matrix Market file, an edge list
+    of two columns), or with a value that is not a length, fails naming the file, the line
+    and the flag, before any computing."""
+    path, _ = _les_miserables_file(tmp_path)
+    for command in ("bc", "edge-bc"):
+        result = _fails(1, f"{path}, line 1: --weight reads the third column as the edge "
+                           "length; edge (3, 10) has none", command, path, "--weight")
+        assert "weighted=True" not in result.stderr
+    result = _fails(1, "a 'pattern' Matrix Market file holds no edge values; --weight needs "
+                       "a 'real' or 'integer' file (read it without --weight: every edge has "
+                       "length 1)", "bc", data_path("power.mtx"), "--weight")
+    assert f"{data_path('power.mtx')}, line 1:" in result.stderr
+    bad = tmp_path / "bad.gr"
+    bad.write_text("c roads\np sp 3 2\na 1 2 5\na 2 3 -1\n")
+    _fails(1, f"{bad}, line 4: the length of edge (2, 3) is -1; edge lengths must be positive "
+              "finite numbers", "bc", bad, "--weight")
+
+
+def test_dimacs_file_reads_as_arcs_and_says_so(tmp_path):
+    path = tmp_path / "roads.gr"
+    path.write_text("c a square of one-way streets\np sp 4 4\na 1 2 3\na 2 3 3\na 3 4 3\n"
+                    "a 4 1 3\n")
+    out = run("info", path).stdout
+    assert "edges (m):      4 arcs" in out
+    assert ("directed:       yes (DIMACS arcs; --undirected to read each arc as an "
+            "undirected edge)") in out
+    values = tmp_path / "bc.npy"
+    run("bc", path, "--engine", "graphblas", "--raw", "-o", values)
+    want = nx.betweenness_centrality(nx.DiGraph([(1, 2), (2, 3), (3, 4), (4, 1)]),
+                                     normalized=False)
+    np.testing.assert_allclose(np.load(values), [want[v] for v in (1, 2, 3, 4)])
+
+
+def test_help_documents_weight_edges_and_dimacs():
+    top = " ".join(run("--help").stdout.split())
+    assert "DIMACS 9 shortest-path files (.gr, road networks)" in top and "--weight" in top
+    for command in ("bc", "edge-bc"):
+        text = " ".join(run(command, "--help").stdout.split())
+        assert "--weight" in text and "edge lengths" in text and "src,dst,bc" in text
+        assert "{mtx,snap,csv,tsv,metis,gr}" in text
+    assert "--edges EDGES.csv" in run("bc", "--help").stdout
+
+
+def test_weight_gives_networkx_weighted_bc_vertices_and_edges(tmp_path):
+    """--weight reads the third column as lengths: bc (with --edges) and edge-bc give
+    networkx's weight='weight' values of the same file, exact and sampled."""
+    path, H = _les_miserables_file(tmp_path, weights=True)
+    vertices, edges, record_path = tmp_path / "v.npy", tmp_path / "e.csv", tmp_path / "e.json"
+    out = run("bc", path, "--weight", "--raw", "--top", "3", "-o", vertices,
+              "--edges", edges).stdout
+    _, labels = turbobc.read_graph(path)
+    want = nx.betweenness_centrality(H, weight="weight", normalized=False)
+    np.testing.assert_allclose(np.load(vertices), [want[v] for v in labels.tolist()],
+                               rtol=1e-12, atol=1e-15)
+    unweighted = nx.betweenness_centrality(H, normalized=False)
+    assert max(abs(want[v] - unweighted[v]) for v in H) > 1  # the lengths matter
+    _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality(
+        H, weight="weight", normalized=False))
+    assert "edge lengths from the file" in out
+    assert "betweenness centrality (exact, raw, weighted) on engine graphblas" in out
+    assert "edge betweenness centrality (exact, raw, weighted) in" in out
+    run("edge-bc", path, "--weight", "-k", "20", "--seed", "3", "--top", "0", "-o",
+        record_path)
+    record = json.loads(record_path.read_text())
+    assert record["weighted"] is True and record["seed"] == 3
+    sampled = nx.edge_betweenness_centrality(H, k=20, seed=3, weight="weight")
+    _assert_edge_values({tuple(e): x for e, x in zip(record["edges"], record["betweenness"])},
+                        sampled)

@@ -1,5 +1,7 @@
 """turbobc.read_graph: the shipped graphs (and, where present, the large set) load with the
-curator's n and m, the formats' corner cases, and malformed files name the file and the line."""
+curator's n and m, the formats' corner cases, edge lengths with weighted=True (DIMACS .gr,
+weighted Matrix Market, a third column, METIS edge weights), and malformed files name the file
+and the line."""
 
 from __future__ import annotations
 
@@ -498,7 +500,7 @@ def test_unknown_suffix_and_format(tmp_path):
                                                    "suffix '.gml'")):
         load(path)
     with pytest.raises(ValueError, match=re.escape("format must be one of 'mtx', 'snap', "
-                                                   "'csv', 'tsv', 'metis'; got 'gml'")):
+                                                   "'csv', 'tsv', 'metis', 'gr'; got 'gml'")):
         load(path, format="gml")
 
 
@@ -510,3 +512,400 @@ def test_missing_file_and_bad_argument_types(tmp_path):
     with pytest.raises(TypeError, match="path must be a str or os.PathLike; got int"):
         load(3)
 
+
+
+# --------------------------------------------------------------------------- edge lengths
+
+def _lengths(graph_or_matrix, labels=None):
+    """Stored entries as {(label, label): value}."""
+    A = getattr(graph_or_matrix, "matrix", graph_or_matrix)
+    labels = graph_or_matrix.labels if labels is None else labels
+    coo = sp.coo_array(A)
+    return {(_plain(labels[i]), _plain(labels[j])): x
+            for i, j, x in zip(coo.row, coo.col, coo.data.tolist())}
+
+
+def _plain(label):
+    return label.item() if hasattr(label, "item") else label
+
+
+def _smallest_parallel(G: nx.MultiGraph | nx.MultiDiGraph) -> dict:
+    """{(u, v): smallest 'weight' over the parallel edges}, both directions if undirected."""
+    out = {}
+    for u, v, w in G.edges(data="weight"):
+        pairs = [(u, v)] if G.is_directed() else [(u, v), (v, u)]
+        for pair in pairs:
+            if u != v:
+                out[pair] = min(w, out.get(pair, w))
+    return out
+
+
+def test_weighted_false_reads_the_pattern_and_says_so(tmp_path):
+    graph = load(_write(tmp_path / "w.txt", "1 2 5\n2 3 -1\n3 4 abc\n"))
+    assert not graph.weighted
+    np.testing.assert_array_equal(graph.matrix.data, 1.0)
+    assert load(data_path("power.mtx")).weighted is False
+
+
+DIMACS_ROADS = """c 9th DIMACS Implementation Challenge: Shortest Paths
+c TIGER/Line graph, a made-up corner of it
+c
+p sp 5 9
+c graph contains 5 nodes and 9 arcs
+c
+a 1 2 803
+a 2 1 803
+a 2 3 158
+a 3 2 158
+a 3 4 774
+a 4 3 774
+a 4 5 1000
+a 1 5 3000
+a 4 5 990
+"""
+
+
+def test_dimacs_gr_reads_directed_arcs_with_their_lengths(tmp_path):
+    graph = load(_write(tmp_path / "roads.gr", DIMACS_ROADS), weighted=True)
+    assert graph.format == "gr" and graph.directed and graph.weighted
+    assert graph.labels.tolist() == [1, 2, 3, 4, 5] and (graph.n, graph.m) == (5, 8)
+    # the repeated arc 4 -> 5 keeps its smaller length, as shortest paths use it
+    multi = nx.MultiDiGraph()
+    for line in DIMACS_ROADS.splitlines():
+        if line.startswith("a"):
+            _, u, v, w = line.split()
+            multi.add_edge(int(u), int(v), weight=float(w))
+    assert _lengths(graph) == _smallest_parallel(multi)
+    assert _lengths(graph)[(4, 5)] == 990.0
+    assert graph.matrix.has_sorted_indices and graph.matrix.dtype == np.float64
+
+
+def test_dimacs_gr_unweighted_undirected_and_gzip(tmp_path):
+    path = _write(tmp_path / "roads.gr.gz", DIMACS_ROADS, compress=True)
+    pattern = load(path)
+    assert not pattern.weighted and pattern.m == 8
+    np.testing.assert_array_equal(pattern.matrix.data, 1.0)
+    both_ways = load(path, directed=False, weighted=True)
+    assert not both_ways.directed and both_ways.m == 5
+    lengths = _lengths(both_ways)
+    assert lengths[(1, 5)] == lengths[(5, 1)] == 3000.0
+    assert lengths[(4, 5)] == lengths[(5, 4)] == 990.0
+    assert turbobc.read_graph(path, format="gr", directed=False)[0].nnz == 10
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ("a 1 2 3\np sp 2 1\n", 1, "an arc before the problem line 'p sp n m'"),
+    ("p sp 2\n", 1, "the problem line must be 'p sp n m' (n vertices, m arcs, non-negative "
+                    "integers); got 'p sp 2'"),
+    ("p max 2 1\n", 1, "the problem line must be 'p sp n m'"),
+    ("p sp 2 1\np sp 2 1\n", 2, "a second problem line (the first is line 1)"),
+    ("c x\np sp 2 1\ne 1 2 3\n", 3, "DIMACS shortest-path lines start with 'c' (comment), "
+                                    "'p' (problem) or 'a' (arc); got 'e 1 2 3'"),
+    ("p sp 2 1\na 1 2\n", 2, "an arc line is 'a u v w' (tail, head, length); got 'a 1 2'"),
+    ("p sp 2 2\na 1 2 4\na 2 3 4\n", 3, "vertex '3' is not an integer in 1..2"),
+    ("p sp 2 2\na 1 x 4\na 0 1 4\n", 2, "vertex 'x' is not an integer in 1..2"),
+    ("p sp 2 1\na 1 2 4\na 2 1 4\n", 3, "more arc lines than the m = 1 the problem line "
+                                        "declares"),
+    ("p sp 3 3\na 1 2 4\n", "3 (end of file)", "the problem line declares m = 3 arcs; only 1 "
+                                               "follow"),
+    ("c only a comment\n", "2 (end of file)", "no problem line 'p sp n m'"),
+])
+def test_dimacs_gr_malformed(tmp_path, text, line, problem):
+    _raises_at(_write(tmp_path / "x.gr", text), line, re.escape(problem))
+
+
+@pytest.mark.parametrize("length, problem", [
+    ("0", "the length of edge (2, 3) is 0; edge lengths must be positive finite numbers"),
+    ("-4", "the length of edge (2, 3) is -4; edge lengths must be positive finite numbers"),
+    ("nan", "the length of edge (2, 3) is nan;"),
+    ("inf", "the length of edge (2, 3) is inf;"),
+    ("ten", "the length of edge (2, 3), 'ten', is not a number"),
+])
+def test_dimacs_gr_bad_length_names_line_and_edge(tmp_path, length, problem):
+    path = _write(tmp_path / "x.gr", f"c\np sp 3 2\na 1 2 4\na 2 3 {length}\n")
+    _raises_at(path, 4, re.escape(problem), weighted=True)
+    assert load(path).m == 2  # not read without weighted=True
+
+
+def test_dimacs_gr_empty_file(tmp_path):
+    path = _write(tmp_path / "e.gr", "")
+    with pytest.raises(turbobc.io._readers.EmptyGraphFileError, match="no problem line"):
+        load(path)
+
+
+def _mm(path, field, symmetry, body):
+    return _write(path, f"%%MatrixMarket matrix coordinate {field} {symmetry}\n{body}")
+
+
+def test_matrix_market_real_and_integer_lengths(tmp_path):
+    general = load(_mm(tmp_path / "g.mtx", "real", "general",
+                       "% roads\n3 3 4\n1 2 2.5\n2 3 0.25\n3 1 7\n1 2 1.5\n"), weighted=True)
+    assert general.directed and general.weighted
+    assert _lengths(general) == {(1, 2): 1.5, (2, 3): 0.25, (3, 1): 7.0}  # 1 -> 2 twice
+    symmetric = load(_mm(tmp_path / "s.mtx", "integer", "symmetric",
+                         "4 4 3\n2 1 5\n3 2 8\n4 4 1\n"), weighted=True)
+    assert not symmetric.directed and symmetric.self_loops == 1
+    assert _lengths(symmetric) == {(1, 2): 5.0, (2, 1): 5.0, (2, 3): 8.0, (3, 2): 8.0}
+    as_arcs = load(tmp_path / "s.mtx", weighted=True, directed=True)
+    assert as_arcs.directed and _lengths(as_arcs) == _lengths(symmetric)  # both ways
+
+
+def test_matrix_market_general_read_undirected_keeps_the_smaller_length(tmp_path):
+    path = _mm(tmp_path / "g.mtx", "real", "general", "2 2 2\n1 2 4\n2 1 3\n")
+    assert _lengths(load(path, weighted=True, directed=False)) == {(1, 2): 3.0, (2, 1): 3.0}
+    assert _lengths(load(path, weighted=True)) == {(1, 2): 4.0, (2, 1): 3.0}
+
+
+def test_matrix_market_dense_array_lengths(tmp_path):
+    path = _write(tmp_path / "d.mtx", "%%MatrixMarket matrix array real general\n"
+                                      "2 2\n0\n3.5\n2\n0\n")  # column-major: A[2,1], A[1,2]
+    graph = load(path, weighted=True)
+    assert _lengths(graph) == {(2, 1): 3.5, (1, 2): 2.0}  # a zero is no edge
+    bad = _write(tmp_path / "b.mtx", "%%MatrixMarket matrix array real general\n"
+                                     "% c\n2 2\n0\n3.5\n-2\n0\n")
+    _raises_at(bad, 6, re.escape("the length of an edge is -2;"), weighted=True)
+
+
+@pytest.mark.parametrize("field, symmetry, problem", [
+    ("pattern", "general", "a 'pattern' Matrix Market file holds no edge values; "
+                           "weighted=True needs a 'real' or 'integer' file"),
+    ("complex", "general", "'complex' values are not edge lengths"),
+    ("real", "skew-symmetric", "a 'skew-symmetric' file stands for the negated value"),
+])
+def test_matrix_market_without_lengths(tmp_path, field, symmetry, problem):
+    body = "2 2 1\n2 1" + (" 1 0\n" if field == "complex" else " 1\n" if field == "real"
+                           else "\n")
+    path = _mm(tmp_path / "x.mtx", field, symmetry, body)
+    _raises_at(path, 1, re.escape(problem), weighted=True)
+    assert load(path).m == 1  # read as a pattern without weighted=True
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("0", "the length of edge (3, 1) is 0; edge lengths must be positive finite numbers"),
+    ("-1.5", "the length of edge (3, 1) is -1.5;"),
+    ("nan", "the length of edge (3, 1) is nan;"),
+    ("inf", "the length of edge (3, 1) is inf;"),
+])
+def test_matrix_market_bad_length_names_line_and_edge(tmp_path, value, problem):
+    # lines: 1 banner, 2 comment, 3 size, 4 entry, 5 bad entry
+    path = _mm(tmp_path / "x.mtx", "real", "symmetric", f"% c\n3 3 2\n2 1 1.5\n3 1 {value}\n")
+    _raises_at(path, 5, re.escape(problem), weighted=True)
+
+
+def test_matrix_market_non_numeric_length(tmp_path):
+    path = _mm(tmp_path / "x.mtx", "real", "general", "3 3 2\n1 2 1.5\n2 3 abc\n")
+    _raises_at(path, 4, re.escape("value 'abc' is not a number"), weighted=True)
+
+
+WEIGHTED_SNAP = ("# Undirected graph: w.txt\n"
+                 "# FromNodeId\tToNodeId\tLength\n"
+                 "30\t1412\t2.5\n"
+                 "1412\t30\t4\n"       # the same edge again: the smaller length stays
+                 "30\t9\t1e-3\n"
+                 "7\t7\t3\n")
+
+
+def test_snap_third_column_is_the_length(tmp_path):
+    path = _write(tmp_path / "w.txt", WEIGHTED_SNAP)
+    graph = load(path, weighted=True)
+    assert graph.weighted and not graph.directed and graph.self_loops == 1
+    assert graph.labels.tolist() == [7, 9, 30, 1412]
+    multi = nx.read_weighted_edgelist(path, nodetype=int, create_using=nx.MultiGraph)
+    assert _lengths(graph) == _smallest_parallel(multi)
+    assert _lengths(graph)[(30, 1412)] == 2.5
+    arcs = load(path, weighted=True, directed=True)
+    assert _lengths(arcs) == {(30, 1412): 2.5, (1412, 30): 4.0, (30, 9): 1e-3}
+    extra = _write(tmp_path / "x.txt", WEIGHTED_SNAP.replace("1e-3", "1e-3\tlabel 5"))
+    assert _lengths(load(extra, weighted=True)) == _lengths(graph)  # later columns ignored
+
+
+@pytest.mark.parametrize("suffix, sep", [(".csv", ","), (".tsv", "\t")])
+def test_csv_tsv_lengths_with_names_and_header(tmp_path, suffix, sep):
+    rows = [("source", "target", "weight"), ("bob", "alice", "2"), ("alice", "carol", "0.5"),
+            ("carol", "bob", "5"), ("bob", "alice", "3")]
+    path = _write(tmp_path / f"g{suffix}", "".join(sep.join(r) + "\n" for r in rows))
+    A, labels = turbobc.read_graph(path, weighted=True)
+    assert labels.tolist() == ["bob", "alice", "carol"]
+    assert _lengths(A, labels) == {("bob", "alice"): 2.0, ("alice", "bob"): 2.0,
+                                   ("alice", "carol"): 0.5, ("carol", "alice"): 0.5,
+                                   ("carol", "bob"): 5.0, ("bob", "carol"): 5.0}
+
+
+def test_csv_quoted_length(tmp_path):
+    A, labels = turbobc.read_graph(_write(tmp_path / "q.csv", '"a, b",c," 1.25"\n'),
+                                   weighted=True)
+    assert _lengths(A, labels) == {("a, b", "c"): 1.25, ("c", "a, b"): 1.25}
+
+
+def test_edge_list_without_a_third_column(tmp_path):
+    path = _write(tmp_path / "x.txt", "# c\n1 2 4\n2 3\n")
+    _raises_at(path, 3, re.escape("weighted=True reads the third column as the edge length; "
+                                  "edge (2, 3) has none"), weighted=True)
+    _raises_at(data_path("as20000102.txt"), 5, "reads the third column", weighted=True)
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("0", "the length of edge (b, c) is 0; edge lengths must be positive finite numbers"),
+    ("-2", "the length of edge (b, c) is -2;"),
+    ("NaN", "the length of edge (b, c) is NaN;"),
+    ("-inf", "the length of edge (b, c) is -inf;"),
+    ("heavy", "the length of edge (b, c), 'heavy', is not a number"),
+])
+def test_edge_list_bad_length_names_line_and_edge(tmp_path, value, problem):
+    path = _write(tmp_path / "x.csv", f"src,dst,len\na,b,1\n\nb,c,{value}\n")
+    _raises_at(path, 4, re.escape(problem), weighted=True)
+    assert load(path).m == 2  # the pattern reads without looking at the values
+
+
+def test_metis_edge_weights_are_lengths(tmp_path):
+    # fmt 011: a vertex weight, then (neighbour, weight) pairs; 1 - 2 weighs 9, 2 - 3 weighs 4
+    graph = load(_write(tmp_path / "w.graph", "% weighted\n4 2 011\n7 2 9\n8 1 9 3 4\n6 2 4\n5\n"),
+                 weighted=True)
+    assert graph.weighted and graph.labels.tolist() == [1, 2, 3, 4]
+    assert _lengths(graph) == {(1, 2): 9.0, (2, 1): 9.0, (2, 3): 4.0, (3, 2): 4.0}
+    # the two lines of an edge disagree: the smaller length, both ways
+    uneven = load(_write(tmp_path / "u.graph", "2 1 1\n2 5\n1 3\n"), weighted=True)
+    assert _lengths(uneven) == {(1, 2): 3.0, (2, 1): 3.0}
+
+
+def test_metis_weight_errors(tmp_path):
+    _raises_at(_write(tmp_path / "a.graph", "% c\n2 1\n2\n1\n"), 2,
+               re.escape("the header's fmt 000 declares no edge weights (its last digit is 0), "
+                         "so weighted=True has no lengths to read"), weighted=True)
+    _raises_at(_write(tmp_path / "b.graph", "2 1 001\n2 5\n1 0\n"), 3,
+               re.escape("the length of edge (2, 1) is 0; edge lengths must be positive finite "
+                         "numbers"), weighted=True)
+    _raises_at(_write(tmp_path / "c.graph", "2 1 001\n2 -5\n1 5\n"), 2,
+               re.escape("the length of edge (1, 2) is -5;"), weighted=True)
+
+
+def test_pattern_files_refuse_weighted(tmp_path):
+    _raises_at(data_path("power.mtx"), 1, "holds no edge values", weighted=True)
+
+
+def test_weighted_must_be_a_bool(tmp_path):
+    for value in ("yes", None, 1):
+        with pytest.raises(TypeError, match=re.escape(f"weighted must be True or False; got "
+                                                      f"{type(value).__name__} {value!r}")):
+            load(tmp_path / "missing.txt", weighted=value)
+
+
+def _weighted_lines(directed: bool):
+    """A random graph's (u, v, w) lines, 1-based, with repeated pairs of other lengths (and,
+    undirected, some pairs listed the other way round): what a file may list."""
+    G = nx.gnp_random_graph(30, 0.15, seed=12, directed=directed)
+    rng = np.random.default_rng(5)
+    lines = [(u + 1, v + 1, int(rng.integers(1, 6))) for u, v in G.edges]
+    lines += [(v, u, w + 2) if not directed and i % 2 else (u, v, w + 1)
+              for i, (u, v, w) in enumerate(lines[::4])]
+    lines += [(u, v, w - 0.5) for u, v, w in lines[1::9]]  # lighter repeats
+    return lines
+
+
+def _networkx_multigraph(lines, directed: bool):
+    M = nx.MultiDiGraph() if directed else nx.MultiGraph()
+    M.add_nodes_from(range(1, 31))
+    M.add_weighted_edges_from(lines)
+    return M
+
+
+def _write_weighted(tmp_path, fmt: str, lines, directed: bool):
+    """The lines in one of the weighted formats."""
+    if fmt == "snap":
+        header = "# Directed graph\n" if directed else "# Undirected graph\n"
+        return _write(tmp_path / "w.txt", header + "".join(f"{u} {v} {w}\n"
+                                                           for u, v, w in lines))
+    if fmt == "csv":
+        return _write(tmp_path / "w.csv", "src,dst,len\n" + "".join(f"{u},{v},{w}\n"
+                                                                   for u, v, w in lines))
+    if fmt == "mtx":
+        return _mm(tmp_path / "w.mtx", "real", "general", f"30 30 {len(lines)}\n" + "".join(
+            f"{u} {v} {w}\n" for u, v, w in lines))
+    return _write(tmp_path / "w.gr", f"c roads\np sp 30 {len(lines)}\n" + "".join(
+        f"a {u} {v} {w}\n" for u, v, w in lines))
+
+
+@pytest.mark.parametrize("fmt", ["snap", "csv", "mtx", "gr"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_weighted_file_bc_is_networkx_bc_of_the_file_as_a_multigraph(tmp_path, fmt, directed):
+    """bc(A, weight=True) of a file read with weighted=True equals networkx's weighted BC of the
+    same lines in a multigraph (its shortest paths take a pair's lightest edge), vertex and
+    edge BC. (Matrix Market 'general' and DIMACS files are directed: read undirected they
+    are symmetrized.)"""
+    lines = _weighted_lines(directed)
+    graph = load(_write_weighted(tmp_path, fmt, lines, directed), weighted=True,
+                 directed=directed)
+    M = _networkx_multigraph(lines, directed)
+    assert graph.directed is directed and graph.weighted
+    ours = turbobc.bc(graph.matrix, weight=True, directed=directed, engine="graphblas")
+    want = nx.betweenness_centrality(M, weight="weight")
+    np.testing.assert_allclose(ours, [want[v] for v in graph.labels.tolist()], rtol=1e-12,
+                               atol=1e-15)
+    assert sum(x > 0 for x in want.values()) > 10  # not a comparison of zeros
+    E = sp.coo_array(turbobc.edge_bc(graph.matrix, weight=True, directed=directed))
+    pair = {}  # networkx shares a pair's edge BC among its lightest parallel edges: add them
+    for (u, v, _), x in nx.edge_betweenness_centrality(M, weight="weight").items():
+        key = (u, v) if directed else frozenset((u, v))
+        pair[key] = pair.get(key, 0.0) + x
+    assert E.nnz == len(pair) * (1 if directed else 2)
+    for i, j, x in zip(E.row, E.col, E.data):
+        u, v = int(graph.labels[i]), int(graph.labels[j])
+        assert x == pytest.approx(pair[(u, v) if directed else frozenset((u, v))], rel=1e-12,
+                                  abs=1e-15)
+
+
+def test_metis_weighted_bc_is_networkx_weighted_bc(tmp_path):
+    G = nx.gnp_random_graph(25, 0.2, seed=3)
+    for u, v in G.edges:
+        G[u][v]["weight"] = 1 + (u * v) % 4
+    lines = [f"{G.number_of_nodes()} {G.number_of_edges()} 001"]
+    lines += [" ".join(f"{v + 1} {G[u][v]['weight']}" for v in G[u]) for u in range(25)]
+    graph = load(_write(tmp_path / "w.graph", "\n".join(lines) + "\n"), weighted=True)
+    ours = turbobc.bc(graph.matrix, weight=True, engine="graphblas")
+    want = nx.betweenness_centrality(G, weight="weight")
+    np.testing.assert_allclose(ours, [want[v] for v in range(25)], rtol=1e-12, atol=1e-15)
+
+
+def test_a_pattern_with_weight_true_is_unweighted_bc():
+    """weighted=False reads ones: weight=True on them gives the unweighted BC (documented)."""
+    A, _ = turbobc.read_graph(data_path("road-minnesota.mtx"))
+    np.testing.assert_allclose(turbobc.bc(A, weight=True, engine="graphblas"),
+                               turbobc.bc(A, engine="graphblas"), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("text", [
+    DIMACS_ROADS,
+    DIMACS_ROADS.replace("\n", "\r\n"),                              # CRLF
+    DIMACS_ROADS.replace("a 2 3 158", "a\t2  3\t158  "),             # tabs, runs of blanks
+    DIMACS_ROADS.replace("a 3 4 774", "c a comment among the arcs\n\na 3 4 774.25"),
+    DIMACS_ROADS.rstrip("\n"),                                       # no final line end
+    DIMACS_ROADS.replace("a 4 5 990", "a 4 5 99999999999999999999"),  # beyond int64: a float
+    "p sp 3 0\n",                                                    # no arcs
+])
+def test_dimacs_gr_read_at_once_equals_line_by_line(text):
+    """A well-formed file is read by regular expressions and one NumPy parse
+    (_gr_arcs_at_once); the line-by-line reader, which reports errors, gives the same."""
+    at_once = turbobc.io._readers._gr_arcs_at_once(text, True)
+    by_line = turbobc.io._readers._gr_arcs_by_line("x.gr", text, True)
+    assert at_once is not None and at_once[0] == by_line[0]
+    for ours, theirs in zip(at_once[1:], by_line[1:]):
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("text", [
+    "a 1 2 3\np sp 2 1\n",                    # an arc before the problem line
+    "p sp 2 1\np sp 2 1\na 1 2 3\n",          # two problem lines
+    "p sp 2 1\na 1 2\n",                      # an arc without its length
+    "p sp 3 2\na 1 2\n7\na 2 3 4\n",          # ... and a stray number: 6 numbers for 2 arcs
+    "p sp 3 2\na 1 2 3 4\na 2 3\n",           # 4 + 2 fields: 6 numbers for 2 arcs
+    "p sp 2 1\na 1 2 3\n5 6 7\n",             # a line without its 'a'
+    "p sp 2 1\na 1 3 4\n",                    # a vertex beyond n
+    "p sp 2 1\na 1 2 -4\n",                   # a negative length
+    "p sp 2 1\na 1 2 nan\n",                  # a length that is not a number
+    "p sp 2 1\ne 1 2 4\na 1 2 4\n",           # another kind of line
+])
+def test_dimacs_gr_read_at_once_leaves_bad_files_to_the_line_reader(tmp_path, text):
+    assert turbobc.io._readers._gr_arcs_at_once(text, True) is None
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "x.gr")) + ", line "):
+        load(_write(tmp_path / "x.gr", text), weighted=True)

@@ -115,11 +115,12 @@ def test_tiny_graphs_follow_networkx(n, endpoints, normalized):
 def test_signature_mirrors_networkx():
     ours = inspect.signature(turbobc.bc).parameters
     theirs = inspect.signature(nx.betweenness_centrality).parameters
-    for name in ("k", "normalized", "endpoints", "seed"):
+    for name in ("k", "normalized", "endpoints", "seed", "weight"):
         assert ours[name].default == theirs[name].default, name
         assert ours[name].kind is inspect.Parameter.KEYWORD_ONLY
     assert list(ours)[1:] == ["sources", "targets", "k", "seed", "normalized", "endpoints",
-                              "directed", "engine", "kernel", "progress", "memory_limit"]
+                              "directed", "engine", "kernel", "progress", "memory_limit",
+                              "weight", "client"]
     subset = inspect.signature(nx.betweenness_centrality_subset).parameters
     assert list(subset)[1:3] == ["sources", "targets"]  # networkx's names for the subset
 

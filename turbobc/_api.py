@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from turbobc._graph import reverse_edge_positions
 from turbobc._progress import source_progress
 from turbobc._reduce import fold_trees
 from turbobc._rescale import rescale
@@ -21,7 +22,7 @@ __all__ = ["bc", "edge_bc", "run_bc", "Result"]
 
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
        endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-       memory_limit=None, client=None) -> np.ndarray:
+       memory_limit=None, weight=None, client=None) -> np.ndarray:
     r"""Betweenness centrality of every vertex of the graph with adjacency matrix ``A``.
 
     .. math::
@@ -31,13 +32,15 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     where :math:`\sigma(s, t)` is the number of shortest s-t paths and
     :math:`\sigma(s, t \mid v)` the number of those passing through v
     (``v`` not an endpoint unless ``endpoints=True``). Values equal
-    ``networkx.betweenness_centrality`` (networkx >= 3.6) on the same graph.
+    ``networkx.betweenness_centrality`` (networkx >= 3.6) on the same graph,
+    with the same ``weight``.
 
     Parameters
     ----------
     A : scipy.sparse matrix or array, shape (n, n)
-        ``A[i, j] != 0`` means an edge i -> j. Values are ignored, explicit
-        zeros are not edges, duplicates count once and self loops are dropped.
+        ``A[i, j] != 0`` means an edge i -> j. Values are ignored (unless
+        ``weight=True``), explicit zeros are not edges, duplicates count once
+        and self loops are dropped.
         A 2-D ``numpy.ndarray`` is converted with ``scipy.sparse.csr_array``; a
         networkx graph is converted with ``networkx.to_scipy_sparse_array`` in
         ``list(G)`` order, which is then the order of the result, and its
@@ -101,6 +104,18 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         memory. ``None`` (default): from the memory available (CPU: half of
         the lower of MemAvailable and the room under the cgroup limit; GPU:
         free device memory).
+    weight : None, True or str, optional
+        ``None`` (default): every edge has length 1 (shortest paths in hops).
+        ``True``: ``A``'s stored values are the edge lengths (duplicate entries
+        summed, stored zeros still no edge), and shortest paths are the
+        shortest by total length, as networkx's ``weight=`` (Dijkstra): two
+        paths are equally short when their float64 sums are equal. For a
+        networkx graph, the name of the edge attribute holding the lengths,
+        as in networkx: an edge without it has length 1, a multigraph's pair
+        takes its shortest parallel edge. Lengths must be positive and
+        finite. ``directed=None`` reads a symmetric pattern whose two lengths
+        of an edge differ as directed. Weighted BC runs on the CPU engine
+        (``engine="auto"`` takes it there).
     client : dask.distributed.Client, optional
         Sweep on the workers of this Dask cluster (``LocalCUDACluster`` with one
         worker per GPU, a ``LocalCluster``, a remote scheduler, or a mix): the
@@ -122,13 +137,20 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         ``A`` is not a sparse matrix, array or networkx graph; complex or
         non-numeric dtype; a flag that is not a bool (``progress``: nor an
         object with an ``update`` method); a non-integer ``k`` or source; a
-        ``seed`` of an unknown kind.
+        ``seed`` of an unknown kind; a ``weight`` that is not None, True or
+        (networkx graph only) a string; an edge attribute that is not a real
+        number.
     ValueError
         ``A`` not 2-D or not square; NaN or infinite values; ``sources`` out of
         range or repeated; ``k`` outside [1, n]; both ``k`` and ``sources``;
         ``directed=False`` on an asymmetric pattern; unknown ``engine`` or
         ``kernel``, or a kernel with ``engine="graphblas"``; a ``memory_limit``
-        that is not a number with a known unit, or below 1 byte.
+        that is not a number with a known unit, or below 1 byte; with
+        ``weight``, a negative, NaN or infinite length (the message names the
+        entry, (i, j, value), or the networkx edge), a zero attribute of a
+        networkx edge, the two lengths of an edge differing with
+        ``directed=False`` (named (i, j, a, b)), or lengths spanning so wide a
+        range that one vanishes in a float64 sum.
     turbobc.exceptions.GPUUnavailableError
         ``engine="gpu"`` or a named kernel without a usable GPU.
     MemoryError
@@ -167,6 +189,13 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     scaling gives NaN (``k=1``, which also warns); a non-finite sum raises
     ``OverflowError``.
 
+    Weighted BC (``weight``) computes the distances of a batch of sources by
+    frontier Bellman–Ford in the min-plus semiring, marks the stored edges on
+    a shortest path, d(v) + len(v, w) == d(w), in a B x m mask, and sweeps
+    that DAG by its hop layers with the same accumulate step
+    (docs/algorithm.md, "Weighted BC"); it plans for 64 more bytes per
+    (source, stored edge) pair of a batch.
+
     Examples
     --------
     A path 0 - 1 - 2: only the middle vertex lies between others.
@@ -177,10 +206,17 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     [0.0, 1.0, 0.0]
     >>> turbobc.bc(A, normalized=False, engine="graphblas").tolist()
     [0.0, 1.0, 0.0]
+
+    With lengths: a triangle whose edge 0 - 2 (length 3) is longer than the way through 1.
+
+    >>> W = sp.csr_array([[0, 1, 3], [1, 0, 1], [3, 1, 0]])
+    >>> turbobc.bc(W, weight=True, normalized=False, engine="graphblas").tolist()
+    [0.0, 1.0, 0.0]
     """
     return run_bc(A, sources=sources, targets=targets, k=k, seed=seed, normalized=normalized,
                   endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
-                  progress=progress, memory_limit=memory_limit, client=client).values
+                  progress=progress, memory_limit=memory_limit, weight=weight,
+                  client=client).values
 
 
 class Result(NamedTuple):
@@ -193,7 +229,7 @@ class Result(NamedTuple):
 
 def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
            endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-           memory_limit=None, client=None) -> Result:
+           memory_limit=None, weight=None, client=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
     validate → :class:`~turbobc.engines.protocol.Problem` → engine → the one loop
@@ -202,7 +238,7 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
                     progress=progress, memory_limit=memory_limit, targets=targets,
-                    client=client)
+                    weight=weight, client=client)
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
@@ -215,7 +251,8 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
 
 
 def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
-            directed=None, engine="auto", progress=False, memory_limit=None, client=None):
+            directed=None, engine="auto", progress=False, memory_limit=None, weight=None,
+            client=None):
     r"""Edge betweenness centrality: for every stored edge i -> j of ``A``, the share of
     shortest paths through it.
 
@@ -226,16 +263,18 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     Equal to ``networkx.edge_betweenness_centrality`` (networkx >= 3.6) on the same graph,
     with its normalization and ``k`` scaling, and with ``sources`` and ``targets`` to
     ``networkx.edge_betweenness_centrality_subset(G, sources, targets)`` (sources default to
-    every vertex, targets too). networkx's edge subset BC hands a non-target's dependency to
-    its shortest-path parents in equal shares; so does this (on the CPU engine).
+    every vertex, targets too), with the same ``weight``. networkx's edge subset BC hands a
+    non-target's dependency to its shortest-path parents in equal shares; so does this (on the
+    CPU engine).
 
     Parameters
     ----------
     A : scipy.sparse matrix or array, numpy.ndarray or networkx graph
         As for :func:`bc`.
-    k, seed, sources, targets, normalized, directed, memory_limit, progress, client :
+    k, seed, sources, targets, normalized, directed, memory_limit, progress, weight, client :
         As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
-        ``targets`` not with ``k``).
+        ``targets`` not with ``k``). With ``weight=True`` the result keeps ``A``'s cleaned
+        pattern (the values are BC, not lengths).
     engine : {"auto", "gpu", "graphblas"}, default "auto"
         As for :func:`bc`: the GPU engine sums the edges in its batched kernels (one
         accumulator policy beside the vertex sums); edge subset BC (``targets``) runs on the
@@ -271,7 +310,7 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=False, directed=directed, engine=engine, kernel="auto",
                     progress=progress, memory_limit=memory_limit, targets=targets, edges=True,
-                    client=client)
+                    weight=weight, client=client)
     graph = call.graph
     pattern = graph.pattern
     if graph.n == 0:
@@ -282,24 +321,13 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     _check_finite(raw, call.engine)
     if not graph.directed:
         # an undirected edge is crossed both ways: {i, j} gets the sums of i -> j and j -> i
-        raw = raw + raw[_reverse_edges(pattern)]
+        raw = raw + raw[reverse_edge_positions(pattern)]
     # networkx rescales edge BC with endpoints=True: every edge of a path counts
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=True, sampled_sources=call.sources if call.sampled else None,
                      n=graph.n)
     return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
                         shape=pattern.shape)
-
-
-def _reverse_edges(pattern) -> np.ndarray:
-    """For a symmetric CSR pattern: position k of edge i -> j maps to the position of j -> i."""
-    import scipy.sparse as sp
-
-    positions = sp.csr_array((np.arange(pattern.nnz, dtype=np.int64), pattern.indices,
-                              pattern.indptr), shape=pattern.shape)
-    transposed = sp.csr_array(positions.T)
-    transposed.sort_indices()
-    return transposed.data  # aligned with the pattern's entries, as A == Aᵀ
 
 
 def _raw_sums(call) -> tuple[np.ndarray, dict]:

@@ -3,9 +3,9 @@
 :func:`turbobc._validation.validate` turns whatever the user passed into one
 :class:`Graph`: the adjacency *pattern* of ``A`` as a canonical CSR matrix
 (sorted indices, no duplicates, no explicit zeros, no self loops, values all
-one) plus the facts the engines need. Engines never look at the user's matrix, but the
-pattern may share its index arrays (a canonical input is taken as it is): nothing may change
-a pattern in place.
+one) plus the facts the engines need, and for weighted BC the edge lengths aligned with it.
+Engines never look at the user's matrix, but the pattern may share its index arrays (a
+canonical input is taken as it is): nothing may change a pattern in place.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "index_dtype_for"]
+__all__ = ["Graph", "index_dtype_for", "reverse_edge_positions"]
 
 
 INT32_LIMIT = 2**31 - 64
@@ -41,10 +41,21 @@ class Graph:
     directed : bool
         Whether BC is computed on the directed graph (ordered pairs counted
         once) or on the undirected one (unordered pairs: raw sums halved).
+    lengths : numpy.ndarray or None
+        Weighted BC only: float64, positive and finite, one per stored edge in
+        ``pattern.indices`` order (the length of edge i -> j at its position in the pattern);
+        both entries of an undirected edge hold the same length. None: every edge has length
+        one and shortest paths are counted in hops (unweighted BC).
     """
 
     pattern: sp.csr_array
     directed: bool
+    lengths: np.ndarray | None = None
+
+    @property
+    def weighted(self) -> bool:
+        """Whether shortest paths are measured by :attr:`lengths` (weighted BC)."""
+        return self.lengths is not None
 
     @property
     def n(self) -> int:
@@ -76,3 +87,12 @@ class Graph:
         if not self.directed:
             return self.out_degree
         return np.bincount(self.pattern.indices, minlength=self.n).astype(np.int64)
+
+
+def reverse_edge_positions(pattern: sp.csr_array) -> np.ndarray:
+    """For a symmetric CSR pattern: position k of edge i -> j maps to the position of j -> i."""
+    positions = sp.csr_array((np.arange(pattern.nnz, dtype=np.int64), pattern.indices,
+                              pattern.indptr), shape=pattern.shape)
+    transposed = sp.csr_array(positions.T)
+    transposed.sort_indices()
+    return transposed.data  # aligned with the pattern's entries, as A == Aᵀ

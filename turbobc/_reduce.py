@@ -18,7 +18,10 @@ weights (docs/algorithm.md, "Folding trees"):
   folded and core vertices alike.
 
 Exact for undirected graphs only: on a directed graph a vertex of total degree 1 is still a
-source or a target of its own, so no reduction applies there. Used for exact BC with every
+source or a target of its own, so no reduction applies there. Exact for weighted graphs too:
+the path from a folded vertex to the vertex it hangs from is the only one, whatever its length,
+so the shortest paths of a pair still cross the core along the shortest core paths; the core
+keeps the lengths of its edges. Used for exact BC with every
 vertex a source (the sweeps of a sample of sources run on the graph as it is).
 """
 
@@ -137,9 +140,21 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     # (N − 1)² − Σ c_i² − R², in int64 (exact) then float64
     cut_pairs = ((component_size - 1) ** 2 - hanging_sq - rest ** 2).astype(np.float64)
     kept = np.flatnonzero(alive)
-    core_pattern = sp.csr_array(pattern[kept][:, kept])
-    core_pattern.sort_indices()
-    core = Graph(pattern=core_pattern, directed=False)
+    core = _core_graph(graph, kept)
     return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
                        cut_pairs=cut_pairs, component_size=component_size,
                        folded=len(folded), seconds=time.perf_counter() - began)
+
+
+def _core_graph(graph: Graph, kept: np.ndarray) -> Graph:
+    """The undirected graph induced on the vertices ``kept``, with their edges' lengths when
+    ``graph`` is weighted."""
+    pattern = graph.pattern
+    values = pattern.data if graph.lengths is None else graph.lengths
+    core = sp.csr_array((values, pattern.indices, pattern.indptr), shape=pattern.shape)
+    core = sp.csr_array(core[kept][:, kept])
+    core.sort_indices()
+    lengths = None if graph.lengths is None else core.data.astype(np.float64)
+    core_pattern = sp.csr_array((np.ones(core.nnz), core.indices, core.indptr),
+                                shape=core.shape)
+    return Graph(pattern=core_pattern, directed=False, lengths=lengths)

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from spmv import check_kernel
 
 from turbobc._engines import ENGINES, gpu_status
-from turbobc._graph import INT32_LIMIT, Graph
+from turbobc._graph import INT32_LIMIT, Graph, reverse_edge_positions
 from turbobc._memory import parse_memory_limit
 from turbobc._run import resolve_engine
 from turbobc.engines.protocol import Problem
@@ -46,6 +46,11 @@ class Call:
     client: object = None  # a dask.distributed.Client: the sweeps run on its workers
 
     @property
+    def weighted(self) -> bool:
+        """Whether shortest paths are measured by the graph's edge lengths."""
+        return self.graph.weighted
+
+    @property
     def target_weight(self) -> np.ndarray | None:
         """τ of the accumulate step: [w ∈ targets], or None (every vertex a target)."""
         if self.targets is None:
@@ -64,8 +69,13 @@ class Call:
 
 
 def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, kernel,
-             progress, memory_limit=None, targets=None, edges=False, client=None) -> Call:
+             progress, memory_limit=None, targets=None, edges=False, weight=None,
+             client=None) -> Call:
     """Check and normalise the arguments of :func:`turbobc.bc`.
+
+    ``weight`` (None, True or an edge attribute name) makes the graph weighted: its
+    :attr:`~turbobc._graph.Graph.lengths` come from ``A``'s stored values or from the networkx
+    attribute (:func:`_check_weight`).
 
     Returns
     -------
@@ -84,13 +94,18 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     check_kernel(kernel)
     memory_limit = parse_memory_limit(memory_limit)
 
-    matrix, labels, graph_directed = _as_csr(A)
+    weight = _check_weight(weight, _is_networkx_graph(A))
+    matrix, labels, graph_directed = _as_csr(A, weight)
     if directed is None:
         directed = graph_directed
     # The symmetry test runs on the GPU when the sweeps may well run there: a choice of speed
     # only (the host test gives the same answer); which engine runs is decided below.
-    graph = _pattern_graph(matrix, directed,
-                           on_device=engine != "graphblas" and gpu_status()[0])
+    on_device = engine != "graphblas" and gpu_status()[0]
+    if weight is None:
+        graph = _pattern_graph(matrix, directed, on_device=on_device)
+    else:
+        graph = _weighted_graph(matrix, directed, on_device=on_device, labels=labels,
+                                attribute=weight if isinstance(weight, str) else None)
 
     if k is not None and sources is not None:
         raise ValueError("give either k (sample k sources) or sources (use exactly these), "
@@ -148,15 +163,39 @@ def _is_networkx_graph(A) -> bool:
     return hasattr(A, "is_directed") and hasattr(A, "adj") and hasattr(A, "nodes")
 
 
-def _as_csr(A):
+def _check_weight(weight, networkx_input: bool):
+    """``weight`` as validation uses it: None (unweighted), True (A's stored values are the
+    lengths) or the name of a networkx edge attribute. ``False`` is None."""
+    if weight is None or (isinstance(weight, (bool, np.bool_)) and not weight):
+        return None
+    if networkx_input:
+        if isinstance(weight, str):
+            return weight
+        raise TypeError("for a networkx graph, weight names the edge attribute that holds the "
+                        "lengths, as in networkx (e.g. weight='weight'); got "
+                        f"{type(weight).__name__} {weight!r}")
+    if isinstance(weight, (bool, np.bool_)):
+        return True
+    if isinstance(weight, str):
+        raise TypeError(f"weight={weight!r} names an edge attribute, which only a networkx graph "
+                        "has; for a matrix pass weight=True to use its stored values as lengths")
+    raise TypeError("weight must be None (unweighted), True (A's stored values are edge "
+                    "lengths) or, for a networkx graph, an edge attribute name; got "
+                    f"{type(weight).__name__} {weight!r}")
+
+
+def _as_csr(A, weight=None):
     """The user's matrix as CSR, the vertex labels (networkx input only) and the
-    directedness it implies (None: infer from the pattern)."""
+    directedness it implies (None: infer from the pattern). For a networkx graph and an
+    attribute name ``weight``, the matrix holds the edge lengths (:func:`_networkx_lengths`)."""
     if _is_networkx_graph(A):
         import networkx as nx  # only reached when the user passed a networkx graph
 
         labels = list(A)
         if not labels:  # networkx refuses to convert a graph without nodes
             return sp.csr_array((0, 0)), labels, bool(A.is_directed())
+        if isinstance(weight, str):
+            return _networkx_lengths(A, labels, weight), labels, bool(A.is_directed())
         matrix = nx.to_scipy_sparse_array(A, nodelist=labels, weight=None, format="csr")
         return matrix, labels, bool(A.is_directed())
     if isinstance(A, np.ndarray):
@@ -187,6 +226,132 @@ def _check_dtype(dtype) -> None:
         raise TypeError(f"A must have a numeric dtype (bool, integer or float); got {dtype}")
 
 
+def _networkx_lengths(G, labels: list, attribute: str) -> sp.csr_array:
+    """G's edge lengths as a canonical CSR matrix in ``labels`` order, as networkx's weighted
+    shortest paths read them: ``G.edges(data=attribute, default=1)`` (a missing attribute is
+    1, as in ``networkx.to_scipy_sparse_array``), both directions of an undirected edge, and
+    the smallest length over a multigraph's parallel edges (networkx's weight function).
+
+    Raises
+    ------
+    TypeError
+        A length that is not a real number (named with its edge).
+    ValueError
+        A length that is zero, negative, NaN or infinite (named with its edge): networkx's
+        Dijkstra needs positive lengths (a zero-length edge makes it count some paths twice
+        and others not at all; turbobc refuses rather than guess).
+    """
+    index = {node: i for i, node in enumerate(labels)}
+    triples = [(index[u], index[v], value)
+               for u, v, value in G.edges(data=attribute, default=1)]
+    rows = np.fromiter((t[0] for t in triples), dtype=np.int64, count=len(triples))
+    cols = np.fromiter((t[1] for t in triples), dtype=np.int64, count=len(triples))
+    values = _real_lengths([t[2] for t in triples], rows, cols, labels, attribute)
+    _check_lengths(rows, cols, values, labels=labels, attribute=attribute, zero_is_edge=True)
+    if not G.is_directed():
+        rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
+        values = np.concatenate([values, values])
+    loops = rows == cols  # never on a shortest path: dropped here as for every input
+    rows, cols, values = rows[~loops], cols[~loops], values[~loops]
+    n = len(labels)
+    order = np.lexsort((cols, rows))
+    rows, cols, values = rows[order], cols[order], values[order]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    starts = np.flatnonzero(first)
+    shortest = np.minimum.reduceat(values, starts) if starts.size else values
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[starts], minlength=n), out=indptr[1:])
+    return sp.csr_array((shortest, cols[starts], indptr), shape=(n, n))
+
+
+def _real_lengths(raw: list, rows, cols, labels, attribute) -> np.ndarray:
+    """Edge attribute values as float64; the first one that is not a real number raises."""
+    array = np.asarray(raw) if raw else np.zeros(0)
+    if array.ndim == 1 and array.dtype.kind in "biuf":
+        return array.astype(np.float64)
+    out = np.empty(len(raw), dtype=np.float64)
+    for i, value in enumerate(raw):
+        if not isinstance(value, (numbers.Real, np.bool_)):
+            raise TypeError(f"edge ({labels[rows[i]]!r}, {labels[cols[i]]!r}) has "
+                            f"{attribute}={value!r}, not a real number: edge lengths must be "
+                            "positive numbers")
+        try:
+            out[i] = float(value)
+        except OverflowError:  # an int beyond float64: an infinite length
+            out[i] = np.inf
+    return out
+
+
+def _check_lengths(rows, cols, values, *, labels=None, attribute=None,
+                   zero_is_edge=False) -> None:
+    """Every length must be positive and finite: the first entry that is not raises a
+    ValueError naming it, (i, j, value) or, for a networkx graph, its edge and attribute. A
+    stored zero of a matrix is no edge (``zero_is_edge`` False) and passes."""
+    bad = ~np.isfinite(values) | (values < 0)
+    if zero_is_edge:
+        bad |= values == 0
+    if not bad.any():
+        return
+    first = int(np.flatnonzero(bad)[0])
+    i, j, value = int(rows[first]), int(cols[first]), float(values[first])
+    count = f"{int(bad.sum())} such lengths"
+    if labels is None:
+        where = f"A[{i}, {j}] = {value!r}"
+        fix = ("stored zeros are no edge; drop or fix the others, e.g. "
+               "A.data[~(A.data > 0) | ~numpy.isfinite(A.data)] = 1")
+    else:
+        where = f"edge ({labels[i]!r}, {labels[j]!r}) has {attribute}={value!r}"
+        fix = ("networkx's Dijkstra counts paths through a zero-length edge inconsistently; "
+               "remove such edges or give them a positive length")
+    raise ValueError(f"weighted BC needs positive, finite edge lengths, but {where} "
+                     f"({count}); {fix}")
+
+
+def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: bool = False,
+                    labels=None, attribute=None) -> Graph:
+    """The Graph of a weighted call: :func:`_pattern_graph` of the matrix plus its stored
+    values as :attr:`~turbobc._graph.Graph.lengths`.
+
+    Duplicate entries of ``matrix`` are summed first (the matrix scipy means), then every
+    stored nonzero must be positive and finite (:func:`_check_lengths`). A symmetric pattern
+    whose two lengths of an edge differ is a directed graph when ``directed`` is None, and an
+    error with ``directed=False``.
+    """
+    matrix = sp.csr_array(matrix, dtype=np.float64, copy=not matrix.has_canonical_format)
+    if not matrix.has_canonical_format:
+        matrix.sum_duplicates()
+    rows, keep = _kept_entries(matrix)
+    _check_lengths(rows, matrix.indices, matrix.data, labels=labels, attribute=attribute)
+    graph = _pattern_graph(matrix, directed, on_device=on_device)
+    lengths = np.ascontiguousarray(matrix.data[keep], dtype=np.float64)
+    if not graph.directed:
+        mirrored = lengths[reverse_edge_positions(graph.pattern)]
+        differ = np.flatnonzero(lengths != mirrored)
+        if differ.size and directed is None:
+            return Graph(pattern=graph.pattern, directed=True, lengths=lengths)
+        if differ.size:
+            k = int(differ[0])
+            i = int(np.searchsorted(graph.pattern.indptr, k, side="right") - 1)
+            j = int(graph.pattern.indices[k])
+            a, b = float(lengths[k]), float(mirrored[k])
+            name = (f"({i}, {j}) has length {a!r} but ({j}, {i}) has {b!r}" if labels is None
+                    else f"({labels[i]!r}, {labels[j]!r}) has length {a!r} but "
+                         f"({labels[j]!r}, {labels[i]!r}) has {b!r}")
+            raise ValueError(f"directed=False but the edge {name} ({differ.size // 2} edges "
+                             "differ): an undirected edge has one length; pass directed=True, "
+                             "or make A symmetric, e.g. A = A.minimum(A.T)")
+    return Graph(pattern=graph.pattern, directed=graph.directed, lengths=lengths)
+
+
+def _kept_entries(matrix: sp.csr_array):
+    """The row of every stored entry, and which entries the pattern keeps: nonzero, off the
+    diagonal."""
+    n = matrix.shape[0]
+    rows = np.repeat(np.arange(n, dtype=matrix.indices.dtype), np.diff(matrix.indptr))
+    return rows, (matrix.data != 0) & (rows != matrix.indices)
+
+
 def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
                    on_device: bool = False) -> Graph:
     """Canonical pattern: nonzero entries only, duplicates once, no self loops.
@@ -195,7 +360,7 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
     free) is filtered in place of being re-sorted. ``on_device``: test symmetry on the GPU.
     """
     n = matrix.shape[0]
-    rows = np.repeat(np.arange(n, dtype=matrix.indices.dtype), np.diff(matrix.indptr))
+    rows, keep = _kept_entries(matrix)
     if np.issubdtype(matrix.dtype, np.floating):
         bad = ~np.isfinite(matrix.data)
         if bad.any():
@@ -204,7 +369,6 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
                              f"at ({rows[first]}, {matrix.indices[first]}); BC ignores values "
                              "but these usually mean a bug upstream: replace them, e.g. "
                              "A.data[~numpy.isfinite(A.data)] = 1")
-    keep = (matrix.data != 0) & (rows != matrix.indices)
     if matrix.has_canonical_format and keep.all():
         # The common case: nothing to drop, the structure already is the pattern.
         pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),

@@ -1,6 +1,7 @@
 """The ``turbobc`` command: betweenness centrality of a graph file, and facts about the file.
 
     turbobc bc FILE [options]      the most central vertices, with the ids the file uses
+    turbobc edge-bc FILE [options] the most central edges
     turbobc info FILE [--json]     n, m, degrees, the scf metric, the kernel and device memory
 
 Also runs as ``python -m turbobc.cli``. Reads what :func:`turbobc.read_graph` reads.
@@ -13,9 +14,11 @@ import contextlib
 import csv
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,9 +28,12 @@ _DESCRIPTION = """\
 Betweenness centrality (BC) of a graph file, computed as sparse linear algebra on an NVIDIA
 GPU (CuPy) or on the CPU (python-graphblas), with networkx's numbers.
 
-Files: Matrix Market (.mtx), SNAP edge lists (.txt), CSV/TSV edge lists (.csv, .tsv) and
-METIS/DIMACS10 (.graph), each optionally gzip'ed (.gz). Vertices are reported with the ids
-the file uses (Matrix Market and METIS: the 1-based indices of the file).
+Files: Matrix Market (.mtx), SNAP edge lists (.txt), CSV/TSV edge lists (.csv, .tsv),
+METIS/DIMACS10 (.graph) and DIMACS 9 shortest-path files (.gr, road networks), each
+optionally gzip'ed (.gz). Vertices are reported with the ids the file uses (Matrix Market,
+METIS and DIMACS: the 1-based indices of the file). With --weight, the file's edge values
+(a weighted Matrix Market file, the third column of an edge list, METIS edge weights, the
+lengths of DIMACS arcs) are edge lengths: shortest paths are the lightest.
 """
 
 _EPILOG = """\
@@ -37,6 +43,8 @@ examples:
   turbobc bc wiki-Vote.txt.gz --directed -k 500 --seed 1 --progress
                                               estimate from 500 sampled sources
   turbobc bc road.mtx -o bc.csv               every vertex's BC into a CSV file
+  turbobc bc USA-road-d.NY.gr --weight -k 1000 --seed 1 --edges edges.csv
+                                              weighted estimate, edge BC into a CSV file
   turbobc edge-bc ca-GrQc.txt.gz --top 5      edge BC, the 5 most central edges
 
 Run 'turbobc bc --help', 'turbobc edge-bc --help' or 'turbobc info --help' for the options
@@ -56,22 +64,37 @@ one object with the options, "vertices" (labels) and "betweenness" (values); .np
 values only, in vertex order (numpy.load). The directory must exist and be writable; this
 is checked before the computation starts"""
 
+_EDGES_CSV_HELP = ("a header line 'src,dst,bc', then one line per edge (src and dst as in "
+                   "FILE, an undirected edge once, in the order of the graph; bc as in the "
+                   "vertex CSV, '%%.16e')")
+
 _CSV_VALUE_FORMAT = "%.16e"
 """Every value of the CSV output: 17 significant digits, exact round trip, one width."""
 
-_FORMAT_HELP = ("file format: mtx, snap, csv, tsv or metis (default: from the suffix, "
+_EDGES_CSV_HEADER = ["src", "dst", "bc"]
+"""The header of every edge CSV (``bc --edges``, ``edge-bc -o .csv``)."""
+
+_FORMATS = ["mtx", "snap", "csv", "tsv", "metis", "gr"]
+
+_FORMAT_HELP = ("file format: mtx, snap, csv, tsv, metis or gr (default: from the suffix, "
                 "before any .gz)")
+
+_WEIGHT_HELP = ("read the file's edge values as edge lengths (weighted shortest paths): a "
+                "Matrix Market 'real' or 'integer' file's values, the third column of an "
+                "edge list, METIS edge weights, DIMACS arc lengths; every length must be a "
+                "positive finite number; an edge listed twice keeps its smaller length. "
+                "Without --weight the values are not read: every edge has length 1")
 
 
 def _add_graph_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the graph file")
-    parser.add_argument("--format", choices=["mtx", "snap", "csv", "tsv", "metis"],
-                        help=_FORMAT_HELP)
+    parser.add_argument("--format", choices=_FORMATS, help=_FORMAT_HELP)
     direction = parser.add_mutually_exclusive_group()
     direction.add_argument("--directed", dest="directed", action="store_true", default=None,
                            help="read each line or entry u v as an arc u -> v (default: what "
                                 "the file says: a Matrix Market header, a SNAP '# Directed "
-                                "graph' / '# Undirected graph' first line; else undirected)")
+                                "graph' / '# Undirected graph' first line, DIMACS arcs; else "
+                                "undirected)")
     direction.add_argument("--undirected", dest="directed", action="store_false",
                            help="read every edge as undirected (symmetrize), whatever the "
                                 "file's header says")
@@ -97,7 +120,8 @@ def _parser() -> argparse.ArgumentParser:
                     "--directed or --undirected overrides. With -k, sources are sampled "
                     "from the vertices in the order the file first names them, as networkx "
                     "samples from nx.read_edgelist(FILE): the same -k and --seed pick the "
-                    "same vertices.")
+                    "same vertices. --weight reads the file's edge values as lengths "
+                    "(networkx's weight='weight'); --edges also writes edge BC.")
     _add_graph_options(bc)
     sampling = bc.add_mutually_exclusive_group()
     sampling.add_argument("-k", type=int, metavar="K",
@@ -114,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     bc.add_argument("--seed", type=int, metavar="S",
                     help="random seed for -k (only with -k; the same seed samples the same "
                          "vertices as networkx on the graph read by nx.read_edgelist)")
+    bc.add_argument("--weight", action="store_true", help=_WEIGHT_HELP)
     bc.add_argument("--raw", action="store_true",
                     help="unnormalized: path counts summed (halved for undirected graphs)")
     bc.add_argument("--endpoints", action="store_true",
@@ -127,6 +152,12 @@ def _parser() -> argparse.ArgumentParser:
     bc.add_argument("--top", type=int, default=10, metavar="N",
                     help="print the N most central vertices (default 10; 0: none)")
     bc.add_argument("-o", "--output", metavar="OUT", help=_OUTPUT_HELP)
+    bc.add_argument("--edges", metavar="EDGES.csv",
+                    help="also compute edge BC (networkx's edge_betweenness_centrality, or "
+                         "its _subset with --targets; same sources, -k sample and --weight; "
+                         "--endpoints does not apply to edges) and write it to EDGES.csv: "
+                         + _EDGES_CSV_HELP + "; a second sweep over the sources, with its "
+                         "own progress bar; checked before the computation starts")
     bc.add_argument("--memory-limit", metavar="SIZE",
                     help="memory the run may use, in bytes or with a unit (e.g. 4GB, "
                          "512MiB): host memory on the CPU engine, device memory on the GPU; "
@@ -151,20 +182,22 @@ def _parser() -> argparse.ArgumentParser:
                       help="count only paths that end at the vertices listed in TFILE: "
                            "networkx's edge_betweenness_centrality_subset; not with -k")
     edge.add_argument("--seed", type=int, metavar="S", help="random seed for -k")
+    edge.add_argument("--weight", action="store_true", help=_WEIGHT_HELP)
     edge.add_argument("--raw", action="store_true",
                       help="unnormalized: path counts summed (halved for undirected graphs)")
     edge.add_argument("--top", type=int, default=10, metavar="N",
                       help="print the N most central edges (default 10; 0: none)")
     edge.add_argument("-o", "--output", metavar="OUT",
-                      help="write every edge's value to OUT: .csv (a header 'source,target,"
-                           "bc', then one line per edge, an undirected edge once, values "
-                           "'%%.16e') or .json (the options, \"edges\" and "
-                           "\"betweenness\"); checked before the computation starts")
+                      help="write every edge's value to OUT: .csv (" + _EDGES_CSV_HELP
+                           + "; the format of 'turbobc bc --edges') or .json (the options, "
+                           "\"edges\" and \"betweenness\"); checked before the computation "
+                           "starts")
     edge.add_argument("--memory-limit", metavar="SIZE",
                       help="host memory the run may use (e.g. 4GB, 512MiB)")
     edge.add_argument("--progress", action="store_true",
                       help="show a progress bar on stderr once the run has taken a second")
-    edge.set_defaults(engine="graphblas", kernel="auto", endpoints=False)  # the CPU engine
+    edge.set_defaults(engine="graphblas", kernel="auto", endpoints=False,  # the CPU engine
+                      edges=None)
 
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",
@@ -174,6 +207,7 @@ def _parser() -> argparse.ArgumentParser:
                     "kernel that kernel='auto' would choose and the estimated device memory "
                     "of a single-source run.")
     _add_graph_options(info)
+    info.set_defaults(weight=False)
     info.add_argument("--json", action="store_true", help="print one JSON object instead")
     return parser
 
@@ -208,7 +242,11 @@ def _load(args):
     """The graph file; an empty one is a usage error."""
     from turbobc.io._readers import load
 
-    graph = load(args.file, format=args.format, directed=args.directed)
+    try:
+        graph = load(args.file, format=args.format, directed=args.directed,
+                     weighted=args.weight)
+    except ValueError as exc:  # the reader's words for the option are the API's
+        raise type(exc)(str(exc).replace("weighted=True", "--weight")) from None
     if graph.n == 0:
         raise UsageError(f"{args.file} holds no graph: no vertex and no edge (the file is "
                          "empty, or has only comments and blank lines)")
@@ -220,7 +258,10 @@ def _label(value):
 
 
 def _header_note(graph, args) -> str:
-    """' (as the file's header says; ...)' when an edge list's header set the direction."""
+    """' (as the file's header says; ...)' when an edge list's header set the direction, and
+    ' (DIMACS arcs; ...)' for a .gr file read as it is."""
+    if args.directed is None and graph.format == "gr":
+        return " (DIMACS arcs; --undirected to read each arc as an undirected edge)"
     if args.directed is not None or graph.header_directed is None or graph.format == "mtx":
         return ""
     flag = "--undirected" if graph.directed else "--directed"
@@ -230,7 +271,7 @@ def _header_note(graph, args) -> str:
 # --------------------------------------------------------------------------- bc
 
 def _bc(args) -> None:
-    from turbobc._api import bc
+    from turbobc._api import run_bc
 
     _check_options(args)
     engine = _engine(args)
@@ -241,36 +282,59 @@ def _bc(args) -> None:
         print(cpu_fallback_note())
     start = time.perf_counter()
     with _memory_limit_in_command_words():
-        values = bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
-                    normalized=not args.raw, endpoints=args.endpoints,
-                    directed=graph.directed, engine=engine, kernel=args.kernel,
-                    progress=args.progress, memory_limit=args.memory_limit)
+        # the engines decide among themselves for --engine auto (weighted BC, for one, runs
+        # where an engine serves it); the run's facts say which one ran
+        result = run_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
+                        normalized=not args.raw, endpoints=args.endpoints,
+                        directed=graph.directed, engine=args.engine, kernel=args.kernel,
+                        progress=args.progress, memory_limit=args.memory_limit,
+                        weight=True if args.weight else None)
     seconds = time.perf_counter() - start
-    values = _in_vertex_order(values, order)
-    what = _run_kind(sources, targets, args.k)
-    scale = "raw" if args.raw else "normalized"
-    print(f"betweenness centrality ({what}, {scale}"
-          f"{', endpoints' if args.endpoints else ''}) on engine {engine} in {seconds:.2f} s")
+    values = _in_vertex_order(result.values, order)
+    print(f"betweenness centrality ({_run_words(args, sources, targets)}"
+          f"{', endpoints' if args.endpoints else ''}) on engine {result.facts['engine']} in "
+          f"{seconds:.2f} s")
     if args.top:
         _print_top(values, graph.labels, args.top)
     if args.output is not None:
         _write(args.output, values, graph, args)
         print(f"wrote {graph.n:,} values to {args.output}")
+    if args.edges is not None:
+        # edges go to the GPU only where its engine serves edge sums: auto unless --engine
+        # graphblas pinned the CPU
+        edges = _edge_run(args, graph, sources, targets, matrix, order,
+                          "graphblas" if args.engine == "graphblas" else "auto")
+        print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
+              f"{edges.seconds:.2f} s")
+        _write_edges_csv(args.edges, edges, graph)
+        print(f"wrote {edges.values.size:,} edge values to {args.edges}")
 
 
 def _prepare(args):
     """The graph (its size printed), the sources and targets read from their files, and the
-    matrix -k samples from with its order (:func:`_sampling_order`)."""
+    matrix -k samples from with its order (:func:`_sampling_order`). With -k, --edges and no
+    --seed, a seed is drawn here so that vertex and edge BC sample the same sources."""
     graph = _load(args)
     _check_k(args.k, graph.n)
     sources = None if args.sources is None else _read_sources(args.sources, graph.labels)
     targets = None if args.targets is None else _read_sources(args.targets, graph.labels,
                                                                "target")
     kind = "directed" if graph.directed else "undirected"
-    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges"
+    weighted = ", edge lengths from the file" if graph.weighted else ""
+    print(f"{args.file}: n = {graph.n:,} vertices, m = {graph.m:,} {kind} edges{weighted}"
           f"{_header_note(graph, args)}")
+    if args.k is not None and args.edges is not None and args.seed is None:
+        args.seed = random.SystemRandom().randrange(2**32)
     matrix, order = _sampling_order(graph, args.k)
     return graph, sources, targets, matrix, order
+
+
+def _run_words(args, sources, targets) -> str:
+    """'exact, normalized', '3 given sources, 2 given targets, raw, weighted', ..."""
+    words = [_run_kind(sources, targets, args.k), "raw" if args.raw else "normalized"]
+    if args.weight:
+        words.append("weighted")
+    return ", ".join(words)
 
 
 def _run_kind(sources, targets, k) -> str:
@@ -322,23 +386,29 @@ def _check_options(args) -> None:
     if args.output is not None:
         _check_output(args.output, (".csv", ".json") if args.command == "edge-bc"
                       else (".csv", ".json", ".npy"))
+    if args.edges is not None:
+        _check_output(args.edges, (".csv",), "--edges")
+        if args.output is not None and Path(args.edges).resolve() == Path(
+                args.output).resolve():
+            raise UsageError(f"--edges {args.edges} and -o {args.output} name the same file")
 
 
-def _check_output(output: str, suffixes) -> None:
-    """-o names one of ``suffixes`` in an existing, writable directory (before any
-    computing)."""
+def _check_output(output: str, suffixes, flag: str = "-o") -> None:
+    """``flag`` (-o, --edges) names one of ``suffixes`` in an existing, writable directory
+    (before any computing)."""
     path = Path(output)
     if path.suffix.lower() not in suffixes:
-        names = ", ".join(suffixes[:-1]) + " or " + suffixes[-1]
-        raise UsageError(f"-o must end in {names}; got {output!r}")
+        names = suffixes[0] if len(suffixes) == 1 else (", ".join(suffixes[:-1]) + " or "
+                                                        + suffixes[-1])
+        raise UsageError(f"{flag} must end in {names}; got {output!r}")
     folder = path.parent
     if not folder.is_dir():
-        raise UsageError(f"-o {output}: the directory {str(folder)!r} does not exist")
+        raise UsageError(f"{flag} {output}: the directory {str(folder)!r} does not exist")
     if path.is_dir():
-        raise UsageError(f"-o {output}: is a directory")
+        raise UsageError(f"{flag} {output}: is a directory")
     writable = os.access(path, os.W_OK) if path.exists() else os.access(folder, os.W_OK)
     if not writable:
-        raise UsageError(f"-o {output}: cannot write there (permission denied)")
+        raise UsageError(f"{flag} {output}: cannot write there (permission denied)")
 
 
 def _engine(args) -> str:
@@ -434,7 +504,8 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
             writer.writerows(zip(labels, (_CSV_VALUE_FORMAT % x for x in values.tolist())))
         return
     record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
-              "normalized": not args.raw, "endpoints": args.endpoints, "k": args.k,
+              "weighted": graph.weighted, "normalized": not args.raw,
+              "endpoints": args.endpoints, "k": args.k,
               "seed": args.seed, "vertices": labels, "betweenness": values.tolist()}
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
@@ -442,49 +513,87 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
 
 # --------------------------------------------------------------------------- edge-bc
 
-def _edge_bc(args) -> None:
-    from turbobc._api import edge_bc
+class _Edges(NamedTuple):
+    """Edge BC as the commands report it: vertex indices in vertex order, sorted, an
+    undirected edge once as (smaller index, larger)."""
 
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    seconds: float
+
+
+def _edge_bc(args) -> None:
     _check_options(args)
     graph, sources, targets, matrix, order = _prepare(args)
+    edges = _edge_run(args, graph, sources, targets, matrix, order, args.engine)
+    print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) on engine "
+          f"{args.engine} in {edges.seconds:.2f} s")
+    if args.top:
+        _print_top_edges(edges, graph, args.top)
+    if args.output is not None:
+        if Path(args.output).suffix.lower() == ".csv":
+            _write_edges_csv(args.output, edges, graph)
+        else:
+            _write_edges_json(args.output, edges, graph, args)
+        print(f"wrote {edges.values.size:,} edge values to {args.output}")
+
+
+def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edges:
+    """Edge BC of the run the options describe, on ``matrix`` (in sampling order)."""
+    from turbobc._api import edge_bc
+
     start = time.perf_counter()
     with _memory_limit_in_command_words():
         E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
-                    normalized=not args.raw, directed=graph.directed, engine=args.engine,
-                    progress=args.progress, memory_limit=args.memory_limit).tocoo()
+                    normalized=not args.raw, directed=graph.directed, engine=engine,
+                    progress=args.progress, memory_limit=args.memory_limit,
+                    weight=True if args.weight else None).tocoo()
     seconds = time.perf_counter() - start
-    rows, cols, values = E.row, E.col, E.data
+    rows, cols, values = E.row.astype(np.int64), E.col.astype(np.int64), E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
         rows, cols = order[rows], order[cols]
     if not graph.directed:  # each undirected edge once, as (smaller index, larger)
         once = rows < cols
         rows, cols, values = rows[once], cols[once], values[once]
-    print(f"edge betweenness centrality ({_run_kind(sources, targets, args.k)}, "
-          f"{'raw' if args.raw else 'normalized'}) on engine {args.engine} in {seconds:.2f} s")
+    ordered = np.lexsort((cols, rows))
+    return _Edges(rows[ordered], cols[ordered], values[ordered], seconds)
+
+
+def _print_top_edges(edges: _Edges, graph, top: int) -> None:
+    best = np.argsort(-edges.values, kind="stable")[:top]
+    ends = [(str(_label(graph.labels[edges.rows[e]])), str(_label(graph.labels[edges.cols[e]])))
+            for e in best]
+    width = max([6] + [len(a) for a, _ in ends] + [len(b) for _, b in ends])
+    arrow = "->" if graph.directed else "--"
+    print(f"\n{'rank':>4}  {'edge':>{2 * width + 4}}  {'betweenness':>14}")
+    for rank, (e, (a, b)) in enumerate(zip(best, ends), start=1):
+        print(f"{rank:>4}  {a:>{width}} {arrow} {b:<{width}}  {edges.values[e]:>14.8g}")
+
+
+def _edge_labels(edges: _Edges, graph) -> list[list]:
+    """[[src label, dst label], ...] with the ids the file uses."""
     labels = [_label(v) for v in graph.labels]
-    if args.top:
-        best = np.argsort(-values, kind="stable")[:args.top]
-        ends = [(str(labels[rows[e]]), str(labels[cols[e]])) for e in best]
-        width = max([6] + [len(a) for a, _ in ends] + [len(b) for _, b in ends])
-        arrow = "->" if graph.directed else "--"
-        print(f"\n{'rank':>4}  {'edge':>{2 * width + 4}}  {'betweenness':>14}")
-        for rank, (e, (a, b)) in enumerate(zip(best, ends), start=1):
-            print(f"{rank:>4}  {a:>{width}} {arrow} {b:<{width}}  {values[e]:>14.8g}")
-    if args.output is not None:
-        pairs = [[labels[i], labels[j]] for i, j in zip(rows.tolist(), cols.tolist())]
-        if Path(args.output).suffix.lower() == ".csv":
-            with open(args.output, "w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh, lineterminator="\n")
-                writer.writerow(["source", "target", "bc"])
-                writer.writerows([a, b, _CSV_VALUE_FORMAT % x]
-                                 for (a, b), x in zip(pairs, values.tolist()))
-        else:
-            record = {"file": str(args.file), "n": graph.n, "m": graph.m,
-                      "directed": graph.directed, "normalized": not args.raw, "k": args.k,
-                      "seed": args.seed, "edges": pairs, "betweenness": values.tolist()}
-            with open(args.output, "w", encoding="utf-8") as fh:
-                json.dump(record, fh)
-        print(f"wrote {len(pairs):,} edge values to {args.output}")
+    return [[labels[i], labels[j]] for i, j in zip(edges.rows.tolist(), edges.cols.tolist())]
+
+
+def _write_edges_csv(path: str, edges: _Edges, graph) -> None:
+    """The edge CSV of ``bc --edges`` and ``edge-bc -o .csv``: 'src,dst,bc', '%.16e'."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(_EDGES_CSV_HEADER)
+        writer.writerows([a, b, _CSV_VALUE_FORMAT % x]
+                         for (a, b), x in zip(_edge_labels(edges, graph),
+                                              edges.values.tolist()))
+
+
+def _write_edges_json(path: str, edges: _Edges, graph, args) -> None:
+    record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
+              "weighted": graph.weighted, "normalized": not args.raw, "k": args.k,
+              "seed": args.seed, "edges": _edge_labels(edges, graph),
+              "betweenness": edges.values.tolist()}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(record, fh)
 
 
 # --------------------------------------------------------------------------- info

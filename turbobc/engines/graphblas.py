@@ -83,14 +83,25 @@ and 153 on layered graphs built so that every level is just dense enough to be a
 PULL_ABOVE_DENSITY = 0.2
 
 
-def fixed_bytes(n: int, m: int, directed: bool) -> int:
+BYTES_PER_EDGE_SLOT = 64
+"""Weighted BC: bytes one (source, stored edge) slot of a batch may take at its peak, on top of
+:data:`BYTES_PER_SLOT` per (source, vertex): the DAG mask T (B x m), and while it is built the
+B x m sums d(v) + len(e) and heads d(w) (measured in docs/algorithm.md, "Weighted BC")."""
+
+
+def fixed_bytes(n: int, m: int, directed: bool, weighted: bool = False) -> int:
     """Bytes of a run that do not depend on the batch: the GraphBLAS copy of the pattern
-    (8-byte row pointers and column indices; Aᵀ too for directed graphs) and the sums."""
+    (8-byte row pointers and column indices; Aᵀ too for directed graphs) and the sums. Weighted:
+    A with its lengths and the four incidence matrices (ShortestPathDag), and the edge sums."""
+    if weighted:
+        return 8 * (n + 1) + 16 * m + 2 * (8 * (n + 1) + 16 * m) + 2 * (16 * (m + 1)) \
+            + 8 * n + 8 * m
     return (8 * (n + 1) + 8 * m) * (2 if directed else 1) + 8 * n
 
 
 def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = False,
-                   memory_limit: int | None = None, available: int | None = None) -> int:
+                   memory_limit: int | None = None, available: int | None = None,
+                   weighted: bool = False) -> int:
     """Sources per batch: what the memory budget holds, at most ``Tuning.cpu_batch_cap`` slots.
 
     Parameters
@@ -107,6 +118,8 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
     available : int, optional
         Available memory in bytes; default :func:`turbobc._memory.available_memory`. Without
         ``memory_limit`` the batches plan for ``Tuning.cpu_memory_fraction`` of it.
+    weighted : bool
+        Weighted BC: also :data:`BYTES_PER_EDGE_SLOT` per source and stored edge.
 
     Returns
     -------
@@ -122,8 +135,8 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
     if num_sources == 0:
         return 0
     knobs = current_tuning()
-    fixed = fixed_bytes(n, m, directed)
-    per_source = BYTES_PER_SLOT * max(n, 1)
+    fixed = fixed_bytes(n, m, directed, weighted)
+    per_source = BYTES_PER_SLOT * max(n, 1) + (BYTES_PER_EDGE_SLOT * m if weighted else 0)
     if memory_limit is not None:
         budget = ceiling = memory_limit
         what = f"memory_limit is {format_bytes(memory_limit)}"
@@ -138,7 +151,9 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
         raise MemoryError(
             f"the CPU engine needs about {format_bytes(fixed + per_source)} for one source "
             f"(n={n}, {m} stored edges: {format_bytes(fixed)} for the graph and "
-            f"{BYTES_PER_SLOT} bytes per vertex and source), but {what}; {fix}")
+            f"{BYTES_PER_SLOT} bytes per vertex and source"
+            + (f", {BYTES_PER_EDGE_SLOT} per stored edge and source" if weighted else "")
+            + f"), but {what}; {fix}")
     fits = max(1, (budget - fixed) // per_source)
     return int(max(1, min(num_sources, knobs.cpu_batch_cap // max(n, 1), fits)))
 
@@ -194,38 +209,37 @@ class GraphblasEngine(Engine):
 
 
 class GraphblasSweeper(Sweeper):
-    """A, and Aᵀ for directed graphs, as GraphBLAS matrices, kept across :meth:`run` calls."""
+    """The graph as GraphBLAS matrices, kept across :meth:`run` calls: A, and Aᵀ for directed
+    graphs (:class:`HopLevels`), or the weighted matrices of :class:`ShortestPathDag`."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
         graph = problem.graph
-        self.A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
-                                 nrows=graph.n, ncols=graph.n)
-        # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
-        self.AT = self.A if not graph.directed else self.A.T.new()
+        self.walks = ShortestPathDag(graph) if graph.weighted else HopLevels(graph)
 
     def run(self, sources: np.ndarray, progress=None) -> Partial:
         """Raw sums of ``sources``, in batches sized by :func:`batch_size_for`; raises
         ``MemoryError`` before any work when not even one source fits."""
-        graph, endpoints = self.problem.graph, self.problem.endpoints
-        tau, omega = self.problem.target_weight, self.problem.source_weight
+        problem = self.problem
+        graph, endpoints = problem.graph, problem.endpoints
+        tau, omega = problem.target_weight, problem.source_weight
         sources = np.asarray(sources, dtype=np.int64)
         raw = np.zeros(graph.n, dtype=np.float64)
-        # per-edge sums E (pattern within A's) when the problem asks for them
-        edge_sums = Matrix(dtypes.FP64, graph.n, graph.n) if self.problem.edges else None
+        # per-edge sums (in the walks' own form) when the problem asks for them
+        edge_sums = self.walks.new_edge_sums() if self.problem.edges else None
         edge_raw = np.zeros(graph.nnz, dtype=np.float64) if self.problem.edges else None
         if len(sources) == 0:
             return Partial(vertex=raw, sources=0, edge=edge_raw)
         began = time.perf_counter()
         step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
-                              memory_limit=self.problem.memory_limit)
+                              memory_limit=self.problem.memory_limit,
+                              weighted=graph.weighted)
         wide, batches = [], 0
         collect_above = current_tuning().cpu_collect_above_slots
         # While a progress bar is shown, batches are paced to update it about twice a second.
         for start, stop in paced_batches(len(sources), step, progress):
             batch = sources[start:stop]
-            wide_here = _accumulate_batch(self.A, self.AT, batch, raw, endpoints, tau, omega,
-                                          edge_sums, self.problem.split_non_targets)
+            wide_here = _accumulate_batch(self.walks, problem, batch, raw, edge_sums)
             wide.extend(wide_here)
             batches += 1
             if len(batch) * graph.n >= collect_above:
@@ -243,91 +257,89 @@ class GraphblasSweeper(Sweeper):
                             endpoints=endpoints, progress=progress, target_weight=tau,
                             source_weight=omega, edge_raw=edge_raw,
                             split_non_targets=self.problem.split_non_targets,
-                            batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n))
+                            batch_entries=min(WIDE_BATCH_ENTRIES, step * graph.n),
+                            **self.walks.wide_arguments())
         if edge_sums is not None:
-            edge_raw += _aligned_with_pattern(edge_sums, graph.pattern)
+            edge_raw += self.walks.edge_array(edge_sums)
         self.facts.update(engine="graphblas", batch=step, batches=batches,
                           wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def close(self) -> None:
-        self.A = self.AT = None
+        self.walks = None
 
 
-def _accumulate_batch(A: Matrix, AT: Matrix, batch: np.ndarray, raw: np.ndarray,
-                      endpoints: bool, tau: np.ndarray | None = None,
-                      omega: np.ndarray | None = None,
-                      edge_sums: Matrix | None = None,
-                      split_non_targets: bool = False) -> list:
+def _accumulate_batch(walks, problem: Problem, batch: np.ndarray, raw: np.ndarray,
+                      edge_sums=None) -> list:
     """Forward and backward sweep for one batch of sources; adds into ``raw``.
 
-    ``tau`` and ``omega`` are the per-vertex target and source weights of the accumulate
-    step (spmv/kernels/accumulate.cuh; None: all ones); ``edge_sums`` (n x n, or None)
-    also gets each stored edge's share of the dependencies (edge BC). Returns
-    the sources whose counts left the range of per-level scaling (nothing of them was added:
-    the batch is swept again without them); they need :mod:`turbobc.engines.wide`.
+    ``walks`` is the graph's shortest-path structure (:class:`HopLevels` or
+    :class:`ShortestPathDag`); the problem's target and source weights τ and ω weigh the
+    accumulate step (spmv/kernels/accumulate.cuh; None: all ones); ``edge_sums`` (from
+    ``walks.new_edge_sums()``, or None) also gets each stored edge's share of the dependencies
+    (edge BC). Returns the sources whose counts left the range of per-level scaling (nothing
+    of them was added: the batch is swept again without them); they need
+    :mod:`turbobc.engines.wide`.
     """
-    levels, shifts, visited, too_wide = _forward(A, batch)
+    walk = walks.start(batch)
+    levels, shifts, too_wide = _forward(walk, batch)
     if too_wide.any():
-        del levels, shifts, visited
+        del walk, levels, shifts
         if not too_wide.all():
-            _accumulate_batch(A, AT, batch[~too_wide], raw, endpoints, tau, omega, edge_sums,
-                              split_non_targets)
+            _accumulate_batch(walks, problem, batch[~too_wide], raw, edge_sums)
         return batch[too_wide].tolist()
+    omega = problem.source_weight
     weights = None if omega is None else np.asarray(omega, dtype=np.float64)[batch]
-    _backward(AT, levels, shifts, raw, tau, weights, A if edge_sums is not None else None,
-              edge_sums, split_non_targets)
-    if endpoints:
-        _add_endpoint_terms(visited, batch, raw, weights)
+    _backward(walk, levels, shifts, raw, problem.target_weight, weights, edge_sums,
+              problem.split_non_targets)
+    if problem.endpoints:
+        _add_endpoint_terms(walk.reached(), batch, raw, weights)
     return []
 
 
-def _forward(A: Matrix, batch: np.ndarray):
-    """Multi-source BFS with path counting.
+def _forward(walk, batch: np.ndarray):
+    """Multi-source path counting, level by level of the shortest-path DAG.
 
-    Returns the per-level count matrices ``levels[d]`` (B x n, pattern = the
-    vertices at depth d from each source, values σ̂_d), the per-level exponent
-    shifts (None where the level was not scaled), the pattern of all
-    discovered vertices, and a boolean per source: its counts spread too wide.
+    Level d holds the vertices whose longest DAG path from the source has d edges: for
+    unweighted BC the BFS levels, for weighted BC the DAG's hop layers (Kahn's order). Returns
+    the per-level count matrices ``levels[d]`` (B x n, pattern = the vertices of level d of
+    each source, values σ̂_d), the per-level exponent shifts (None where the level was not
+    scaled) and a boolean per source: its counts spread too wide.
     """
-    B, n = len(batch), A.nrows
+    B, n = len(batch), walk.n
     rows = np.arange(B, dtype=np.int64)
     # f = e_s, σ = e_s, S(s) = 0: depth 0 is the source itself with one path.
     frontier = Matrix.from_coo(rows, batch, 1.0, nrows=B, ncols=n)
-    visited = Matrix.from_coo(rows, batch, True, nrows=B, ncols=n)
-    visited.ss.config["sparsity_control"] = {"bitmap"}  # a dense mask, tested everywhere
     levels, shifts = [frontier], [None]
     too_wide = np.zeros(B, dtype=bool)
     while True:
-        if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
-            frontier.ss.config["sparsity_control"] = {"bitmap"}
-        # f<¬σ> = Aᵀ f : paths into the undiscovered vertices, summed over the frontier.
-        nxt = Matrix(dtypes.FP64, B, n)
-        nxt(~visited.S, replace=True) << frontier.mxm(A, semiring.plus_first)
+        nxt = walk.next_level(frontier)
         if nxt.nvals == 0:
             break
         shift = _keep_in_range(nxt, too_wide)
-        # σ += f ; S<f> = d : the level joins the discovered set (its counts stay in `levels`).
-        visited(nxt.S) << True
+        if shift is not None:
+            walk.level_scaled(np.ldexp(1.0, -shift))
         levels.append(nxt)
         shifts.append(shift)
         frontier = nxt
-    return levels, shifts, visited, too_wide
+    return levels, shifts, too_wide
 
 
-def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
+def _backward(walk, levels: list, shifts: list, raw: np.ndarray,
               tau: np.ndarray | None = None, row_weights: np.ndarray | None = None,
-              A: Matrix | None = None, edge_sums: Matrix | None = None,
-              split_non_targets: bool = False) -> None:
+              edge_sums=None, split_non_targets: bool = False) -> None:
     """Brandes' dependency accumulation from the deepest level up to depth 1; row b's δ
     counts ``row_weights[b]`` times (the weight of its source; None: once). With
     ``edge_sums``, every edge v -> w of the shortest-path DAG also gets its term
     σ(v)/σ(w) · (τ(w) + δ(w)), down to the source's own edges (level 1).
 
+    ``walk`` hands each finished level's u to the parents (:meth:`HopWalk.children_sums`
+    and :meth:`DagWalk.children_sums`): from the next level only for BFS levels, from every
+    deeper level for a weighted DAG.
+
     ``split_non_targets`` (τ in {0, 1}, with ``edge_sums``) is networkx's edge subset BC: a
     target w hands each parent σ(v)/σ(w) · (1 + δ(w)), a non-target δ(w) / |P(w)|, an equal
     share whatever the path counts."""
-    B, n = levels[0].nrows, levels[0].ncols
     delta = None  # δ of the child level d, pattern within S_d
     last = 1 if edge_sums is not None else 2  # level 1 only feeds the source (and its edges)
     for d in range(len(levels) - 1, last - 1, -1):
@@ -336,9 +348,8 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         u = _target_weights(sigma_child, tau)
         share = None  # split_non_targets: q = (1 − τ) δ ./ |P|, each parent's equal share
         if delta is not None and split_non_targets:
-            # u = τ (1 + δ) ./ σ ; q<S == d> = (1 − τ) δ ./ (parents at d − 1 per child)
-            parents = Matrix(dtypes.FP64, B, n)
-            parents(sigma_child.S) << sigma_parent.apply(unary.one).mxm(A, semiring.plus_times)
+            # u = τ (1 + δ) ./ σ ; q<S == d> = (1 − τ) δ ./ |P|  (|P|: the DAG parents)
+            parents = walk.parent_counts(sigma_child, sigma_parent)
             rest = sigma_child.apply(unary.one).new()
             rest(binary.minus) << u                     # 1 − τ on the level
             share = rest.ewise_mult(delta, binary.times).new()
@@ -347,33 +358,393 @@ def _backward(AT: Matrix, levels: list, shifts: list, raw: np.ndarray,
         elif delta is not None:
             u(binary.plus) << delta
         u << u.ewise_mult(sigma_child, binary.truediv)
+        walk.finish_level(u, share)
         if shifts[d] is not None:
             # σ_{d-1} / σ_d = σ̂_{d-1} / σ̂_d · 2^-shift_d
-            u << _row_scaling(np.ldexp(1.0, -shifts[d])).mxm(u, semiring.any_times)
+            walk.scale_finished(np.ldexp(1.0, -shifts[d]))
         if edge_sums is not None:
-            # E<A> += ω-weighted σ̂_{d-1}ᵀ u : the term σ(v)/σ(w) (τ(w) + δ(w)) of each DAG
-            # edge v -> w (v at d − 1, w at d), summed over the batch's sources
-            parent = sigma_parent if row_weights is None else _row_scaling(row_weights).mxm(
-                sigma_parent, semiring.any_times).new()
-            edge_sums(accum=binary.plus, mask=A.S) << parent.T.mxm(u, semiring.plus_times)
-            if share is not None:  # E<A> += ω-weighted pattern(σ̂_{d-1})ᵀ q
-                ones = sigma_parent.apply(unary.one).new()
-                if row_weights is not None:
-                    ones = _row_scaling(row_weights).mxm(ones, semiring.any_times).new()
-                edge_sums(accum=binary.plus, mask=A.S) << ones.T.mxm(share,
-                                                                     semiring.plus_times)
+            # each DAG edge v -> w out of level d − 1: σ(v)/σ(w) (τ(w) + δ(w)) = σ̂(v) u(w)
+            walk.add_edge_terms(edge_sums, sigma_parent, row_weights)
         if d == 1:
             break  # the source's δ is not needed
-        # t<S == d-1> = A u : sum over the children w of each parent v.
-        t = Matrix(dtypes.FP64, B, n)
-        t(sigma_parent.S, replace=True) << u.mxm(AT, semiring.plus_first)
+        # t<S == d-1> : u summed over the children w of each parent v
+        t = walk.children_sums(sigma_parent)
         # δ<S == d-1> = t .* σ   (each vertex's δ is complete once its children are done)
         delta = t.ewise_mult(sigma_parent, binary.times).new()
-        if share is not None:  # δ<S == d-1> += A q : the equal shares of the non-targets
-            t(sigma_parent.S, replace=True) << share.mxm(AT, semiring.plus_first)
-            delta(binary.plus) << t
+        if share is not None:  # δ<S == d-1> += the equal shares of the non-target children
+            delta(binary.plus) << walk.children_shares(sigma_parent)
         # bc += ω δ ; sources sit at depth 0 and are never reached by this loop.
         _add_columns(delta, raw, row_weights)
+
+
+class _EdgeSums:
+    """Edge sums as an n x n matrix within A's pattern (``E<A> += ...`` per level), made into
+    an array aligned with the pattern at the end."""
+
+    graph: Graph
+
+    def new_edge_sums(self) -> Matrix:
+        """E, n x n: the per-edge sums, pattern within A's."""
+        return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
+
+    def edge_array(self, edge_sums: Matrix) -> np.ndarray:
+        return _aligned_with_pattern(edge_sums, self.graph.pattern)
+
+
+class HopLevels(_EdgeSums):
+    """Unweighted BC's shortest paths: BFS levels, the DAG test level(w) = level(v) + 1.
+
+    Holds A, and Aᵀ for directed graphs (the same matrix for undirected ones), across
+    batches; :meth:`start` opens a :class:`HopWalk` on a batch of sources.
+    """
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.A = Matrix.from_csr(graph.pattern.indptr, graph.pattern.indices, True,
+                                 nrows=graph.n, ncols=graph.n)
+        # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
+        self.AT = self.A if not graph.directed else self.A.T.new()
+
+    def start(self, batch: np.ndarray) -> "HopWalk":
+        return HopWalk(self, batch)
+
+    def wide_arguments(self) -> dict:
+        """What :func:`turbobc.engines.wide.accumulate_wide` needs besides the pattern."""
+        return {}
+
+
+class HopWalk:
+    """One batch's BFS (LAGraph's batched BC): f<¬σ> = Aᵀ f forward, t = A u backward."""
+
+    def __init__(self, hops: HopLevels, batch: np.ndarray):
+        self.A, self.AT = hops.A, hops.AT
+        self.n = hops.graph.n
+        B = len(batch)
+        self.visited = Matrix.from_coo(np.arange(B, dtype=np.int64), batch, True, nrows=B,
+                                       ncols=self.n)
+        self.visited.ss.config["sparsity_control"] = {"bitmap"}  # a dense mask, tested everywhere
+        self.u = self.share = None  # of the level last finished by the backward sweep
+
+    def next_level(self, frontier: Matrix) -> Matrix:
+        """The counts of the next BFS level."""
+        B, n = frontier.nrows, self.n
+        if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
+            frontier.ss.config["sparsity_control"] = {"bitmap"}
+        # f<¬σ> = Aᵀ f : paths into the undiscovered vertices, summed over the frontier.
+        nxt = Matrix(dtypes.FP64, B, n)
+        nxt(~self.visited.S, replace=True) << frontier.mxm(self.A, semiring.plus_first)
+        # S<f> = d : the level joins the discovered set (its counts stay in the levels).
+        self.visited(nxt.S) << True
+        return nxt
+
+    def level_scaled(self, factors: np.ndarray) -> None:
+        """Nothing waits in another scale: a BFS level is complete when it is found."""
+
+    def reached(self) -> Matrix:
+        """pattern(σ): every vertex reached from each source."""
+        return self.visited
+
+    def parent_counts(self, sigma_child: Matrix, sigma_parent: Matrix) -> Matrix:
+        """|P(w)| of every w at level d: its neighbours at level d − 1."""
+        parents = Matrix(dtypes.FP64, sigma_child.nrows, sigma_child.ncols)
+        # |P|<S == d> = pattern(σ_{d−1}) A
+        parents(sigma_child.S) << sigma_parent.apply(unary.one).mxm(self.A, semiring.plus_times)
+        return parents
+
+    def finish_level(self, u: Matrix, share: Matrix | None) -> None:
+        """Level d's u (and equal shares q) are all its parents need."""
+        self.u, self.share = u, share
+
+    def scale_finished(self, factors: np.ndarray) -> None:
+        """u into the scale of the parent level: row b times ``factors[b]``."""
+        self.u << _row_scaling(factors).mxm(self.u, semiring.any_times)
+
+    def add_edge_terms(self, edge_sums: Matrix, sigma_parent: Matrix,
+                       row_weights: np.ndarray | None) -> None:
+        """E<A> += ω-weighted σ̂_{d-1}ᵀ u : the term σ(v)/σ(w) (τ(w) + δ(w)) of each DAG
+        edge v -> w (v at d − 1, w at d), summed over the batch's sources."""
+        parent = sigma_parent if row_weights is None else _row_scaling(row_weights).mxm(
+            sigma_parent, semiring.any_times).new()
+        edge_sums(accum=binary.plus, mask=self.A.S) << parent.T.mxm(self.u,
+                                                                   semiring.plus_times)
+        if self.share is not None:  # E<A> += ω-weighted pattern(σ̂_{d-1})ᵀ q
+            ones = sigma_parent.apply(unary.one).new()
+            if row_weights is not None:
+                ones = _row_scaling(row_weights).mxm(ones, semiring.any_times).new()
+            edge_sums(accum=binary.plus, mask=self.A.S) << ones.T.mxm(self.share,
+                                                                      semiring.plus_times)
+
+    def children_sums(self, sigma_parent: Matrix) -> Matrix:
+        """t<S == d-1> = A u : sum over the children w of each parent v."""
+        return self._pulled(self.u, sigma_parent)
+
+    def children_shares(self, sigma_parent: Matrix) -> Matrix:
+        """A q : the equal shares of each parent's non-target children."""
+        return self._pulled(self.share, sigma_parent)
+
+    def _pulled(self, values: Matrix, sigma_parent: Matrix) -> Matrix:
+        t = Matrix(dtypes.FP64, values.nrows, values.ncols)
+        t(sigma_parent.S, replace=True) << values.mxm(self.AT, semiring.plus_first)
+        return t
+
+
+class ShortestPathDag:
+    """Weighted BC's shortest paths: the DAG test d(v) + len(v, w) == d(w), per source.
+
+    Holds, across batches, the graph as incidence matrices over its m stored edges, e
+    numbered in ``pattern.indices`` order (docs/algorithm.md, "Weighted BC"):
+
+    - ``A_len`` (n x n): A with the lengths, for the distances (min-plus);
+    - ``Src`` (n x m): ``Src[v, e] = 1`` for e leaving v, and ``SrcT`` (m x n);
+    - ``Dst`` (m x n): ``Dst[e, w] = 1`` for e entering w (its transpose is read through the
+      descriptor: ``U Dstᵀ`` masked by a few edges is then a dot product per edge);
+
+    and the tail, head and length of every edge as NumPy arrays (the DAG test). :meth:`start`
+    opens a :class:`DagWalk` on a batch. Edge sums are already aligned with the pattern: a
+    float64 array of m.
+    """
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        n, m = graph.n, graph.nnz
+        indptr, indices = graph.pattern.indptr, graph.pattern.indices
+        self.tails = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        self.heads = indices.astype(np.int64)
+        self.lengths = graph.lengths
+        edges = np.arange(m, dtype=np.int64)
+        one_per_row = np.arange(m + 1, dtype=np.int64)
+        self.A_len = Matrix.from_csr(indptr, indices, self.lengths, nrows=n, ncols=n)
+        self.Src = Matrix.from_csr(indptr, edges, 1.0, nrows=n, ncols=m)
+        self.SrcT = Matrix.from_csr(one_per_row, self.tails, 1.0, nrows=m, ncols=n)
+        self.Dst = Matrix.from_csr(one_per_row, self.heads, 1.0, nrows=m, ncols=n)
+        # A length below half an ulp of a distance vanishes in the sum d(v) + len: then
+        # d(v) == d(w) on a DAG edge, and networkx's Dijkstra counts in the order it pops
+        # ties. Every distance is below (n − 1) max len, so a spread of lengths under 2^52 / n
+        # rules that out; otherwise each batch checks (_dag_edges).
+        self.lengths_may_vanish = bool(m) and bool(
+            self.lengths.min() * 2.0**52 <= n * self.lengths.max())
+
+    def start(self, batch: np.ndarray) -> "DagWalk":
+        return DagWalk(self, batch)
+
+    def new_edge_sums(self) -> np.ndarray:
+        return np.zeros(self.graph.nnz, dtype=np.float64)
+
+    def edge_array(self, edge_sums: np.ndarray) -> np.ndarray:
+        return edge_sums
+
+    def distances(self, batch: np.ndarray) -> np.ndarray:
+        """Dense B x n distances from the sources of ``batch`` (inf: not reached)."""
+        return _distances(self.A_len, batch).to_dense(fill_value=np.inf)
+
+    def wide_arguments(self) -> dict:
+        """The DAG test for :func:`turbobc.engines.wide.accumulate_wide`: the lengths and
+        the distances of a batch."""
+        return {"lengths": self.lengths, "distances": self.distances}
+
+
+class DagWalk:
+    """One batch's weighted sweep (docs/algorithm.md, "Weighted BC").
+
+    On opening: the distances D (B x n), the DAG mask T (B x m) and the in-degrees in the DAG.
+    Forward, the DAG's hop layers in Kahn's order (a vertex joins the next level once all its
+    DAG parents are done), with the path counts of the vertices still waiting kept in the scale
+    of the newest level; each level keeps its σ̂ on its DAG edges out, X_d (B x m), for the
+    backward sweep. Backward, every level's δ is gathered from all its children, which lie on
+    any deeper level: U accumulates u over the finished levels, kept in the scale of the level
+    being finished.
+    """
+
+    def __init__(self, dag: ShortestPathDag, batch: np.ndarray):
+        self.dag = dag
+        self.n = dag.graph.n
+        B = len(batch)
+        self.D = _distances(dag.A_len, batch)
+        self.T = _dag_edges(self.D, dag)
+        # |P| = pattern(T) Dst : the DAG parents of each reached vertex
+        self.indegree = self.T.mxm(dag.Dst, semiring.plus_pair[dtypes.FP64]).new()
+        # R = |P| : parents not yet done (Kahn) ; Σ_pending : counts summed so far
+        self.remaining = self.indegree.dup()
+        self.pending = Matrix(dtypes.FP64, B, self.n)
+        # U, Q : u and the equal shares q of every finished level (backward)
+        self.U = Matrix(dtypes.FP64, B, self.n)
+        self.Q = None
+        for matrix in (self.remaining, self.pending, self.U):
+            matrix.ss.config["sparsity_control"] = {"bitmap"}
+        self._out = []  # (level σ̂_d, X_d) of every level swept forward
+        self._gathered = None  # (level, X_d, U Dstᵀ and Q Dstᵀ on X_d's edges)
+
+    def next_level(self, frontier: Matrix) -> Matrix:
+        """The counts of the next hop layer: the vertices all of whose DAG parents are done."""
+        dag, B = self.dag, frontier.nrows
+        # X<T> = F Src : σ̂ of each frontier vertex on its DAG edges
+        X = Matrix(dtypes.FP64, B, dag.graph.nnz)
+        X(self.T.S) << frontier.mxm(dag.Src, semiring.any_first)
+        self._out.append((frontier, X))
+        # Σ_pending += X Dst : each child's paths through the frontier
+        self.pending(binary.plus) << X.mxm(dag.Dst, semiring.plus_first)
+        # R −= pattern(X) Dst : the DAG parents just done
+        done = X.mxm(dag.Dst, semiring.plus_pair[dtypes.FP64]).new()
+        self.remaining(binary.minus) << done
+        # next<R == 0> = Σ_pending, among the children just touched
+        left = self.remaining.ewise_mult(done, binary.first).new()
+        ready = left.select("==", 0).new()
+        nxt = self.pending.ewise_mult(ready, binary.first).new()
+        if nxt.nvals == 0:
+            self.T = None  # every DAG edge is in some X_d now
+        return nxt
+
+    def level_scaled(self, factors: np.ndarray) -> None:
+        """Σ_pending in the scale of the newest level: row b times ``factors[b]``."""
+        self.pending << _row_scaling(factors).mxm(self.pending, semiring.any_times)
+
+    def reached(self) -> Matrix:
+        """pattern(D): every vertex reached from each source."""
+        return self.D.apply(unary.one[dtypes.BOOL]).new()
+
+    def parent_counts(self, sigma_child: Matrix, sigma_parent: Matrix) -> Matrix:
+        """|P(w)| of every w of the level: its DAG parents (on any earlier level)."""
+        return self.indegree.ewise_mult(sigma_child, binary.first).new()
+
+    def finish_level(self, u: Matrix, share: Matrix | None) -> None:
+        """U += u (the level's own vertices: disjoint from U's); Q += q."""
+        self.U(binary.plus) << u
+        if share is not None:
+            if self.Q is None:
+                self.Q = share.dup()
+            else:
+                self.Q(binary.plus) << share
+
+    def scale_finished(self, factors: np.ndarray) -> None:
+        """U into the scale of the parent level: row b times ``factors[b]`` (q needs none:
+        it is a share of δ, not a ratio of counts)."""
+        self.U << _row_scaling(factors).mxm(self.U, semiring.any_times)
+
+    def add_edge_terms(self, edge_sums: np.ndarray, sigma_parent: Matrix,
+                       row_weights: np.ndarray | None) -> None:
+        """edge_raw += ω-weighted column sums of X_{d-1} ∘ (U Dstᵀ) (and of
+        pattern(X_{d-1}) ∘ (Q Dstᵀ)): σ̂(v) u(w) on every DAG edge e = v -> w out of the
+        level, already one per stored edge."""
+        on_edges, heads_u, heads_q = self._gather(sigma_parent)
+        _add_columns(on_edges.ewise_mult(heads_u, binary.times).new(), edge_sums, row_weights)
+        if heads_q is not None:
+            _add_columns(heads_q, edge_sums, row_weights)
+
+    def children_sums(self, sigma_parent: Matrix) -> Matrix:
+        """t<S == d-1> = (X_{d-1} ∘ U Dstᵀ) Srcᵀ : u summed over each vertex's DAG children."""
+        return self._gather(sigma_parent)[1].mxm(self.dag.SrcT, semiring.plus_first).new()
+
+    def children_shares(self, sigma_parent: Matrix) -> Matrix:
+        """(X_{d-1} ∘ Q Dstᵀ) Srcᵀ : the equal shares of each vertex's non-target children."""
+        return self._gather(sigma_parent)[2].mxm(self.dag.SrcT, semiring.plus_first).new()
+
+    def _gather(self, sigma_parent: Matrix):
+        """X_{d-1}, and U Dstᵀ and Q Dstᵀ on its edges: the edge terms and the children's
+        sums of one level share them."""
+        if self._gathered is not None and self._gathered[0] is sigma_parent:
+            return self._gathered[1:]
+        while self._out[-1][0] is not sigma_parent:
+            self._out.pop()  # deeper levels: done with
+        on_edges = self._out[-1][1]
+        # (U Dstᵀ)<X_{d-1}> : u of each DAG edge's head (finished: it lies on a deeper level)
+        heads_u = Matrix(dtypes.FP64, on_edges.nrows, on_edges.ncols)
+        heads_u(on_edges.S) << self.U.mxm(self.dag.Dst.T, semiring.any_first)
+        heads_q = None
+        if self.Q is not None:
+            heads_q = Matrix(dtypes.FP64, on_edges.nrows, on_edges.ncols)
+            heads_q(on_edges.S) << self.Q.mxm(self.dag.Dst.T, semiring.any_first)
+        self._gathered = (sigma_parent, on_edges, heads_u, heads_q)
+        return self._gathered[1:]
+
+
+def _distances(A_len: Matrix, batch: np.ndarray) -> Matrix:
+    """D (B x n): the shortest distance from each source of ``batch`` to every vertex it
+    reaches, by frontier Bellman–Ford in the min-plus semiring.
+
+    Rounds until no distance improves: the fixed point of d(w) = min_v d(v) + len(v, w), which
+    is networkx's Dijkstra to the last bit (float64 addition is monotone and never decreases a
+    distance, so both are the smallest left-to-right sum over the paths).
+    """
+    B, n = len(batch), A_len.nrows
+    rows = np.arange(B, dtype=np.int64)
+    # D = 0 at the sources ; F = D
+    D = Matrix.from_coo(rows, batch, 0.0, nrows=B, ncols=n)
+    D.ss.config["sparsity_control"] = {"bitmap"}
+    frontier = D.dup()
+    while frontier.nvals:
+        if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
+            frontier.ss.config["sparsity_control"] = {"bitmap"}
+        # N = F min.plus A_len : one more edge out of the vertices that improved last round
+        reach = frontier.mxm(A_len, semiring.min_plus).new()
+        # F<¬D> = N ; F<N < D> = N : reached for the first time, or by a shorter path
+        frontier = Matrix(dtypes.FP64, B, n)
+        frontier(~D.S) << reach
+        shorter = reach.ewise_mult(D, binary.lt).new()
+        frontier(shorter.V) << reach
+        # D<F> = F
+        D(frontier.S) << frontier
+    return D
+
+
+def _dag_edges(D: Matrix, dag: ShortestPathDag) -> Matrix:
+    """T (B x m, a pattern): the stored edges e = v -> w on a shortest path from each source,
+    ``T = (D Src + len == D Dstᵀ)``, i.e. d_b(v) + len(e) == d_b(w) in float64, as networkx's
+    Dijkstra compares ``dist + weight == seen[w]``.
+
+    Computed a source at a time (NumPy gathers of row b of D at the edges' tails and heads, over
+    every edge, or over the edges out of the vertices reached when they are few): the same
+    comparison as the two B x m products, without their dense B x m temporaries (ego-Facebook,
+    400 sources: 0.23 s against 1.8 s for the products, compare and select in GraphBLAS).
+
+    Raises
+    ------
+    ValueError
+        Where a length vanishes in the sum (d_b(v) == d_b(w) on a DAG edge): the DAG would be
+        ambiguous, and networkx's counts depend on the order it pops ties.
+    """
+    B, n = D.nrows, D.ncols
+    dist = D.to_dense(fill_value=np.inf)
+    counts = np.zeros(B + 1, dtype=np.int64)
+    columns = []
+    for b in range(B):
+        row = dist[b]
+        reached = np.flatnonzero(row < np.inf)
+        if 4 * reached.size > n:  # most of the graph: every edge, without an index
+            edges, tails, heads, lengths = None, dag.tails, dag.heads, dag.lengths
+        else:
+            edges = _edges_out(reached, dag.graph.pattern.indptr)
+            tails, heads, lengths = dag.tails[edges], dag.heads[edges], dag.lengths[edges]
+        at_tail, at_head = row[tails], row[heads]
+        # T[b, e] = d_b(v) + len(e) == d_b(w), w reached
+        tight = (at_tail + lengths == at_head) & (at_head < np.inf)
+        found = np.flatnonzero(tight) if edges is None else edges[tight]
+        if dag.lengths_may_vanish:
+            flat = (at_tail == at_head)[tight]
+            _check_nothing_vanishes(found[flat], dag, at_tail[tight][flat])
+        columns.append(found)
+        counts[b + 1] = found.size
+    cols = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
+    return Matrix.from_csr(np.cumsum(counts), cols, True, nrows=B, ncols=dag.graph.nnz)
+
+
+def _edges_out(vertices: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """The stored edges out of ``vertices`` (sorted), in pattern order."""
+    starts, degree = indptr[vertices], np.diff(indptr)[vertices]
+    ends = np.cumsum(degree)
+    offsets = np.arange(int(ends[-1]) if ends.size else 0) - np.repeat(ends - degree, degree)
+    return np.repeat(starts, degree) + offsets
+
+
+def _check_nothing_vanishes(flat: np.ndarray, dag: ShortestPathDag, at: np.ndarray) -> None:
+    """Raise for the DAG edges ``flat`` (stored edge ids), which join two vertices at the same
+    distance ``at``: their lengths vanished in the sum."""
+    if flat.size:
+        e = int(flat[0])
+        raise ValueError(
+            f"the edge ({int(dag.tails[e])}, {int(dag.heads[e])}) of length "
+            f"{float(dag.lengths[e])!r} vanishes next to the distance {float(at[0])!r} it is "
+            "added to (float64 keeps 53 bits): shortest paths through it are ambiguous; use "
+            "lengths that span less than 2^52 / n")
 
 
 def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:

@@ -31,7 +31,9 @@ class Problem:
     Attributes
     ----------
     graph : Graph
-        The validated pattern and its direction.
+        The validated pattern and its direction, and for weighted BC its edge lengths
+        (``graph.lengths``; :attr:`weighted`). An engine that counts shortest paths in hops
+        only must decline a weighted problem in :meth:`Engine.can_serve`.
     endpoints : bool
         Add networkx's endpoint terms.
     kernel : str
@@ -61,6 +63,12 @@ class Problem:
     source_weight: np.ndarray | None = None
     edges: bool = False
     split_non_targets: bool = False
+
+    @property
+    def weighted(self) -> bool:
+        """Whether shortest paths are measured by the edge lengths ``graph.lengths`` (weighted
+        BC) rather than in hops."""
+        return self.graph.lengths is not None
 
 
 @dataclass

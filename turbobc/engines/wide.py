@@ -24,9 +24,19 @@ Every term of the forward sum is at most 1, and every backward ratio σ(v)/σ(w)
 (a parent never has more paths than its child), so nothing overflows; terms below 2^-1074 of
 their sum are the only ones lost, as in any float64 sum. The result is Brandes' δ to float64
 rounding of every ratio σ(v)/σ(w).
+
+Weighted BC passes the DAG test instead of BFS levels: the edge lengths and a function that
+gives a batch's distances (the CPU engine's min-plus sweep, ``ShortestPathDag.distances`` in
+turbobc/engines/graphblas.py). An edge v -> w is then a DAG edge when d(v) + len == d(w), the
+levels are the DAG's hop layers (a vertex joins once all its DAG parents are done, Kahn's
+order), and its children lie on any deeper level; the sums and terms above are the same, with
+each vertex's count, δ and parent count kept in dense per-(source, vertex) arrays
+(:func:`_forward_dag`, :func:`_backward_dag`): about 32 bytes per slot more.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,7 +58,7 @@ edge expansion of one level). The CPU engine passes its own, memory-sized batch 
 def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: bool,
                     progress=None, batch_entries: int = WIDE_BATCH_ENTRIES,
                     target_weight=None, source_weight=None, edge_raw=None,
-                    split_non_targets=False) -> None:
+                    split_non_targets=False, lengths=None, distances=None) -> None:
     """Add the raw Brandes dependencies of ``sources`` into ``raw``, exact for any counts.
 
     Parameters
@@ -82,6 +92,12 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     split_non_targets : bool
         networkx's edge subset BC: a non-target's δ goes to its parents in equal shares
         (:class:`turbobc.engines.protocol.Problem`).
+    lengths : array, optional
+        Weighted BC: float64 edge lengths aligned with ``indices``, on ``xp``. With
+        ``distances``, the DAG test d(v) + len == d(w) replaces BFS levels.
+    distances : callable, optional
+        ``distances(batch)``: the B x n float64 distances from the sources of a batch
+        (NumPy array, inf where not reached), exactly those the DAG test compares.
     """
     sources = np.asarray(sources, dtype=np.int64)
     step = max(1, min(sources.size, batch_entries // max(n, 1)))
@@ -89,15 +105,22 @@ def accumulate_wide(xp, indptr, indices, n: int, sources, raw, *, endpoints: boo
     degree = xp.diff(indptr)
     for start in range(0, sources.size, step):
         batch = xp.asarray(sources[start:start + step])
-        _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, target_weight,
-               source_weight, edge_raw, split_non_targets)
+        graph = (xp, indptr, indices, degree, n)
+        if distances is None:
+            _sweep(graph, batch, raw, endpoints, target_weight, source_weight, edge_raw,
+                   split_non_targets)
+        else:
+            dag = _Dag(lengths, xp.asarray(distances(sources[start:start + step])).ravel())
+            _sweep_dag(graph, dag, batch, raw, endpoints, target_weight, source_weight,
+                       edge_raw, split_non_targets)
         if progress is not None:
             progress.update(int(batch.size))
 
 
-def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
-           omega=None, edge_raw=None, split=False) -> None:
-    """Forward and backward sweep of one batch; adds into ``raw``."""
+def _sweep(graph, batch, raw, endpoints, tau=None, omega=None, edge_raw=None,
+           split=False) -> None:
+    """Forward and backward sweep of one batch over BFS levels; adds into ``raw``."""
+    xp, indptr, indices, degree, n = graph
     levels, depth_of = _forward(xp, indptr, indices, degree, n, batch)
     keys_all, delta_all = [], []
     delta = xp.zeros(levels[-1][0].size, dtype=xp.float64)  # δ = 0 on the deepest level
@@ -110,6 +133,12 @@ def _sweep(xp, indptr, indices, degree, n, batch, raw, endpoints, tau=None,
             break
         keys_all.append(levels[d - 1][0])
         delta_all.append(delta)
+    _add_sums(xp, n, batch, raw, levels, keys_all, delta_all, endpoints, omega)
+
+
+def _add_sums(xp, n, batch, raw, levels, keys_all, delta_all, endpoints, omega) -> None:
+    """bc += Σ_sources ω δ over the (source, vertex) entries ``keys_all`` (δ in
+    ``delta_all``), and networkx's endpoint terms from the levels' keys."""
     if keys_all:
         keys = xp.concatenate(keys_all)
         # bc += Σ_sources ω δ : one scatter-add over every (source, vertex) entry of depth ≥ 1
@@ -152,14 +181,19 @@ def _forward(xp, indptr, indices, degree, n, batch):
             break
         new_keys, slot = xp.unique(child, return_inverse=True)
         slot = slot.reshape(-1)
-        # E'(w) = max over parents; each term M(p) 2^(E(p) − E'(w)) ≤ 1
-        top = _segment_max(xp, slot, E[pos], new_keys.size)
-        total = xp.bincount(slot, weights=xp.ldexp(M[pos], E[pos] - top[slot]),
-                            minlength=new_keys.size)
-        mantissa, shift = xp.frexp(total)
-        levels.append((new_keys, mantissa, top + shift.astype(xp.int64)))
+        mantissa, exponent = _sum_counts(xp, slot, M[pos], E[pos], new_keys.size)
+        levels.append((new_keys, mantissa, exponent))
         depth_of[new_keys] = d
     return levels, depth_of
+
+
+def _sum_counts(xp, slot, M, E, size):
+    """σ(i) = Σ_{slot == i} M 2^E as (mantissa in [0.5, 1), exponent): E'(i) = max E of its
+    terms, and each term M 2^(E − E'(i)) ≤ 1."""
+    top = _segment_max(xp, slot, E, size)
+    total = xp.bincount(slot, weights=xp.ldexp(M, E - top[slot]), minlength=size)
+    mantissa, shift = xp.frexp(total)
+    return mantissa, top + shift.astype(xp.int64)
 
 
 def _backward_level(xp, indptr, indices, degree, n, parents, children, child_delta,
@@ -171,19 +205,127 @@ def _backward_level(xp, indptr, indices, degree, n, parents, children, child_del
     below = depth_of[child] == d
     pos, child, edge = pos[below], child[below], edge[below]
     at = xp.searchsorted(child_keys, child)
+    parent_count = None
+    if split:  # the children's parents: all on this level
+        parent_count = xp.bincount(at, minlength=child_keys.size)[at]
+    return _dependencies(xp, n, parents, pos, child, edge, Mc[at], Ec[at], child_delta[at],
+                         parent_count, tau, edge_raw, lane_weight)
+
+
+def _dependencies(xp, n, parents, pos, child, edge, Mc, Ec, child_delta, parent_count,
+                  tau, edge_raw, lane_weight):
+    """δ of the parent entries from their DAG edges (entry ``pos`` -> key ``child`` over stored
+    edge ``edge``; the child's mantissa, exponent and δ per edge), adding each edge's share to
+    ``edge_raw``. ``parent_count`` (per edge: the child's number of DAG parents) is networkx's
+    edge subset BC: a non-target's δ in equal shares to its parents."""
+    parent_keys, Mp, Ep = parents
     # δ(v) = Σ_w σ(v)/σ(w) · (τ(w) + δ(w)),  σ(v)/σ(w) = (M(v)/M(w)) 2^(E(v) − E(w)) ≤ 1
-    ratio = xp.ldexp(Mp[pos] / Mc[at], Ep[pos] - Ec[at])
+    ratio = xp.ldexp(Mp[pos] / Mc, Ep[pos] - Ec)
     weight = 1.0 if tau is None else tau[child % n]  # τ(w): accumulate.cuh's step
-    term = ratio * (weight + child_delta[at])  # edge v -> w's share
-    if split:  # networkx's edge subset BC: a non-target's δ in equal shares to its parents
-        parents = xp.bincount(at, minlength=child_keys.size)
-        term = xp.where(weight > 0, ratio * (1.0 + child_delta[at]),
-                        child_delta[at] / parents[at])
+    term = ratio * (weight + child_delta)  # edge v -> w's share
+    if parent_count is not None:
+        term = xp.where(weight > 0, ratio * (1.0 + child_delta), child_delta / parent_count)
     if edge_raw is not None:
         lane = parent_keys[pos] // n
         shares = term if lane_weight is None else term * lane_weight[lane]
         edge_raw += xp.bincount(edge, weights=shares, minlength=edge_raw.size)
     return xp.bincount(pos, weights=term, minlength=parent_keys.size)
+
+
+class _Dag(NamedTuple):
+    """The DAG test of a weighted batch: the edge lengths and the flat distances
+    ``dist[b · n + v]`` (inf: not reached)."""
+
+    lengths: object
+    dist: object
+
+
+def _dag_edges_of(graph, dag: _Dag, keys):
+    """The DAG edges out of the entries ``keys``: (position in ``keys``, child key, stored
+    edge), those with d(v) + len(e) == d(w)."""
+    xp, indptr, indices, degree, n = graph
+    pos, child, edge = _expand(xp, indptr, indices, degree, n, keys)
+    # d(v) + len(e) == d(w) in float64, the comparison networkx's Dijkstra makes
+    tight = dag.dist[keys[pos]] + dag.lengths[edge] == dag.dist[child]
+    return pos[tight], child[tight], edge[tight]
+
+
+DEGREE_CHUNK = 2**20
+"""Entries whose DAG edges are counted at once for the in-degrees (bounds the expansion)."""
+
+
+def _in_degrees(graph, dag: _Dag, size: int):
+    """|P(w)| of every (source, vertex) slot: its DAG parents."""
+    xp = graph[0]
+    reached = xp.flatnonzero(xp.isfinite(dag.dist))
+    indegree = xp.zeros(size, dtype=xp.int64)
+    for start in range(0, reached.size, DEGREE_CHUNK):
+        _, child, _ = _dag_edges_of(graph, dag, reached[start:start + DEGREE_CHUNK])
+        indegree += xp.bincount(child, minlength=size)
+    return indegree
+
+
+def _sweep_dag(graph, dag: _Dag, batch, raw, endpoints, tau=None, omega=None, edge_raw=None,
+               split=False) -> None:
+    """Forward and backward sweep of one weighted batch over its shortest-path DAG."""
+    xp, n = graph[0], graph[4]
+    levels, count_M, count_E, indegree = _forward_dag(graph, dag, batch)
+    delta = xp.zeros(batch.size * n, dtype=xp.float64)  # δ = 0 until a level is finished
+    lane_weight = None if omega is None else omega[batch]
+    keys_all, delta_all = [], []
+    last = 0 if edge_raw is not None else 1  # the sources' level only feeds their edges
+    for d in range(len(levels) - 2, last - 1, -1):
+        parents = levels[d]
+        # children on any deeper level, all finished: δ(v) = Σ_w σ(v)/σ(w) · (τ(w) + δ(w))
+        pos, child, edge = _dag_edges_of(graph, dag, parents[0])
+        parent_count = indegree[child] if split else None
+        parent_delta = _dependencies(xp, n, parents, pos, child, edge, count_M[child],
+                                     count_E[child], delta[child], parent_count, tau,
+                                     edge_raw, lane_weight)
+        if d == 0:
+            break
+        delta[parents[0]] = parent_delta
+        keys_all.append(parents[0])
+        delta_all.append(parent_delta)
+    _add_sums(xp, n, batch, raw, levels, keys_all, delta_all, endpoints, omega)
+
+
+def _forward_dag(graph, dag: _Dag, batch):
+    """Path counts over the DAG's hop layers (Kahn's order) with (mantissa, exponent) counts.
+
+    Returns ``levels[d] = (keys, M, E)`` (sorted keys of the vertices whose DAG parents were
+    all done by level d − 1), the dense counts M, E of every slot and the in-degrees.
+    """
+    xp, n = graph[0], graph[4]
+    size = batch.size * n
+    indegree = _in_degrees(graph, dag, size)
+    remaining = indegree.copy()
+    # σ as M 2^E per slot; every count is at least 1 (E ≥ 1), so 0 · 2^0 is "nothing yet"
+    count_M = xp.zeros(size, dtype=xp.float64)
+    count_E = xp.zeros(size, dtype=xp.int64)
+    keys = xp.arange(batch.size, dtype=xp.int64) * n + batch
+    count_M[keys], count_E[keys] = 0.5, 1  # σ = e_s = 0.5 · 2^1
+    levels = [(keys, count_M[keys], count_E[keys])]
+    while True:
+        parent_keys = levels[-1][0]
+        pos, child, _ = _dag_edges_of(graph, dag, parent_keys)
+        if child.size == 0:
+            break
+        touched, slot = xp.unique(child, return_inverse=True)
+        slot = slot.reshape(-1)
+        # σ(w) += Σ_p σ(p) over the level's parents p, the pending sum as one more term
+        terms = xp.concatenate([slot, xp.arange(touched.size)])
+        source = parent_keys[pos]
+        count_M[touched], count_E[touched] = _sum_counts(
+            xp, terms, xp.concatenate([count_M[source], count_M[touched]]),
+            xp.concatenate([count_E[source], count_E[touched]]), touched.size)
+        # R -= the parents just done ; the next level: the children with none left
+        remaining[touched] -= xp.bincount(slot, minlength=touched.size)
+        ready = touched[remaining[touched] == 0]
+        if ready.size == 0:
+            break
+        levels.append((ready, count_M[ready], count_E[ready]))
+    return levels, count_M, count_E, indegree
 
 
 def _expand(xp, indptr, indices, degree, n, keys):

@@ -12,29 +12,42 @@ Each function is registered with :func:`implements` (its name must be listed in
 ``_turbobc_nx.FUNCTIONS``, which holds what networkx shows about it) and carries a decline
 rule, attached with ``@function._can_run``: the rule takes the function's own parameters and
 returns True or the reason (a string) why turbobc declines the call.
-:meth:`BackendInterface.can_run` binds networkx's arguments to that rule. networkx then falls
-back to its own implementation when ``nx.config.fallback_to_nx`` is set, or raises
-``NotImplementedError`` when ``backend="turbobc"`` was explicit. Declined: weights that differ
-between edges (BC here is unweighted; all-equal positive weights give the same shortest paths,
-so they are served), weight functions, repeated or unknown sources, ``k`` outside 1..n
-(networkx raises its own errors) and random states that are not a ``random.Random``.
+:meth:`BackendInterface.can_run` binds networkx's arguments to that rule and logs a decline with
+its reason at INFO level on the ``turbobc.nx`` logger. networkx then falls back to its own
+implementation when ``nx.config.fallback_to_nx`` is set, or raises ``NotImplementedError`` when
+``backend="turbobc"`` was explicit.
+
+Weighted calls are served: the kept weights are the edge lengths of :func:`turbobc.bc` and
+:func:`turbobc.edge_bc` (``weight=True`` on the pattern with those values); all-equal weights
+give the unweighted shortest paths and are swept as such. A multigraph's pair of nodes weighs
+its lightest parallel edge, as in networkx, and multigraph edge BC is keyed by parallel edge as
+networkx keys it (a pair's value shared by its lightest parallel edges). A source listed
+twice in a subset call counts twice, as in networkx. Declined: weights turbobc cannot take as
+lengths (zero, negative, not real numbers, or large enough for a path to overflow float64:
+networkx has its own rules or errors there), weight functions, unknown sources and ``k``
+outside 1..n (networkx raises its own errors).
 
 Weights are read from the converted graph: a rule that receives a networkx graph (before
 conversion) leaves them to the function, which checks the converted array and raises
-``NotImplementedError`` with the reason, so networkx falls back (or names the reason as the
-cause of its error) as for any other decline, and no call walks the edges to look at them.
+``NotImplementedError`` with the reason (logged as well), so networkx falls back (or names the
+reason as the cause of its error) as for any other decline, and no call walks the edges to look
+at them.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import math
 import numbers
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 import _turbobc_nx
 
@@ -45,6 +58,9 @@ __all__ = ["BackendInterface", "TurboBCGraph", "implements"]
 SHOULD_RUN_MIN_NODES = 50
 """Automatic dispatch (``nx.config.backend_priority``) leaves graphs with fewer nodes to
 networkx, which is faster there (see :meth:`BackendInterface.should_run`)."""
+
+LOG = logging.getLogger("turbobc.nx")
+"""Declined calls are logged here at INFO level, with the reason."""
 
 IMPLEMENTED: dict[str, Callable] = {}
 """``{name: function}``: what :func:`implements` registered; :class:`BackendInterface` and
@@ -91,7 +107,15 @@ def _parameters(func: Callable) -> list:
 
 
 def can_run(name, args, kwargs):
-    """True, or the reason (a str) why turbobc declines this call: the function's own rule."""
+    """True, or the reason (a str) why turbobc declines this call: the function's own rule.
+    A decline is logged at INFO level on the ``turbobc.nx`` logger."""
+    answer = _rule_answer(name, args, kwargs)
+    if answer is not True:
+        _log_decline(name, answer)
+    return answer
+
+
+def _rule_answer(name, args, kwargs):
     func = IMPLEMENTED.get(name)
     if func is None:
         return f"turbobc does not implement {name}"
@@ -100,6 +124,10 @@ def can_run(name, args, kwargs):
     except TypeError as exc:
         return f"the arguments do not match {name}: {exc}"
     return func.can_run(*bound.args, **bound.kwargs)
+
+
+def _log_decline(name: str, reason: str) -> None:
+    LOG.info("turbobc declines %s: %s", name, reason)
 
 
 def should_run(name, args, kwargs):
@@ -114,32 +142,91 @@ def should_run(name, args, kwargs):
 
 # --------------------------------------------------------------------------- the functions
 
-def _values(G: TurboBCGraph, sources=None, **options) -> dict:
-    from turbobc._api import bc
+class _Sweep(NamedTuple):
+    """A converted graph and the edge lengths to sweep it with (None: unweighted paths)."""
 
-    if not G.nodes:
-        return {}
-    values = bc(G.pattern, sources=sources, directed=G.is_directed(), **options)
-    return dict(zip(G.nodes, values.tolist()))
+    graph: TurboBCGraph
+    lengths: np.ndarray | None
+
+    @property
+    def matrix(self):
+        """The pattern, or the pattern holding the lengths."""
+        pattern = self.graph.pattern
+        if self.lengths is None:
+            return pattern
+        return sp.csr_array((self.lengths, pattern.indices, pattern.indptr),
+                            shape=pattern.shape)
+
+    @property
+    def options(self) -> dict:
+        """``weight=True`` when the matrix holds lengths."""
+        return {} if self.lengths is None else {"weight": True}
 
 
-def _served(G, weight) -> TurboBCGraph:
-    """``G`` converted (keeping ``weight``), or NotImplementedError if its weights decline."""
+def _served(name: str, G, weight) -> _Sweep:
+    """``G`` converted (keeping ``weight``) with its lengths, or NotImplementedError (logged)
+    if its weights decline."""
     G = from_nx(G, None if weight is None or callable(weight) else {weight: 1})
     reason = _weight_reason(G, weight)
     if reason:
+        _log_decline(name, reason)
         raise NotImplementedError(reason)
-    return G
+    return _Sweep(G, _lengths(G, weight))
+
+
+def _lengths(G: TurboBCGraph, weight) -> np.ndarray | None:
+    """The kept weights as edge lengths, or None when there are none or all are equal (the
+    unweighted shortest paths, swept faster)."""
+    if weight is None:
+        return None
+    values = G.edge_values[weight]
+    if not values.size or np.all(values == values[0]):
+        return None
+    return values
+
+
+def _source_groups(index: dict, sources) -> dict:
+    """The listed sources as vertex indices grouped by how often each is listed,
+    ``{times: [vertex, ...]}``: networkx sweeps a repeated source once per listing, so its
+    contribution counts that many times."""
+    listed = Counter(index[s] for s in sources)
+    groups: dict[int, list[int]] = {}
+    for vertex, times in listed.items():
+        groups.setdefault(times, []).append(vertex)
+    return groups
+
+
+def _listed_sum(compute: Callable, groups: dict) -> np.ndarray:
+    """Σ times · compute(sources) over the groups of :func:`_source_groups` (sums are linear
+    in the sources, and so is the scaling of given sources)."""
+    return sum(times * compute(chosen) for times, chosen in groups.items())
+
+
+def _values(sweep: _Sweep, groups=None, **options) -> dict:
+    """Vertex BC as networkx returns it, ``{node: value}``: every vertex a source when
+    ``groups`` is None, else the sources of :func:`_source_groups`."""
+    from turbobc._api import bc
+
+    G = sweep.graph
+    if not G.nodes:
+        return {}
+
+    def compute(sources):
+        return bc(sweep.matrix, sources=sources, directed=G.is_directed(), **sweep.options,
+                  **options)
+
+    values = compute(None) if groups is None else _listed_sum(compute, groups)
+    return dict(zip(G.nodes, values.tolist()))
 
 
 @implements
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False,
                            seed=None, *, engine="auto", kernel="auto", progress=False):
     """``networkx.betweenness_centrality`` on turbobc (see :func:`turbobc.bc`)."""
-    G = _served(G, weight)
-    if k is not None and k == len(G):
+    sweep = _served("betweenness_centrality", G, weight)
+    if k is not None and k == len(sweep.graph):
         k = None  # networkx: "the result is the same regardless", and no draw from seed
-    return _values(G, k=k, seed=seed if k is not None else None,
+    return _values(sweep, k=k, seed=seed if k is not None else None,
                    normalized=bool(normalized), endpoints=bool(endpoints), engine=engine,
                    kernel=kernel, progress=progress)
 
@@ -155,13 +242,15 @@ def betweenness_centrality_subset(G, sources, targets, normalized=False, weight=
                                   engine="auto", kernel="auto", progress=False):
     """``networkx.betweenness_centrality_subset`` on turbobc: the targets are a target
     weight τ = [w ∈ targets] (:func:`turbobc.bc`'s ``targets``). As networkx, targets that
-    are not nodes are ignored and a repeated target counts once."""
-    G = _served(G, weight)
-    chosen = [G.index[s] for s in sources]
-    aimed = sorted({G.index[t] for t in set(targets) if t in G.index})
-    if not chosen or not aimed:
-        return dict.fromkeys(G.nodes, 0.0)
-    return _values(G, sources=chosen, targets=aimed, normalized=bool(normalized),
+    are not nodes are ignored, a repeated target counts once and a repeated source once per
+    listing."""
+    sweep = _served("betweenness_centrality_subset", G, weight)
+    index = sweep.graph.index
+    groups = _source_groups(index, sources)
+    aimed = sorted({index[t] for t in set(targets) if t in index})
+    if not groups or not aimed:
+        return dict.fromkeys(sweep.graph.nodes, 0.0)
+    return _values(sweep, groups, targets=aimed, normalized=bool(normalized),
                    endpoints=False, engine=engine, kernel=kernel, progress=progress)
 
 
@@ -171,43 +260,74 @@ def _(G, sources, targets, normalized=False, weight=None, *, engine="auto", kern
     return _weight_rule(G, weight) or _check_subset(G, sources, targets) or True
 
 
-def _edge_values(G: TurboBCGraph, sources=None, **options) -> dict:
+def _edge_values(sweep: _Sweep, weight, groups=None, **options) -> dict:
     """Edge BC of the converted graph as networkx returns it: ``{(u, v): value}`` for every
     edge of ``G.edges()``, an undirected edge keyed (earlier node, later node) in ``list(G)``
-    order as ``G.edges()`` yields it, a self loop at 0.0. ``sources=[]``: every value 0."""
+    order as ``G.edges()`` yields it, a self loop at 0.0; a multigraph's keyed
+    ``{(u, v, key): value}`` (:func:`_keyed_edge_values`). Every vertex a source when
+    ``groups`` is None, else the sources of :func:`_source_groups`; ``groups={}``: every
+    value 0."""
+    G = sweep.graph
+    per_entry = np.zeros(G.pattern.nnz)
+    if G.pattern.nnz and groups != {}:
+        def compute(sources):
+            return _entry_values(sweep, sources=sources, **options)
+
+        per_entry = compute(None) if groups is None else _listed_sum(compute, groups)
+    rows, cols = G.entry_rows, G.pattern.indices
+    keep = np.ones(rows.size, dtype=bool) if G.is_directed() else rows <= cols
+    if G.is_multigraph():
+        return _keyed_edge_values(G, per_entry, keep, weight)
+    nodes = G.nodes
+    return {(nodes[i], nodes[j]): x for i, j, x in zip(rows[keep].tolist(), cols[keep].tolist(),
+                                                       per_entry[keep].tolist())}
+
+
+def _entry_values(sweep: _Sweep, **options) -> np.ndarray:
+    """:func:`turbobc.edge_bc` of the sweep, one value per stored entry of the converted
+    pattern (0.0 at self loops, which edge_bc drops)."""
     from turbobc._api import edge_bc
 
-    nodes = G.nodes
-    adjacency = G.pattern.tocoo()  # as converted: self loops still there
-    keep = np.ones(adjacency.nnz, dtype=bool) if G.is_directed() \
-        else adjacency.row <= adjacency.col
-    out = {(nodes[i], nodes[j]): 0.0 for i, j in zip(adjacency.row[keep].tolist(),
-                                                      adjacency.col[keep].tolist())}
-    if not nodes or (sources is not None and not len(sources)):
-        return out
-    E = edge_bc(G.pattern, sources=sources, directed=G.is_directed(), **options).tocoo()
-    keep = np.ones(E.nnz, dtype=bool) if G.is_directed() else E.row < E.col
-    out.update({(nodes[i], nodes[j]): x for i, j, x in zip(E.row[keep].tolist(),
-                                                           E.col[keep].tolist(),
-                                                           E.data[keep].tolist())})
-    return out
+    G = sweep.graph
+    E = edge_bc(sweep.matrix, directed=G.is_directed(), **sweep.options, **options)
+    return np.asarray(E[G.entry_rows, G.pattern.indices], dtype=np.float64).ravel()
+
+
+def _keyed_edge_values(G: TurboBCGraph, per_entry: np.ndarray, keep: np.ndarray,
+                       weight) -> dict:
+    """networkx's multigraph edge BC: ``{(u, v, key): value}`` for every edge of
+    ``G.edges(keys=True)``, a pair's value shared equally by its parallel edges of the
+    smallest weight (by all of them without a weight), the others 0.0."""
+    parallel = G.parallel
+    entry = parallel.entry
+    if weight is None:
+        lightest = np.ones(entry.size, dtype=bool)
+    else:
+        lightest = parallel.values[weight] == G.edge_values[weight][entry]
+    shares = np.bincount(entry, weights=lightest, minlength=parallel.counts.size)
+    flat = np.where(lightest, per_entry[entry] / np.maximum(shares[entry], 1), 0.0)
+    chosen = np.flatnonzero(keep[entry])
+    rows, cols = G.entry_rows[entry[chosen]], G.pattern.indices[entry[chosen]]
+    nodes, keys = G.nodes, parallel.keys
+    return {(nodes[i], nodes[j], keys[f]): x
+            for f, i, j, x in zip(chosen.tolist(), rows.tolist(), cols.tolist(),
+                                  flat[chosen].tolist())}
 
 
 @implements
 def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None, *,
                                 engine="auto", progress=False):
     """``networkx.edge_betweenness_centrality`` on turbobc (see :func:`turbobc.edge_bc`)."""
-    G = _served(G, weight)
-    if k is not None and k == len(G):
+    sweep = _served("edge_betweenness_centrality", G, weight)
+    if k is not None and k == len(sweep.graph):
         k = None  # networkx samples every node: the exact result
-    return _edge_values(G, k=k, seed=seed if k is not None else None,
+    return _edge_values(sweep, weight, k=k, seed=seed if k is not None else None,
                         normalized=bool(normalized), engine=engine, progress=progress)
 
 
 @edge_betweenness_centrality._can_run
 def _(G, k=None, normalized=True, weight=None, seed=None, *, engine="auto", progress=False):
-    return (_multigraph_rule(G) or _weight_rule(G, weight) or _check_k(G, k, seed)
-            or True)
+    return _weight_rule(G, weight) or _check_k(G, k, seed) or True
 
 
 @implements
@@ -215,29 +335,22 @@ def edge_betweenness_centrality_subset(G, sources, targets, normalized=False, we
                                        *, engine="auto", progress=False):
     """``networkx.edge_betweenness_centrality_subset`` on turbobc: targets as a target weight,
     a non-target's dependency split evenly among its parents as networkx does (unknown
-    targets ignored, a repeated one counted once)."""
-    G = _served(G, weight)
-    aimed = sorted({G.index[t] for t in set(targets) if t in G.index})
+    targets ignored, a repeated one counted once, a repeated source once per listing)."""
+    sweep = _served("edge_betweenness_centrality_subset", G, weight)
+    index = sweep.graph.index
+    aimed = sorted({index[t] for t in set(targets) if t in index})
     if not aimed:
-        return _edge_values(G, sources=[])
-    return _edge_values(G, sources=[G.index[s] for s in sources], targets=aimed,
+        return _edge_values(sweep, weight, {})
+    return _edge_values(sweep, weight, _source_groups(index, sources), targets=aimed,
                         normalized=bool(normalized), engine=engine, progress=progress)
 
 
 @edge_betweenness_centrality_subset._can_run
 def _(G, sources, targets, normalized=False, weight=None, *, engine="auto", progress=False):
-    return (_multigraph_rule(G) or _weight_rule(G, weight)
-            or _check_subset(G, sources, targets) or True)
+    return _weight_rule(G, weight) or _check_subset(G, sources, targets) or True
 
 
 # ------------------------------------------------------------------------- the rules' parts
-
-def _multigraph_rule(G):
-    if G.is_multigraph():
-        return ("edge BC of a multigraph is keyed by parallel edge; turbobc's converted graph "
-                "keeps one entry per node pair")
-    return None
-
 
 def _weight_rule(G, weight):
     """The weight part of a rule: a networkx graph's weights are checked after conversion."""
@@ -247,12 +360,13 @@ def _weight_rule(G, weight):
 
 
 def _weight_reason(G, weight):
-    """Why turbobc's unweighted BC would not match networkx with ``weight`` (None if it
-    would): decided on the converted graph's weight array."""
+    """Why turbobc cannot take ``weight`` as edge lengths and match networkx (None if it
+    can): decided on the converted graph's weight array."""
     if weight is None:
         return None
     if callable(weight):
-        return "a weight function is not supported (turbobc BC is unweighted)"
+        return ("a weight function is not supported (turbobc reads weights from an edge "
+                "attribute: pass its name)")
     values = G.edge_values.get(weight)
     if values is None:
         return (f"edge attribute {weight!r} was not kept when the graph was converted "
@@ -261,14 +375,13 @@ def _weight_reason(G, weight):
         return None  # no edges: every weighting is the same
     if np.isnan(values).any():
         return f"edge weights {weight!r} are not all real numbers"
-    first = float(values[0])
-    other = values[values != first]
-    if other.size:
-        return (f"edge weights {weight!r} differ ({first!r} and {float(other[0])!r}); "
-                "turbobc BC is unweighted and serves only all-equal weights")
-    if not 0 < first < math.inf or not math.isfinite(first * max(len(G), 1)):
-        return (f"edge weights {weight!r} are all {first!r}; only a positive finite common "
-                "weight gives the unweighted shortest paths")
+    lightest, heaviest = float(values.min()), float(values.max())
+    if not lightest > 0:
+        return (f"edge weights {weight!r} include {lightest!r}; turbobc's edge lengths must "
+                "be positive (networkx has its own rules for zero and negative weights)")
+    if not math.isfinite(heaviest * max(len(G) - 1, 1)):
+        return (f"edge weights {weight!r} reach {heaviest!r}; a path of them could pass the "
+                "float64 range")
     return None
 
 
@@ -288,13 +401,9 @@ def _check_subset(G, sources, targets):
         return "sources and targets must be collections, not one-shot iterators"
     index = G.index if is_turbobc_graph(G) else None
     try:
-        seen = set()
         for s in sources:
             if not (s in index if index is not None else s in G):
                 return f"source {s!r} is not a node of the graph"
-            if s in seen:
-                return f"source {s!r} is repeated (networkx counts it twice)"
-            seen.add(s)
         set(targets)
     except TypeError as exc:
         return f"sources and targets must hold hashable nodes: {exc}"

@@ -11,11 +11,37 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-__all__ = ["TurboBCGraph", "from_nx", "is_turbobc_graph", "to_nx"]
+__all__ = ["ParallelEdges", "TurboBCGraph", "from_nx", "is_turbobc_graph", "to_nx"]
+
+
+@dataclass(frozen=True)
+class ParallelEdges:
+    """A multigraph's parallel edges, flattened entry by entry in the pattern's order.
+
+    Attributes
+    ----------
+    keys : list
+        The key of every parallel edge: those of the pattern's first stored entry, then the
+        second's, and so on (``G.adj[u][v]`` order).
+    counts : numpy.ndarray
+        int64, one per stored entry: how many parallel edges it stands for.
+    values : dict
+        ``{attribute: float64 array}`` aligned with ``keys``, for each kept edge attribute.
+    """
+
+    keys: list
+    counts: np.ndarray
+    values: dict = field(default_factory=dict)
+
+    @cached_property
+    def entry(self) -> np.ndarray:
+        """The stored entry (position in the pattern) of every parallel edge."""
+        return np.repeat(np.arange(self.counts.size), self.counts)
 
 
 class TurboBCGraph:
@@ -34,18 +60,22 @@ class TurboBCGraph:
         order, for each edge attribute kept at conversion. A multigraph's entry holds the
         smallest value over its parallel edges (the one networkx's shortest paths use); a
         value that is not a real number is NaN.
+    parallel : ParallelEdges or None
+        A multigraph's parallel edges (their keys and kept values), by which networkx keys
+        edge BC; None for other graphs.
     """
 
     __networkx_backend__ = "turbobc"
 
     def __init__(self, pattern, nodes, *, directed: bool, multigraph: bool, graph=None,
-                 edge_values=None):
+                 edge_values=None, parallel: ParallelEdges | None = None):
         self.pattern = pattern
         self.nodes = nodes
         self._directed = bool(directed)
         self._multigraph = bool(multigraph)
         self.graph = {} if graph is None else graph
         self.edge_values = {} if edge_values is None else edge_values
+        self.parallel = parallel
 
     def is_directed(self) -> bool:
         return self._directed
@@ -70,6 +100,11 @@ class TurboBCGraph:
         """``{node: vertex index}``."""
         return {node: i for i, node in enumerate(self.nodes)}
 
+    @cached_property
+    def entry_rows(self) -> np.ndarray:
+        """The row (vertex index) of every stored entry, in ``pattern.indices`` order."""
+        return np.repeat(np.arange(len(self.nodes)), np.diff(self.pattern.indptr))
+
     def __repr__(self) -> str:
         kind = "directed" if self._directed else "undirected"
         kept = f", edge attributes={sorted(map(str, self.edge_values))}" \
@@ -85,8 +120,8 @@ def is_turbobc_graph(G) -> bool:
 def from_nx(G, edge_attrs=None) -> TurboBCGraph:
     """Read ``G``'s adjacency and the named edge attributes in one pass over its edges.
 
-    Reads ``G.adj`` directly (no dispatchable networkx call), so the conversion also works
-    inside networkx's backend test mode.
+    Reads ``G``'s adjacency dicts directly (no dispatchable networkx call), so the conversion
+    also works inside networkx's backend test mode.
 
     Parameters
     ----------
@@ -106,18 +141,25 @@ def from_nx(G, edge_attrs=None) -> TurboBCGraph:
         return G
     nodes = list(G)
     index = {node: i for i, node in enumerate(nodes)}
-    adj = G.adj
+    # the raw adjacency dicts (G.adj wraps every neighbour's dict in a view, which costs
+    # more than the conversion itself on multigraphs)
+    adj = getattr(G, "_adj", None) or G.adj
     degree = np.fromiter((len(adj[u]) for u in nodes), dtype=np.int64, count=len(nodes))
     cols = np.fromiter((index[v] for u in nodes for v in adj[u]), dtype=np.int64,
                        count=int(degree.sum()))
     indptr = np.concatenate([[0], np.cumsum(degree)])
     pattern = sp.csr_array((np.ones(cols.size), cols, indptr), shape=(len(nodes),) * 2)
-    read = _multigraph_values if G.is_multigraph() else _graph_values
-    values = {attr: read(adj, nodes, attr, default)
-              for attr, default in (edge_attrs or {}).items()}
+    parallel = None
+    if G.is_multigraph():
+        parallel = _parallel_edges(adj, nodes, edge_attrs or {})
+        values = {attr: _smallest(flat, parallel.counts)
+                  for attr, flat in parallel.values.items()}
+    else:
+        values = {attr: _graph_values(adj, nodes, attr, default)
+                  for attr, default in (edge_attrs or {}).items()}
     converted = TurboBCGraph(pattern, nodes, directed=G.is_directed(),
                              multigraph=G.is_multigraph(), graph=dict(G.graph),
-                             edge_values=values)
+                             edge_values=values, parallel=parallel)
     converted.__dict__["index"] = index  # fill the cached_property
     return converted
 
@@ -127,14 +169,22 @@ def _graph_values(adj, nodes, attr, default) -> np.ndarray:
     return _reals([data.get(attr, default) for u in nodes for data in adj[u].values()])
 
 
-def _multigraph_values(adj, nodes, attr, default) -> np.ndarray:
-    """The smallest value over each pair's parallel edges (NaN if any is not real)."""
-    groups = [keyed for u in nodes for keyed in adj[u].values()]
-    flat = _reals([data.get(attr, default) for keyed in groups for data in keyed.values()])
-    if not groups:
+def _parallel_edges(adj, nodes, edge_attrs: dict) -> ParallelEdges:
+    """A multigraph's parallel edges, entry by entry: their keys and kept values."""
+    groups = [keyed for u in nodes for keyed in adj[u].values()]  # one per stored entry
+    counts = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+    keys = [key for keyed in groups for key in keyed]
+    values = {attr: _reals([data.get(attr, default) for keyed in groups
+                            for data in keyed.values()])
+              for attr, default in edge_attrs.items()}
+    return ParallelEdges(keys=keys, counts=counts, values=values)
+
+
+def _smallest(flat: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The smallest value over each entry's parallel edges (NaN if any is NaN)."""
+    if not counts.size:
         return flat
-    sizes = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
-    return np.minimum.reduceat(flat, np.cumsum(sizes) - sizes)
+    return np.minimum.reduceat(flat, np.cumsum(counts) - counts)
 
 
 def _reals(raw: list) -> np.ndarray:
