@@ -104,10 +104,12 @@ road-minnesota, random, 300 sources, 158 of 174; the layered DAG 407 of 492."""
 def fixed_bytes(n: int, m: int, directed: bool, weighted: bool = False) -> int:
     """Bytes of a run that do not depend on the batch: the GraphBLAS copy of the pattern
     (8-byte row pointers and column indices; Aᵀ too for directed graphs) and the sums. Weighted:
-    A with its lengths and the four incidence matrices (ShortestPathDag), and the edge sums."""
+    A with its lengths, the incidence matrices and edge arrays of :class:`ShortestPathDag`, and
+    the edge sums."""
     if weighted:
-        return 8 * (n + 1) + 16 * m + 2 * (8 * (n + 1) + 16 * m) + 2 * (16 * (m + 1)) \
-            + 8 * n + 8 * m
+        # A_len ; Src ; Srcᵀ and Dst (a row per edge) ; tails, heads, lengths ; edge sums, raw
+        return (8 * (n + 1) + 16 * m) + (8 * (n + 1) + 8 * m) + 2 * (8 * (m + 1) + 8 * m) \
+            + 24 * m + 8 * m + 8 * n
     return (8 * (n + 1) + 8 * m) * (2 if directed else 1) + 8 * n
 
 
@@ -389,25 +391,13 @@ def _backward(walk, levels: list, shifts: list, raw: np.ndarray,
         _add_columns(delta, raw, row_weights)
 
 
-class _EdgeSums:
-    """Edge sums as an n x n matrix within A's pattern (``E<A> += ...`` per level), made into
-    an array aligned with the pattern at the end."""
-
-    graph: Graph
-
-    def new_edge_sums(self) -> Matrix:
-        """E, n x n: the per-edge sums, pattern within A's."""
-        return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
-
-    def edge_array(self, edge_sums: Matrix) -> np.ndarray:
-        return _aligned_with_pattern(edge_sums, self.graph.pattern)
-
-
-class HopLevels(_EdgeSums):
+class HopLevels:
     """Unweighted BC's shortest paths: BFS levels, the DAG test level(w) = level(v) + 1.
 
     Holds A, and Aᵀ for directed graphs (the same matrix for undirected ones), across
-    batches; :meth:`start` opens a :class:`HopWalk` on a batch of sources.
+    batches; :meth:`start` opens a :class:`HopWalk` on a batch of sources. Edge sums are an
+    n x n matrix within A's pattern (``E<A> += ...`` per level), made into an array aligned
+    with the pattern at the end.
     """
 
     def __init__(self, graph: Graph):
@@ -419,6 +409,13 @@ class HopLevels(_EdgeSums):
 
     def start(self, batch: np.ndarray) -> "HopWalk":
         return HopWalk(self, batch)
+
+    def new_edge_sums(self) -> Matrix:
+        """E, n x n: the per-edge sums, pattern within A's."""
+        return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
+
+    def edge_array(self, edge_sums: Matrix) -> np.ndarray:
+        return _aligned_with_pattern(edge_sums, self.graph.pattern)
 
     def wide_arguments(self) -> dict:
         """What :func:`turbobc.engines.wide.accumulate_wide` needs besides the pattern."""
