@@ -193,7 +193,7 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     frontier Bellman–Ford in the min-plus semiring, marks the stored edges on
     a shortest path, d(v) + len(v, w) == d(w), in a B x m mask, and sweeps
     that DAG by its hop layers with the same accumulate step
-    (docs/algorithm.md, "Weighted BC"); it plans for 64 more bytes per
+    (docs/algorithm.md, "Weighted BC"); it plans for 24 more bytes per
     (source, stored edge) pair of a batch.
 
     Examples

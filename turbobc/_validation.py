@@ -46,11 +46,6 @@ class Call:
     client: object = None  # a dask.distributed.Client: the sweeps run on its workers
 
     @property
-    def weighted(self) -> bool:
-        """Whether shortest paths are measured by the graph's edge lengths."""
-        return self.graph.weighted
-
-    @property
     def target_weight(self) -> np.ndarray | None:
         """τ of the accumulate step: [w ∈ targets], or None (every vertex a target)."""
         if self.targets is None:
@@ -295,11 +290,11 @@ def _check_lengths(rows, cols, values, *, labels=None, attribute=None,
         return
     first = int(np.flatnonzero(bad)[0])
     i, j, value = int(rows[first]), int(cols[first]), float(values[first])
-    count = f"{int(bad.sum())} such lengths"
+    count = f"{int(bad.sum())} such length{'s' if bad.sum() > 1 else ''}"
     if labels is None:
         where = f"A[{i}, {j}] = {value!r}"
         fix = ("stored zeros are no edge; drop or fix the others, e.g. "
-               "A.data[~(A.data > 0) | ~numpy.isfinite(A.data)] = 1")
+               "A.data[(A.data < 0) | ~numpy.isfinite(A.data)] = 1")
     else:
         where = f"edge ({labels[i]!r}, {labels[j]!r}) has {attribute}={value!r}"
         fix = ("networkx's Dijkstra counts paths through a zero-length edge inconsistently; "

@@ -11,6 +11,11 @@ docs/algorithm.md, "Many sources per sweep"). In row form the paper's products r
 Both products use the plus-first semiring: the sum over neighbours of the
 left operand's values; the values of A never matter, only its pattern.
 
+Weighted BC (``Graph.lengths``) keeps the same forward and backward loops (:func:`_forward`,
+:func:`_backward`) and swaps the walk that supplies the shortest-path DAG: :class:`HopWalk`
+(BFS levels) or :class:`DagWalk` (distances by min-plus Bellman–Ford, the DAG edges
+d(v) + len == d(w) of each source, swept by their hop layers; docs/algorithm.md, "Weighted BC").
+
 Path counts are kept overflow-safe per level (see :func:`_keep_in_range`):
 each level's counts σ_d are stored as σ̂_d = σ_d / 2^E_d with an integer
 exponent E_d per source, so the algorithm stays correct far past 1e308 while
@@ -83,19 +88,28 @@ and 153 on layered graphs built so that every level is just dense enough to be a
 PULL_ABOVE_DENSITY = 0.2
 
 
-BYTES_PER_EDGE_SLOT = 64
+BYTES_PER_EDGE_SLOT = 24
 """Weighted BC: bytes one (source, stored edge) slot of a batch may take at its peak, on top of
-:data:`BYTES_PER_SLOT` per (source, vertex): the DAG mask T (B x m), and while it is built the
-B x m sums d(v) + len(e) and heads d(w) (measured in docs/algorithm.md, "Weighted BC")."""
+:data:`BYTES_PER_SLOT` per (source, vertex): the DAG T̃ (8 bytes per DAG edge), the B x m work
+matrices of a layer (its DAG edges with their σ̂, the heads' u, the terms) and, while T̃ is
+built, its column list twice. Every stored edge is on the DAG only in the worst case, a
+layered DAG with unit lengths (20 layers, complete between neighbours, 300 sources of the
+first: 18.6 bytes per slot above the unweighted run). Measured peaks of one batch (resident
+set above the start) against what this and BYTES_PER_SLOT plan for it: ego-Facebook, 1,000
+sources, unit lengths 699 MB of 4,879 planned, random lengths 508 MB; ca-GrQc, unit, 637 of
+1,534; wiki-Vote (directed), unit, 855 of 3,627; email-Eu-core (directed), unit, 311 of 759;
+road-minnesota, random, 300 sources, 158 of 174; the layered DAG 407 of 492."""
 
 
 def fixed_bytes(n: int, m: int, directed: bool, weighted: bool = False) -> int:
     """Bytes of a run that do not depend on the batch: the GraphBLAS copy of the pattern
     (8-byte row pointers and column indices; Aᵀ too for directed graphs) and the sums. Weighted:
-    A with its lengths and the four incidence matrices (ShortestPathDag), and the edge sums."""
+    A with its lengths, the incidence matrices and edge arrays of :class:`ShortestPathDag`, and
+    the edge sums."""
     if weighted:
-        return 8 * (n + 1) + 16 * m + 2 * (8 * (n + 1) + 16 * m) + 2 * (16 * (m + 1)) \
-            + 8 * n + 8 * m
+        # A_len ; Src ; Srcᵀ and Dst (a row per edge) ; tails, heads, lengths ; edge sums, raw
+        return (8 * (n + 1) + 16 * m) + (8 * (n + 1) + 8 * m) + 2 * (8 * (m + 1) + 8 * m) \
+            + 24 * m + 8 * m + 8 * n
     return (8 * (n + 1) + 8 * m) * (2 if directed else 1) + 8 * n
 
 
@@ -377,25 +391,13 @@ def _backward(walk, levels: list, shifts: list, raw: np.ndarray,
         _add_columns(delta, raw, row_weights)
 
 
-class _EdgeSums:
-    """Edge sums as an n x n matrix within A's pattern (``E<A> += ...`` per level), made into
-    an array aligned with the pattern at the end."""
-
-    graph: Graph
-
-    def new_edge_sums(self) -> Matrix:
-        """E, n x n: the per-edge sums, pattern within A's."""
-        return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
-
-    def edge_array(self, edge_sums: Matrix) -> np.ndarray:
-        return _aligned_with_pattern(edge_sums, self.graph.pattern)
-
-
-class HopLevels(_EdgeSums):
+class HopLevels:
     """Unweighted BC's shortest paths: BFS levels, the DAG test level(w) = level(v) + 1.
 
     Holds A, and Aᵀ for directed graphs (the same matrix for undirected ones), across
-    batches; :meth:`start` opens a :class:`HopWalk` on a batch of sources.
+    batches; :meth:`start` opens a :class:`HopWalk` on a batch of sources. Edge sums are an
+    n x n matrix within A's pattern (``E<A> += ...`` per level), made into an array aligned
+    with the pattern at the end.
     """
 
     def __init__(self, graph: Graph):
@@ -407,6 +409,13 @@ class HopLevels(_EdgeSums):
 
     def start(self, batch: np.ndarray) -> "HopWalk":
         return HopWalk(self, batch)
+
+    def new_edge_sums(self) -> Matrix:
+        """E, n x n: the per-edge sums, pattern within A's."""
+        return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
+
+    def edge_array(self, edge_sums: Matrix) -> np.ndarray:
+        return _aligned_with_pattern(edge_sums, self.graph.pattern)
 
     def wide_arguments(self) -> dict:
         """What :func:`turbobc.engines.wide.accumulate_wide` needs besides the pattern."""
@@ -546,13 +555,15 @@ class ShortestPathDag:
 class DagWalk:
     """One batch's weighted sweep (docs/algorithm.md, "Weighted BC").
 
-    On opening: the distances D (B x n), the DAG mask T (B x m) and the in-degrees in the DAG.
-    Forward, the DAG's hop layers in Kahn's order (a vertex joins the next level once all its
-    DAG parents are done), with the path counts of the vertices still waiting kept in the scale
-    of the newest level; each level keeps its σ̂ on its DAG edges out, X_d (B x m), for the
-    backward sweep. Backward, every level's δ is gathered from all its children, which lie on
-    any deeper level: U accumulates u over the finished levels, kept in the scale of the level
-    being finished.
+    On opening: the distances D (B x n), the DAG mask T and the in-degrees in the DAG. T is
+    kept with a row per (source, tail), T̃ ((B n) x m, ``T̃[(b, v), e] = T[b, e]`` for e
+    leaving v), so that the DAG edges out of a level are a product over that level's entries
+    alone: ``X<T> = F Src`` is ``X = F̃ T̃`` with F̃ (B x Bn) the level spread onto its rows,
+    ``F̃[b, (b, v)] = F[b, v]``. Forward, the DAG's hop layers in Kahn's order (a vertex joins
+    the next level once all its DAG parents are done), with the path counts of the vertices
+    still waiting kept in the scale of the newest level. Backward, every level's δ is gathered
+    from all its children, which lie on any deeper level: U accumulates u over the finished
+    levels, kept in the scale of the level being finished.
     """
 
     def __init__(self, dag: ShortestPathDag, batch: np.ndarray):
@@ -560,9 +571,8 @@ class DagWalk:
         self.n = dag.graph.n
         B = len(batch)
         self.D = _distances(dag.A_len, batch)
-        self.T = _dag_edges(self.D, dag)
-        # |P| = pattern(T) Dst : the DAG parents of each reached vertex
-        self.indegree = self.T.mxm(dag.Dst, semiring.plus_pair[dtypes.FP64]).new()
+        # T̃, and |P| = pattern(T) Dst : the DAG parents of each reached vertex
+        self.T_by_tail, self.indegree = _dag_edges(self.D, dag)
         # R = |P| : parents not yet done (Kahn) ; Σ_pending : counts summed so far
         self.remaining = self.indegree.dup()
         self.pending = Matrix(dtypes.FP64, B, self.n)
@@ -571,28 +581,38 @@ class DagWalk:
         self.Q = None
         for matrix in (self.remaining, self.pending, self.U):
             matrix.ss.config["sparsity_control"] = {"bitmap"}
-        self._out = []  # (level σ̂_d, X_d) of every level swept forward
-        self._gathered = None  # (level, X_d, U Dstᵀ and Q Dstᵀ on X_d's edges)
+        # the work matrices of a level, the same objects at every level: python-graphblas
+        # objects are freed by the cyclic collector only (module docstring, "Memory"), and
+        # new B x m ones per level would pile up until the batch ends
+        m = dag.graph.nnz
+        self._spread = Matrix(dtypes.FP64, B, B * self.n)  # F̃
+        self._X, self._heads_u, self._heads_q, self._terms = (
+            Matrix(dtypes.FP64, B, m) for _ in range(4))
+        self._done, self._ready = Matrix(dtypes.FP64, B, self.n), Matrix(dtypes.FP64, B, self.n)
+        self._gathered = None  # the level whose X, U Dstᵀ and Q Dstᵀ the work matrices hold
 
     def next_level(self, frontier: Matrix) -> Matrix:
         """The counts of the next hop layer: the vertices all of whose DAG parents are done."""
-        dag, B = self.dag, frontier.nrows
-        # X<T> = F Src : σ̂ of each frontier vertex on its DAG edges
-        X = Matrix(dtypes.FP64, B, dag.graph.nnz)
-        X(self.T.S) << frontier.mxm(dag.Src, semiring.any_first)
-        self._out.append((frontier, X))
+        dag = self.dag
+        X = self._out_edges(frontier)
+        self._gathered = None
         # Σ_pending += X Dst : each child's paths through the frontier
         self.pending(binary.plus) << X.mxm(dag.Dst, semiring.plus_first)
         # R −= pattern(X) Dst : the DAG parents just done
-        done = X.mxm(dag.Dst, semiring.plus_pair[dtypes.FP64]).new()
-        self.remaining(binary.minus) << done
+        self._done << X.mxm(dag.Dst, semiring.plus_pair[dtypes.FP64])
+        self.remaining(binary.minus) << self._done
         # next<R == 0> = Σ_pending, among the children just touched
-        left = self.remaining.ewise_mult(done, binary.first).new()
-        ready = left.select("==", 0).new()
-        nxt = self.pending.ewise_mult(ready, binary.first).new()
-        if nxt.nvals == 0:
-            self.T = None  # every DAG edge is in some X_d now
-        return nxt
+        self._ready << self.remaining.ewise_mult(self._done, binary.first)
+        self._ready << self._ready.select("==", 0)
+        return self.pending.ewise_mult(self._ready, binary.first).new()
+
+    def _out_edges(self, level: Matrix) -> Matrix:
+        """X = F̃ T̃ (B x m): σ̂ of each vertex of ``level`` on its DAG edges (X<T> = F Src)."""
+        rows, cols, values = level.to_coo()
+        rows = rows.astype(np.int64)
+        self._spread.build(rows, rows * self.n + cols.astype(np.int64), values, clear=True)
+        self._X << self._spread.mxm(self.T_by_tail, semiring.any_first)
+        return self._X
 
     def level_scaled(self, factors: np.ndarray) -> None:
         """Σ_pending in the scale of the newest level: row b times ``factors[b]``."""
@@ -626,7 +646,8 @@ class DagWalk:
         pattern(X_{d-1}) ∘ (Q Dstᵀ)): σ̂(v) u(w) on every DAG edge e = v -> w out of the
         level, already one per stored edge."""
         on_edges, heads_u, heads_q = self._gather(sigma_parent)
-        _add_columns(on_edges.ewise_mult(heads_u, binary.times).new(), edge_sums, row_weights)
+        self._terms << on_edges.ewise_mult(heads_u, binary.times)
+        _add_columns(self._terms, edge_sums, row_weights)
         if heads_q is not None:
             _add_columns(heads_q, edge_sums, row_weights)
 
@@ -639,22 +660,19 @@ class DagWalk:
         return self._gather(sigma_parent)[2].mxm(self.dag.SrcT, semiring.plus_first).new()
 
     def _gather(self, sigma_parent: Matrix):
-        """X_{d-1}, and U Dstᵀ and Q Dstᵀ on its edges: the edge terms and the children's
-        sums of one level share them."""
-        if self._gathered is not None and self._gathered[0] is sigma_parent:
-            return self._gathered[1:]
-        while self._out[-1][0] is not sigma_parent:
-            self._out.pop()  # deeper levels: done with
-        on_edges = self._out[-1][1]
+        """X_{d-1} = F̃ T̃ of the level, and U Dstᵀ and Q Dstᵀ on its edges: the edge terms and
+        the children's sums of one level share them."""
+        heads_q = None if self.Q is None else self._heads_q
+        if self._gathered is sigma_parent:
+            return self._X, self._heads_u, heads_q
+        on_edges = self._out_edges(sigma_parent)
         # (U Dstᵀ)<X_{d-1}> : u of each DAG edge's head (finished: it lies on a deeper level)
-        heads_u = Matrix(dtypes.FP64, on_edges.nrows, on_edges.ncols)
-        heads_u(on_edges.S) << self.U.mxm(self.dag.Dst.T, semiring.any_first)
-        heads_q = None
-        if self.Q is not None:
-            heads_q = Matrix(dtypes.FP64, on_edges.nrows, on_edges.ncols)
-            heads_q(on_edges.S) << self.Q.mxm(self.dag.Dst.T, semiring.any_first)
-        self._gathered = (sigma_parent, on_edges, heads_u, heads_q)
-        return self._gathered[1:]
+        self._heads_u(on_edges.S, replace=True) << self.U.mxm(self.dag.Dst.T,
+                                                              semiring.any_first)
+        if heads_q is not None:
+            heads_q(on_edges.S, replace=True) << self.Q.mxm(self.dag.Dst.T, semiring.any_first)
+        self._gathered = sigma_parent
+        return on_edges, self._heads_u, heads_q
 
 
 def _distances(A_len: Matrix, batch: np.ndarray) -> Matrix:
@@ -671,25 +689,30 @@ def _distances(A_len: Matrix, batch: np.ndarray) -> Matrix:
     D = Matrix.from_coo(rows, batch, 0.0, nrows=B, ncols=n)
     D.ss.config["sparsity_control"] = {"bitmap"}
     frontier = D.dup()
+    # the same three matrices every round: python-graphblas objects are freed by the cyclic
+    # collector only (module docstring, "Memory"), so new ones per round would pile up
+    reach = Matrix(dtypes.FP64, B, n)
+    shorter = Matrix(dtypes.BOOL, B, n)
     while frontier.nvals:
         if frontier.nvals > PULL_ABOVE_DENSITY * B * n:
             frontier.ss.config["sparsity_control"] = {"bitmap"}
         # N = F min.plus A_len : one more edge out of the vertices that improved last round
-        reach = frontier.mxm(A_len, semiring.min_plus).new()
+        reach << frontier.mxm(A_len, semiring.min_plus)
         # F<¬D> = N ; F<N < D> = N : reached for the first time, or by a shorter path
-        frontier = Matrix(dtypes.FP64, B, n)
+        shorter << reach.ewise_mult(D, binary.lt)
+        frontier.clear()
         frontier(~D.S) << reach
-        shorter = reach.ewise_mult(D, binary.lt).new()
         frontier(shorter.V) << reach
         # D<F> = F
         D(frontier.S) << frontier
     return D
 
 
-def _dag_edges(D: Matrix, dag: ShortestPathDag) -> Matrix:
-    """T (B x m, a pattern): the stored edges e = v -> w on a shortest path from each source,
+def _dag_edges(D: Matrix, dag: ShortestPathDag) -> tuple[Matrix, Matrix]:
+    """T: the stored edges e = v -> w on a shortest path from each source,
     ``T = (D Src + len == D Dstᵀ)``, i.e. d_b(v) + len(e) == d_b(w) in float64, as networkx's
-    Dijkstra compares ``dist + weight == seen[w]``.
+    Dijkstra compares ``dist + weight == seen[w]``; returned as T̃ ((B n) x m, a pattern with a
+    row per (source, tail): :class:`DagWalk`), with the in-degrees |P| = pattern(T) Dst (B x n).
 
     Computed a source at a time (NumPy gathers of row b of D at the edges' tails and heads, over
     every edge, or over the edges out of the vertices reached when they are few): the same
@@ -704,27 +727,47 @@ def _dag_edges(D: Matrix, dag: ShortestPathDag) -> Matrix:
     """
     B, n = D.nrows, D.ncols
     dist = D.to_dense(fill_value=np.inf)
-    counts = np.zeros(B + 1, dtype=np.int64)
+    indptr = np.zeros(B * n + 1, dtype=np.int64)  # of T̃: DAG edges per (b, v), then summed
+    parents = np.zeros((B, n), dtype=np.int32)
     columns = []
     for b in range(B):
-        row = dist[b]
-        reached = np.flatnonzero(row < np.inf)
-        if 4 * reached.size > n:  # most of the graph: every edge, without an index
-            edges, tails, heads, lengths = None, dag.tails, dag.heads, dag.lengths
-        else:
-            edges = _edges_out(reached, dag.graph.pattern.indptr)
-            tails, heads, lengths = dag.tails[edges], dag.heads[edges], dag.lengths[edges]
-        at_tail, at_head = row[tails], row[heads]
-        # T[b, e] = d_b(v) + len(e) == d_b(w), w reached
-        tight = (at_tail + lengths == at_head) & (at_head < np.inf)
-        found = np.flatnonzero(tight) if edges is None else edges[tight]
-        if dag.lengths_may_vanish:
-            flat = (at_tail == at_head)[tight]
-            _check_nothing_vanishes(found[flat], dag, at_tail[tight][flat])
+        found = _tight_edges(dist[b], dag)
         columns.append(found)
-        counts[b + 1] = found.size
+        # rows (b, v) of T̃ ; |P| of row b
+        indptr[b * n + 1:(b + 1) * n + 1] = np.bincount(dag.tails[found], minlength=n)
+        parents[b] = np.bincount(dag.heads[found], minlength=n)
     cols = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
-    return Matrix.from_csr(np.cumsum(counts), cols, True, nrows=B, ncols=dag.graph.nnz)
+    del columns
+    np.cumsum(indptr, out=indptr)
+    T_by_tail = Matrix.from_csr(indptr, cols, True, nrows=B * n, ncols=dag.graph.nnz)
+    del cols, indptr
+    rows, vertices = np.nonzero(parents)
+    indegree = Matrix.from_coo(rows, vertices, parents[rows, vertices].astype(np.float64),
+                               nrows=B, ncols=n)
+    return T_by_tail, indegree
+
+
+def _tight_edges(row: np.ndarray, dag: ShortestPathDag) -> np.ndarray:
+    """The stored edges (sorted ids) on a shortest path from one source, whose distances are
+    ``row`` (inf: not reached): row b of T."""
+    reached = np.flatnonzero(row < np.inf)
+    if 4 * reached.size <= row.size:  # a small part of the graph: the edges out of it
+        edges = _edges_out(reached, dag.graph.pattern.indptr)
+        return edges[_tight(row[dag.tails[edges]], row[dag.heads[edges]], dag.lengths[edges],
+                            edges, dag)]
+    # most of the graph: every edge, without an index
+    return np.flatnonzero(_tight(row[dag.tails], row[dag.heads], dag.lengths, None, dag))
+
+
+def _tight(at_tail: np.ndarray, at_head: np.ndarray, lengths: np.ndarray, ids, dag) -> np.ndarray:
+    """T[b, e] = d_b(v) + len(e) == d_b(w), w reached: which of the edges (``ids``; None: all
+    in order) whose tails and heads lie at ``at_tail`` and ``at_head`` are on the DAG."""
+    tight = (at_tail + lengths == at_head) & (at_head < np.inf)
+    if dag.lengths_may_vanish:
+        flat = tight & (at_tail == at_head)
+        found = np.flatnonzero(flat)
+        _check_nothing_vanishes(found if ids is None else ids[found], dag, at_tail[found])
+    return tight
 
 
 def _edges_out(vertices: np.ndarray, indptr: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ turbobc/engines/graphblas.py). An edge v -> w is then a DAG edge when d(v) + len
 levels are the DAG's hop layers (a vertex joins once all its DAG parents are done, Kahn's
 order), and its children lie on any deeper level; the sums and terms above are the same, with
 each vertex's count, δ and parent count kept in dense per-(source, vertex) arrays
-(:func:`_forward_dag`, :func:`_backward_dag`): about 32 bytes per slot more.
+(:func:`_forward_dag`, :func:`_sweep_dag`): about 32 bytes per slot more.
 """
 
 from __future__ import annotations
