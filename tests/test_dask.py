@@ -233,3 +233,66 @@ def test_each_worker_opens_one_sweeper_per_call_and_closes_it(client):
     assert all(after[w][0] - before[w][0] <= 1 for w in after)
     assert sum(after[w][0] - before[w][0] for w in after) == result.facts["workers_used"]
     assert all(closed for _, closed in after.values())
+
+
+def _edge_list(tmp_path, weighted=False):
+    G = nx.gnm_random_graph(60, 150, seed=8)
+    rng = np.random.default_rng(8)
+    path = tmp_path / "g.txt"
+    lines = [f"{u} {v} {int(rng.integers(1, 4))}" if weighted else f"{u} {v}"
+             for u, v in G.edges()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _read_csv(path):
+    rows = path.read_text().splitlines()[1:]
+    return np.array([float(line.rsplit(",", 1)[1]) for line in rows])
+
+
+def test_cli_scheduler_runs_on_the_cluster(client, tmp_path, capsys):
+    from turbobc.cli import main
+
+    path = _edge_list(tmp_path, weighted=True)
+    address = client.scheduler.address
+    for extra in ([], ["--weight"]):
+        assert main(["bc", str(path), "-o", str(tmp_path / "here.csv")] + extra) == 0
+        assert main(["bc", str(path), "--scheduler", address, "-o",
+                     str(tmp_path / "there.csv")] + extra) == 0
+        assert "Dask worker(s), engine graphblas" in capsys.readouterr().out
+        np.testing.assert_allclose(_read_csv(tmp_path / "there.csv"),
+                                   _read_csv(tmp_path / "here.csv"), rtol=1e-12, atol=1e-15)
+    assert main(["edge-bc", str(path), "-o", str(tmp_path / "e_here.csv")]) == 0
+    assert main(["edge-bc", str(path), "--scheduler", address, "-o",
+                 str(tmp_path / "e_there.csv")]) == 0
+    np.testing.assert_allclose(_read_csv(tmp_path / "e_there.csv"),
+                               _read_csv(tmp_path / "e_here.csv"), rtol=1e-12, atol=1e-15)
+
+
+def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys):
+    """--gpus N starts N worker processes (one device each where there are GPUs; here the
+    workers find none and run the CPU engine)."""
+    from turbobc.cli import main
+
+    path = _edge_list(tmp_path)
+    assert main(["bc", str(path), "--gpus", "2", "-o", str(tmp_path / "c.csv")]) == 0
+    assert "Dask worker(s), engine graphblas" in capsys.readouterr().out
+    assert main(["bc", str(path), "-o", str(tmp_path / "l.csv")]) == 0
+    np.testing.assert_allclose(_read_csv(tmp_path / "c.csv"), _read_csv(tmp_path / "l.csv"),
+                               rtol=1e-12, atol=1e-15)
+    assert main(["bc", str(path), "--gpus", "0"]) == 2
+
+
+def test_weighted_bc_on_the_cluster_equals_the_local_run(client):
+    from graph_cases import with_lengths
+
+    G = with_lengths(nx.gnm_random_graph(120, 400, seed=3), "int3", 3, attribute="length")
+    local = turbobc.bc(G, weight="length", engine="graphblas")
+    with turbobc.tuning(dask_chunk_sources=16):
+        spread = turbobc.bc(G, weight="length", client=client)
+        edges = turbobc.edge_bc(G, weight="length", client=client)
+    np.testing.assert_allclose(spread, local, rtol=1e-12, atol=1e-15)
+    expected = nx.betweenness_centrality(G, weight="length")
+    np.testing.assert_allclose(spread, [expected[v] for v in G], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(edges.data, turbobc.edge_bc(G, weight="length").data,
+                               rtol=1e-12, atol=1e-15)

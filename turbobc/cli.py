@@ -100,6 +100,17 @@ def _add_graph_options(parser: argparse.ArgumentParser) -> None:
                                 "file's header says")
 
 
+def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="run the sweeps on the workers of this Dask scheduler (e.g. "
+                              "tcp://host:8786); each worker uses its GPU, else its CPUs "
+                              "(docs/scale-out.md; pip install 'turbobc[dask]')")
+    cluster.add_argument("--gpus", type=int, metavar="N",
+                         help="start a local Dask cluster of N workers, one per GPU, and run "
+                              "on it")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="turbobc", description=_DESCRIPTION, epilog=_EPILOG,
@@ -165,13 +176,15 @@ def _parser() -> argparse.ArgumentParser:
     bc.add_argument("--progress", action="store_true",
                     help="show a progress bar on stderr (sources done, time left) once the "
                          "run has taken a second")
+    _add_cluster_options(bc)
 
     edge = commands.add_parser(
         "edge-bc", help="edge betweenness centrality; prints the most central edges",
         description="Compute edge betweenness centrality (networkx's "
                     "edge_betweenness_centrality: exact, normalized by n(n-1) by default) "
                     "and print the most central edges with the ids the file uses. "
-                    "Direction, -k and --seed as for 'turbobc bc'. Runs on the CPU engine.")
+                    "Direction, -k and --seed as for 'turbobc bc'. Edge subset BC "
+                    "(--targets) runs on the CPU engine.")
     _add_graph_options(edge)
     edge_sampling = edge.add_mutually_exclusive_group()
     edge_sampling.add_argument("-k", type=int, metavar="K",
@@ -196,8 +209,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="host memory the run may use (e.g. 4GB, 512MiB)")
     edge.add_argument("--progress", action="store_true",
                       help="show a progress bar on stderr once the run has taken a second")
-    edge.set_defaults(engine="graphblas", kernel="auto", endpoints=False,  # the CPU engine
-                      edges=None)
+    edge.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
+                      help="auto (default): the GPU when one is usable and serves the run, "
+                           "else the CPU engine")
+    _add_cluster_options(edge)
+    edge.set_defaults(kernel="auto", endpoints=False, edges=None)
 
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",
@@ -276,23 +292,24 @@ def _bc(args) -> None:
     _check_options(args)
     engine = _engine(args)
     graph, sources, targets, matrix, order = _prepare(args)
-    if args.engine == "auto" and args.kernel == "auto" and engine == "graphblas":
+    if (args.engine == "auto" and args.kernel == "auto" and engine == "graphblas"
+            and not _on_cluster(args)):
         from turbobc._engines import cpu_fallback_note
 
         print(cpu_fallback_note())
     start = time.perf_counter()
-    with _memory_limit_in_command_words():
+    with _memory_limit_in_command_words(), _dask_client(args) as client:
         # the engines decide among themselves for --engine auto (weighted BC, for one, runs
         # where an engine serves it); the run's facts say which one ran
         result = run_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
                         normalized=not args.raw, endpoints=args.endpoints,
                         directed=graph.directed, engine=args.engine, kernel=args.kernel,
                         progress=args.progress, memory_limit=args.memory_limit,
-                        weight=True if args.weight else None)
+                        weight=True if args.weight else None, client=client)
     seconds = time.perf_counter() - start
     values = _in_vertex_order(result.values, order)
     print(f"betweenness centrality ({_run_words(args, sources, targets)}"
-          f"{', endpoints' if args.endpoints else ''}) on engine {result.facts['engine']} in "
+          f"{', endpoints' if args.endpoints else ''}) on {_engine_words(result.facts)} in "
           f"{seconds:.2f} s")
     if args.top:
         _print_top(values, graph.labels, args.top)
@@ -411,12 +428,50 @@ def _check_output(output: str, suffixes, flag: str = "-o") -> None:
         raise UsageError(f"{flag} {output}: cannot write there (permission denied)")
 
 
+def _on_cluster(args) -> bool:
+    return bool(getattr(args, "scheduler", None)) or getattr(args, "gpus", None) is not None
+
+
+@contextlib.contextmanager
+def _dask_client(args):
+    """A Dask client for --scheduler ADDRESS or --gpus N (a local cluster, one worker per
+    GPU, closed at the end), else None."""
+    if not _on_cluster(args):
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--scheduler and --gpus need Dask: pip install 'turbobc[dask]'") \
+            from None
+    if args.scheduler:
+        with Client(args.scheduler) as client:
+            yield client
+        return
+    if args.gpus < 1:
+        raise UsageError(f"--gpus must be at least 1; got {args.gpus}")
+    from turbobc._dask import local_gpu_cluster
+
+    with local_gpu_cluster(args.gpus) as cluster, Client(cluster) as client:
+        yield client
+
+
+def _engine_words(facts: dict) -> str:
+    """'engine gpu', or for a Dask run the engines its workers used."""
+    if facts.get("engine") != "dask":
+        return f"engine {facts.get('engine')}"
+    return (f"{facts.get('workers_used')} Dask worker(s), engine "
+            f"{'+'.join(facts.get('worker_engines', []))}, {facts.get('chunks')} chunks")
+
+
 def _engine(args) -> str:
     """The engine that will run, or the reason the one asked for cannot."""
     from turbobc._engines import CPU_ENGINE, gpu_status
 
     if args.engine == "graphblas":
         return "graphblas"
+    if _on_cluster(args):
+        return args.engine  # each Dask worker resolves it on its own machine
     usable, reason = gpu_status()
     if args.engine == "gpu" or args.kernel != "auto":
         if not usable:
@@ -527,8 +582,8 @@ def _edge_bc(args) -> None:
     _check_options(args)
     graph, sources, targets, matrix, order = _prepare(args)
     edges = _edge_run(args, graph, sources, targets, matrix, order, args.engine)
-    print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) on engine "
-          f"{args.engine} in {edges.seconds:.2f} s")
+    print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
+          f"{edges.seconds:.2f} s")
     if args.top:
         _print_top_edges(edges, graph, args.top)
     if args.output is not None:
@@ -544,11 +599,11 @@ def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edg
     from turbobc._api import edge_bc
 
     start = time.perf_counter()
-    with _memory_limit_in_command_words():
+    with _memory_limit_in_command_words(), _dask_client(args) as client:
         E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
                     normalized=not args.raw, directed=graph.directed, engine=engine,
                     progress=args.progress, memory_limit=args.memory_limit,
-                    weight=True if args.weight else None).tocoo()
+                    weight=True if args.weight else None, client=client).tocoo()
     seconds = time.perf_counter() - start
     rows, cols, values = E.row.astype(np.int64), E.col.astype(np.int64), E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
