@@ -44,6 +44,14 @@ CASES = sorted(GRAPH_CASES)
 RTOL, ATOL = 1e-12, 1e-12
 
 
+@pytest.fixture(params=_gpu_weighted.PATHS)
+def path(request, monkeypatch):
+    """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the layer kernels
+    of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS)."""
+    monkeypatch.setattr(_gpu_weighted, "DEFAULT_PATH", request.param)
+    return request.param
+
+
 def _graph_of(G) -> Graph:
     return _weighted_graph(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"),
                            G.is_directed())
@@ -143,7 +151,7 @@ def test_lengths_part_is_not_renamed_for_undirected_graphs():
 
 @gpu
 @pytest.mark.parametrize("name", sorted(EXACT))
-def test_exact_tables(name):
+def test_exact_tables(name, path):
     n, triples, expected = EXACT[name]
     A = _lengths_matrix(n, triples)
     got = turbobc.bc(A, weight=True, normalized=False, **GPU)
@@ -180,7 +188,7 @@ def test_device_distances_equal_dijkstra(name, kind, index):
 @gpu
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", CASES)
-def test_vertex_bc_equals_networkx(name, kind):
+def test_vertex_bc_equals_networkx(name, kind, path):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name))
     for endpoints in (False, True):
         want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,
@@ -195,7 +203,7 @@ def test_vertex_bc_equals_networkx(name, kind):
 @gpu
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", CASES)
-def test_edge_bc_equals_networkx(name, kind):
+def test_edge_bc_equals_networkx(name, kind, path):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name) + 1)
     E = turbobc.edge_bc(G, weight="weight", normalized=False, **GPU)
     _edge_check(E, G, nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
@@ -203,7 +211,7 @@ def test_edge_bc_equals_networkx(name, kind):
 
 @gpu
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
-def test_generated_graphs(directed):
+def test_generated_graphs(directed, path):
     """400 random graphs (1..12 vertices, lengths 1..3, 1..100 and floats) swept as their
     disjoint union, each graph's share checked against networkx, vertex and edge sums."""
     seeds = [s for s in range(800) if s % 2 == int(directed)]
@@ -231,7 +239,7 @@ def test_generated_graphs(directed):
 @gpu
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("name", ["les_miserables", "digraph_dense"])
-def test_every_kernel_name_runs_the_weighted_path(name, kernel):
+def test_every_kernel_name_runs_the_weighted_path(name, kernel, path):
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=2)
     want = networkx_bc(G, selection="all", normalized=True, endpoints=False, weight="weight")
     got = run_bc(G, weight="weight", kernel=kernel, **GPU)
@@ -246,7 +254,7 @@ SELECTION_CASES = ["karate", "grid_deep_2x40", "gnp_medium", "two_components_iso
 @gpu
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
-def test_one_source_k_and_chosen_sources_equal_networkx(name, kind):
+def test_one_source_k_and_chosen_sources_equal_networkx(name, kind, path):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=3)
     nodes = list(G)
     for endpoints in (False, True):
@@ -271,7 +279,7 @@ def test_one_source_k_and_chosen_sources_equal_networkx(name, kind):
 @gpu
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
-def test_targets_equal_networkx_subset(name, kind):
+def test_targets_equal_networkx_subset(name, kind, path):
     """Vertex BC with targets: τ of the accumulate step (a non-target adds no 1 of its own)."""
     G = with_lengths(GRAPH_CASES[name](), kind, seed=4)
     rng = np.random.default_rng(len(name))
@@ -289,7 +297,7 @@ def test_targets_equal_networkx_subset(name, kind):
 
 @gpu
 @pytest.mark.parametrize("kind", KINDS)
-def test_tree_folding_on_the_gpu(kind):
+def test_tree_folding_on_the_gpu(kind, path):
     """Exact BC of an undirected graph with pendant trees folds them: the core runs with τ and
     ω (the folded trees' counts) and its lengths; equal to networkx and to the unfolded run."""
     G = _with_trees(7, kind)
@@ -307,7 +315,7 @@ def test_tree_folding_on_the_gpu(kind):
 
 @gpu
 @pytest.mark.parametrize("name", ["les_miserables", "digraph_gnp", "two_components_isolated"])
-def test_target_and_source_weights_equal_the_cpu_engine(name):
+def test_target_and_source_weights_equal_the_cpu_engine(name, path):
     """τ and ω passed to the protocol directly: the raw vertex and edge sums of both engines."""
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=8)
     graph = _graph_of(G)
@@ -325,7 +333,7 @@ def test_target_and_source_weights_equal_the_cpu_engine(name):
 
 @gpu
 @pytest.mark.parametrize("across, down", [(1, 1), (1, 3)])
-def test_deep_grid_past_float64_range(across, down):
+def test_deep_grid_past_float64_range(across, down, path):
     """A 540 x 540 grid from a corner: C(1078, 539) ≈ 2^1073 shortest paths to the far corner;
     equal to the CPU engine and the exact big-integer Brandes."""
     A = _grid_with_lengths(540, 540, across, down)
@@ -334,13 +342,16 @@ def test_deep_grid_past_float64_range(across, down):
     assert largest > 10**308
     got = run_bc(A, weight=True, sources=sources, normalized=False, **GPU)
     assert got.facts["family"] == "weighted"
+    assert got.facts["kernel"] == f"bellman-ford+{path}"
+    # the layer kernels' plain counts reach +inf: the source goes to the wide sweep
+    assert got.facts["wide_sources"] == (1 if path == "kernels" else 0)
     np.testing.assert_allclose(got.values, raw / 2, rtol=1e-9, atol=1e-9)
     cpu = run_bc(A, weight=True, sources=sources, normalized=False, **CPU)
     np.testing.assert_allclose(got.values, cpu.values, rtol=1e-12, atol=1e-9)
 
 
 @gpu
-def test_diamond_chain_beside_path():
+def test_diamond_chain_beside_path(path):
     """σ = 2^1100 next to σ = 1 in one hop layer: exact."""
     k = 1100
     A = _diamond_chain_beside_path(k)
@@ -355,7 +366,7 @@ def test_diamond_chain_beside_path():
 @gpu
 @pytest.mark.parametrize("index", [np.int32, np.int64])
 @pytest.mark.parametrize("batch", [1, 3, None])
-def test_batches_and_index_types_equal_the_cpu_engine(index, batch):
+def test_batches_and_index_types_equal_the_cpu_engine(index, batch, path):
     G = with_lengths(GRAPH_CASES["barabasi_albert"](), "int100", seed=5)
     graph = _graph_of(G)
     sources = np.arange(graph.n, dtype=np.int64)
@@ -364,16 +375,18 @@ def test_batches_and_index_types_equal_the_cpu_engine(index, batch):
     facts, edge = {}, np.zeros(graph.nnz)
     with DeviceResident(graph) as resident:
         raw = _gpu_weighted.accumulate_on(resident, sources, endpoints=True, facts=facts,
-                                          edge_raw=edge, _batch=batch, _index_dtype=index)
+                                          edge_raw=edge, _batch=batch, _index_dtype=index,
+                                          _path=path)
     np.testing.assert_allclose(raw, want.vertex, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
     assert facts["index_dtype"] == np.dtype(index).name
+    assert facts["kernel"] == f"bellman-ford+{path}" and facts["wide_sources"] == 0
     if batch is not None:
         assert facts["batch"] == batch and facts["batches"] == -(-graph.n // batch)
 
 
 @gpu
-def test_sweeper_keeps_the_lengths_resident():
+def test_sweeper_keeps_the_lengths_resident(path):
     G = with_lengths(GRAPH_CASES["karate"](), "float", seed=5)
     graph = _graph_of(G)
     sweeper = GpuEngine().open(Problem(graph))
@@ -387,9 +400,142 @@ def test_sweeper_keeps_the_lengths_resident():
         one = sweeper.run(np.array([3]))
     finally:
         sweeper.close()
-    np.testing.assert_array_equal(first.vertex, again.vertex)
+    np.testing.assert_allclose(first.vertex, again.vertex, rtol=1e-14, atol=0)
     want = networkx_bc(G, selection="all", normalized=False, endpoints=False, weight="weight")
     np.testing.assert_allclose(first.vertex / 2, want, rtol=RTOL, atol=ATOL)
     single = networkx_bc(G, selection="sources", sources=[3], normalized=False,
                          endpoints=False, weight="weight")
     np.testing.assert_allclose(one.vertex / 2, single, rtol=RTOL, atol=ATOL)
+
+
+# ---- the layer-kernel path's host code on NumPy (CPU) -----------------------------------------
+
+class _Host(np.ndarray):
+    """A NumPy array with CuPy's ``get()``."""
+
+    def get(self):
+        return np.asarray(self)
+
+
+def _host(x):
+    return np.asarray(x).view(_Host)
+
+
+class _NumpyAsCupy:
+    """The few CuPy functions _sweep_kernels calls, on NumPy (arrays with ``get()``)."""
+
+    float64, int32, int64, uint8, uint64 = (np.float64, np.int32, np.int64, np.uint8,
+                                            np.uint64)
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        return lambda *a, **k: _host(fn(*a, **k)) if callable(fn) else fn
+
+
+def _emulated_kernels(name):
+    """Python versions of the weighted.cu layer kernels (same arguments)."""
+    def indegree(grid, block, args):
+        ptr, idx, length, n, total, dist, remaining = args
+        for slot in range(int(total)):
+            if np.isinf(dist[slot]):
+                continue
+            v, base = slot % n, slot - slot % n
+            for e in range(ptr[v], ptr[v + 1]):
+                if dist[slot] + length[e] == dist[base + idx[e]]:
+                    remaining[base + idx[e]] += 1
+
+    def forward(grid, block, args):
+        ptr, idx, length, n, layer, size, dist, sigma, remaining, nxt, count = args
+        for slot in layer[:size]:
+            v, base = slot % n, slot - slot % n
+            for e in range(ptr[v], ptr[v + 1]):
+                ws = base + idx[e]
+                if dist[slot] + length[e] == dist[ws]:
+                    sigma[ws] += sigma[slot]
+                    remaining[ws] -= 1
+                    if remaining[ws] == 0:
+                        nxt[int(count[0])] = ws
+                        count[0] += 1
+
+    def backward(grid, block, args):
+        (ptr, idx, length, n, layer, size, dist, sigma, delta, tau, lane_weight, skip, edge,
+         has_edge, bc, add_bc) = args
+        for slot in layer[:size]:
+            lane, v = divmod(int(slot), int(n))
+            if skip[lane]:
+                continue
+            base, acc = slot - v, 0.0
+            for e in range(ptr[v], ptr[v + 1]):
+                ws = base + idx[e]
+                if dist[slot] + length[e] == dist[ws]:
+                    term = sigma[slot] / sigma[ws] * (tau[idx[e]] + delta[ws])
+                    acc += term
+                    if has_edge:
+                        edge[e] += lane_weight[lane] * term
+            delta[slot] = acc
+            if add_bc:
+                bc[v] += lane_weight[lane] * acc
+
+    return {"bcw_indegree": indegree, "bcw_forward": forward,
+            "bcw_backward": backward}[name.split("<")[0]]
+
+
+@pytest.mark.parametrize("endpoints", [False, True])
+@pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
+                                  "grid_6x7"])
+def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints):
+    """_sweep_kernels (offsets of the layers, the skip of out-of-range lanes, the endpoint
+    terms, ω per lane, edge sums) with NumPy for CuPy and Python for the kernels, against the
+    CPU engine's raw vertex and edge sums with τ and ω."""
+    import sys
+
+    import spmv._module as _module
+
+    G = with_lengths(GRAPH_CASES[name](), "int3", seed=12)
+    graph = _graph_of(G)
+    rng = np.random.default_rng(2)
+    tau = rng.integers(0, 3, graph.n).astype(np.float64)
+    omega = rng.uniform(0.5, 2.0, graph.n)
+    sources = np.arange(graph.n, dtype=np.int64)
+    want, _ = run_schedule(Problem(graph, edges=True, endpoints=endpoints, target_weight=tau,
+                                   source_weight=omega), engine_named("graphblas"), [sources])
+    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
+    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    A = graph.pattern
+
+    def batch_distances(chunk):
+        return _host(_emulated_rounds(graph, chunk))
+
+    bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
+    wide = _gpu_weighted._sweep_kernels(_host(A.indptr), _host(A.indices),
+                                        _host(graph.lengths), graph.n, sources, bc, edge,
+                                        endpoints, (_host(tau), _host(omega)), 7,
+                                        batch_distances, None)
+    assert wide.size == 0
+    np.testing.assert_allclose(bc, want.vertex, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
+
+
+def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch):
+    """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is
+    returned for the wide sweep; the other lane of the batch is still summed."""
+    import sys
+
+    import spmv._module as _module
+
+    A = _diamond_chain_beside_path(1030)
+    graph = _weighted_graph(A, False)
+    sources = np.array([0, 1545], dtype=np.int64)  # 1545: the joint in the middle (2^515)
+    want, _ = run_schedule(Problem(graph, edges=True, endpoints=True),
+                           engine_named("graphblas"), [sources[1:]])
+    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
+    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
+    with np.errstate(over="ignore"):  # σ = +inf in the emulated forward kernel
+        wide = _gpu_weighted._sweep_kernels(
+            _host(graph.pattern.indptr), _host(graph.pattern.indices), _host(graph.lengths),
+            graph.n, sources, bc, edge, True, (None, None), 2,
+            lambda chunk: _host(_emulated_rounds(graph, chunk)), None)
+    assert wide.tolist() == [0]
+    np.testing.assert_allclose(bc, want.vertex, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(edge, want.edge, rtol=1e-12, atol=1e-12)

@@ -17,10 +17,12 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
    spmv/kernels/accumulate.cuh (τ, ω), the endpoint terms and, for edge BC, the edge sums
    (CSR order). No count over- or underflows, so no source ever needs a second path.
 
-This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh): the DAG
-sweep runs as CuPy array operations over lists of (source, vertex) entries, one level at a
-time, so it is slower than unweighted BC (issue 13's target, at most 3x, is not met by this
-path). ``kernel=`` is accepted and ignored: there is one weighted path.
+This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh). By
+default (:data:`DEFAULT_PATH`) the DAG sweep runs as CuPy array operations over lists of
+(source, vertex) entries, one layer at a time, so it is slower than unweighted BC (issue 13's
+target, at most 3x, is not met by this path). The other path, ``"kernels"`` (:data:`PATHS`),
+sweeps the layers with three kernels of spmv/kernels/weighted.cu and plain float64 counts,
+sending lanes whose counts reach +inf to the wide sweep. ``kernel=`` is accepted and ignored.
 
 Device memory per batch of B sources, n vertices, m stored edges: about
 :data:`BYTES_PER_SLOT` per (source, vertex) slot (distances, frontier marks and keys, the
@@ -56,6 +58,15 @@ BYTES_PER_EDGE_SLOT = 64
 out-edges (position, offset, edge, head, child key, tests: about 7 int64), at worst all."""
 
 RELAX_BLOCK = 256
+
+PATHS = ("wide", "kernels")
+DEFAULT_PATH = "wide"
+"""How the DAG is swept after the distances: ``"wide"``, engines/wide.py's sweep on CuPy
+(mantissa and exponent per count; many small launches per layer), or ``"kernels"``, the
+layer kernels of spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``,
+``bcw_backward``: plain float64 counts, three launches per layer, lanes whose counts reach
++inf swept again by the wide path). The wide path is the default until the kernels are
+measured on a device."""
 
 
 def format_bytes(n: int, m: int, index_bytes: int) -> int:
@@ -127,7 +138,8 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str = "auto", progress=None, memory_limit: int | None = None,
                   facts: dict | None = None, target_weight=None, source_weight=None,
-                  edge_raw=None, _batch: int | None = None, _index_dtype=None) -> np.ndarray:
+                  edge_raw=None, _batch: int | None = None, _index_dtype=None,
+                  _path: str | None = None) -> np.ndarray:
     """Raw (unscaled) weighted Brandes dependencies summed over ``sources``, on the graph of
     ``resident`` (which must carry lengths), reusing and keeping its parts.
 
@@ -135,7 +147,8 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     Σ_{s in sources, s != v} ω(s) δ_s(v)`` (τ-weighted), the endpoint terms with
     ``endpoints``, and each edge's share added into ``edge_raw`` (aligned with
     ``graph.pattern.indices``) when given. ``kernel`` is checked and otherwise ignored.
-    ``_batch`` forces the sources per batch, ``_index_dtype`` the index type (tests).
+    ``_batch`` forces the sources per batch, ``_index_dtype`` the index type, ``_path`` the
+    DAG sweep (:data:`PATHS`; default :data:`DEFAULT_PATH`) (tests, benchmarks).
 
     Raises
     ------
@@ -149,6 +162,9 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     import spmv
 
     spmv.check_kernel(kernel)
+    path = DEFAULT_PATH if _path is None else _path
+    if path not in PATHS:
+        raise ValueError(f"_path must be one of {PATHS}; got {path!r}")
     if resident.graph.lengths is None:
         raise ValueError("the weighted GPU path needs a graph with lengths")
     with resident.run():
@@ -157,7 +173,8 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
         try:
             return _accumulate(resident, sources, endpoints=endpoints, progress=progress,
                                memory_limit=memory_limit, facts=facts, weights=weights,
-                               edge_raw=edge_raw, _batch=_batch, _index_dtype=_index_dtype)
+                               edge_raw=edge_raw, _batch=_batch, _index_dtype=_index_dtype,
+                               path=path)
         except _OutOfMemory as exc:
             failure = str(exc)
         resident.release()
@@ -175,7 +192,7 @@ class _OutOfMemory(Exception):
 
 
 def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, weights,
-                edge_raw, _batch, _index_dtype) -> np.ndarray:
+                edge_raw, _batch, _index_dtype, path="wide") -> np.ndarray:
     import cupy
 
     from turbobc.engines.gpu.batched import _device_free_bytes
@@ -223,10 +240,15 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
             return out
 
         began = time.perf_counter()
-        accumulate_wide(cupy, ptr, idx, n, sources, bc, endpoints=endpoints,
-                        progress=progress, batch_entries=batch * n,
-                        target_weight=weights[0], source_weight=weights[1], edge_raw=edge,
-                        lengths=lengths, distances=batch_distances)
+        wide = sources
+        if path == "kernels":
+            wide = _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints,
+                                  weights, batch, batch_distances, progress)
+        if len(wide):
+            accumulate_wide(cupy, ptr, idx, n, wide, bc, endpoints=endpoints,
+                            progress=progress, batch_entries=batch * n,
+                            target_weight=weights[0], source_weight=weights[1],
+                            edge_raw=edge, lengths=lengths, distances=batch_distances)
         raw = bc.get()
         if edges:
             edge_raw += edge.get()
@@ -237,12 +259,86 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
     if failure is not None:
         raise _OutOfMemory(failure)
     if facts is not None:
-        facts.update(family="weighted", kernel="bellman-ford+dag", batch=batch,
+        facts.update(family="weighted", kernel=f"bellman-ford+{path}", batch=batch,
                      batches=-(-sources.size // batch), rounds=max(rounds, default=0),
                      distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
-                     index_dtype=str(index_dtype), wide_sources=0, edge_sums=edges,
+                     index_dtype=str(index_dtype),
+                     wide_sources=len(wide) if path == "kernels" else 0, edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=memory_model(n, m, batch=batch,
                                               index_bytes=index_dtype.itemsize, edges=edges),
                      **resident.run_facts())
     return raw
+
+
+def _launch_size(count: int) -> int:
+    return max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
+
+
+def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
+                   batch_distances, progress) -> np.ndarray:
+    """The ``"kernels"`` DAG sweep (:data:`PATHS`) of ``sources``, ``batch`` at a time,
+    adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
+    of them added), for the wide path."""
+    import cupy
+
+    import spmv._module as _module
+
+    itype = _module.c_index_type(idx.dtype)
+    indegree = _module.get_kernel("weighted.cu", f"bcw_indegree<{itype}>")
+    forward = _module.get_kernel("weighted.cu", f"bcw_forward<{itype}>")
+    backward = _module.get_kernel("weighted.cu", f"bcw_backward<{itype}>")
+    tau, omega = weights
+    tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
+    has_edge = edge is not None
+    edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
+    wide = []
+    for start in range(0, sources.size, batch):
+        chunk = sources[start:start + batch]
+        B = chunk.size
+        total = B * n
+        dist = batch_distances(chunk).ravel()
+        remaining = cupy.zeros(total, dtype=cupy.int32)
+        indegree((_launch_size(total),), (RELAX_BLOCK,),
+                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining))
+        lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
+        sigma = cupy.zeros(total, dtype=cupy.float64)
+        sigma[lane_keys] = 1.0
+        order = cupy.empty(total, dtype=cupy.int64)
+        order[:B] = lane_keys
+        offsets = [0, B]
+        count = cupy.zeros(1, dtype=cupy.uint64)
+        while offsets[-1] < total:
+            low, high = offsets[-2], offsets[-1]
+            count.fill(0)
+            forward((_launch_size(high - low),), (RELAX_BLOCK,),
+                    (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
+                     sigma, remaining, order[high:], count))
+            added = int(count.get()[0])
+            if added == 0:
+                break
+            offsets.append(high + added)
+        out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
+        skip = out_of_range.astype(cupy.uint8)
+        chunk_dev = cupy.asarray(chunk)
+        lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None
+                       else cupy.ascontiguousarray(omega[chunk_dev]))
+        delta = cupy.zeros(total, dtype=cupy.float64)
+        last = 0 if has_edge else 1  # the sources' layer only feeds their edges
+        for d in range(len(offsets) - 2, last - 1, -1):
+            low, high = offsets[d], offsets[d + 1]
+            backward((_launch_size(high - low),), (RELAX_BLOCK,),
+                     (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
+                      sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge), bc,
+                      np.int32(d > 0)))
+        if endpoints:
+            # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
+            reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
+            reached[cupy.arange(B), chunk_dev] = False
+            bc += (reached * lane_weight[:, None]).sum(axis=0)
+            bc[chunk_dev] += reached.sum(axis=1) * lane_weight
+        bad = out_of_range.get()
+        wide.extend(chunk[bad].tolist())
+        if progress is not None:
+            progress.update(int(B - bad.sum()))
+    return np.asarray(wide, dtype=np.int64)
