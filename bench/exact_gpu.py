@@ -24,10 +24,11 @@ device-loop and wall seconds of both, their ratio, and the exact edge BC seconds
 Weighted BC beside unweighted BC (issue 13, target: weighted BC at most
 :data:`WEIGHTED_TARGET_RATIO` times the unweighted time): ``--weighted GRAPH:K ...`` gives the
 graph's edges integer lengths uniform in 1..100 (both directions of an edge alike, seed 0),
-sweeps the same K random sources once unweighted and once weighted through the engine protocol
-(no tree folding), and records the wall and engine seconds of both, their ratio, and the largest
-relative difference of the weighted sums from the graphblas engine on a few of the sources
-(record ``weighted_gpu``; no exact runs).
+sweeps the same K random sources once unweighted and once weighted with each DAG sweep of
+turbobc/engines/gpu/weighted.py (``PATHS``) through the engine protocol (no tree folding), and
+records the wall and engine seconds, the ratios, and the largest relative difference of the
+weighted sums from the graphblas engine on a few of the sources (record ``weighted_gpu``; no
+exact runs).
 
 Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR] [--no-edges]
        python bench/exact_gpu.py --weighted ego-Facebook:512 del16:256
@@ -266,6 +267,7 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
 
     from turbobc._run import engine_named, run_schedule
     from turbobc._validation import _weighted_graph
+    from turbobc.engines.gpu import weighted as gpu_weighted
     from turbobc.engines.protocol import Problem
 
     L = with_random_lengths(cached_graph(name), seed)
@@ -276,28 +278,40 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
     sources = np.sort(rng.choice(n, size=min(n, num_sources), replace=False)).astype(np.int64)
     row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(weighted.nnz),
            "sources": int(sources.size), "lengths": "integers 1..100"}
-    for label, graph in (("unweighted", unweighted), ("weighted", weighted)):
+    runs = [("unweighted", unweighted, None)] + [
+        (f"weighted_{path}", weighted, path) for path in gpu_weighted.PATHS]
+    for label, graph, path in runs:
         engine = engine_named("gpu")
-        run_schedule(Problem(graph), engine, [sources[:2]])  # compile, warm up
-        cupy.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        total, facts = run_schedule(Problem(graph), engine, [sources])
-        cupy.cuda.Device().synchronize()
-        row[f"{label}_seconds"] = time.perf_counter() - t0
+        default = gpu_weighted.DEFAULT_PATH
+        gpu_weighted.DEFAULT_PATH = path or default
+        try:
+            run_schedule(Problem(graph), engine, [sources[:2]])  # compile, warm up
+            cupy.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            total, facts = run_schedule(Problem(graph), engine, [sources])
+            cupy.cuda.Device().synchronize()
+            seconds = time.perf_counter() - t0
+            check = sources[:WEIGHTED_CHECK_SOURCES]
+            got, _ = run_schedule(Problem(graph), engine, [check])
+        finally:
+            gpu_weighted.DEFAULT_PATH = default
+        row[f"{label}_seconds"] = seconds
         row[f"{label}_sweep_seconds"] = facts.get("sweep_seconds")
         row[f"{label}_family"] = facts.get("family")
         row[f"{label}_batch"] = facts.get("batch")
-        if label == "weighted":
-            row["weighted_distance_seconds"] = facts.get("distance_seconds")
-            row["weighted_rounds"] = facts.get("rounds")
-            check = sources[:WEIGHTED_CHECK_SOURCES]
-            got, _ = run_schedule(Problem(graph), engine, [check])
+        if path is not None:
+            row[f"{label}_distance_seconds"] = facts.get("distance_seconds")
+            row[f"{label}_rounds"] = facts.get("rounds")
+            row[f"{label}_wide_sources"] = facts.get("wide_sources")
             want, _ = run_schedule(Problem(graph), engine_named("graphblas"), [check])
             scale = np.maximum(np.abs(want.vertex), 1e-300)
-            row["graphblas_max_rel_diff"] = float(np.max(
+            row[f"{label}_graphblas_max_rel_diff"] = float(np.max(
                 np.where(want.vertex == 0, np.abs(got.vertex), np.abs(got.vertex - want.vertex)
                          / scale))) if n else 0.0
-    row["ratio"] = row["weighted_seconds"] / row["unweighted_seconds"]
+            row[f"{label}_ratio"] = row[f"{label}_seconds"] / row["unweighted_seconds"]
+    best = min(gpu_weighted.PATHS, key=lambda p: row[f"weighted_{p}_seconds"])
+    row["best_path"] = best
+    row["ratio"] = row[f"weighted_{best}_ratio"]
     row["target_ratio"] = WEIGHTED_TARGET_RATIO
     row["target_met"] = bool(row["ratio"] <= WEIGHTED_TARGET_RATIO)
     return row
@@ -434,11 +448,17 @@ def main(argv=None):
             row = bench_weighted(name, int(k))
             rows.append(row)
             print(f"{row['graph']:20s} n={row['n']:9d} nnz={row['nnz']:11d} "
-                  f"sources={row['sources']:6d} weighted {row['weighted_seconds']:8.3f} s / "
-                  f"unweighted {row['unweighted_seconds']:8.3f} s = x{row['ratio']:6.2f} "
-                  f"(target x{WEIGHTED_TARGET_RATIO} met={row['target_met']}), distances "
-                  f"{row['weighted_distance_seconds']:.3f} s in {row['weighted_rounds']} rounds, "
-                  f"max rel diff from graphblas {row['graphblas_max_rel_diff']:.3g}", flush=True)
+                  f"sources={row['sources']:6d} unweighted {row['unweighted_seconds']:8.3f} s",
+                  flush=True)
+            for path in ("wide", "kernels"):
+                key = f"weighted_{path}"
+                print(f"{'':20s} weighted ({path:7s}) {row[key + '_seconds']:8.3f} s = "
+                      f"x{row[key + '_ratio']:6.2f}, distances "
+                      f"{row[key + '_distance_seconds']:.3f} s in {row[key + '_rounds']} rounds, "
+                      f"max rel diff from graphblas {row[key + '_graphblas_max_rel_diff']:.3g}",
+                      flush=True)
+            print(f"{'':20s} best {row['best_path']}: x{row['ratio']:.2f} "
+                  f"(target x{WEIGHTED_TARGET_RATIO} met={row['target_met']})", flush=True)
         path = write_record("weighted_gpu", {"rows": rows}, results=args.out)
         print(f"record: {path}")
         return
