@@ -408,6 +408,16 @@ def test_sweeper_keeps_the_lengths_resident(path):
     np.testing.assert_allclose(one.vertex / 2, single, rtol=RTOL, atol=ATOL)
 
 
+@gpu
+def test_auto_takes_the_gpu_for_weighted_bc():
+    G = with_lengths(GRAPH_CASES["digraph_gnp"](), "int100", seed=1)
+    got = run_bc(G, weight="weight")
+    assert got.facts["engine"] == "gpu" and got.facts["family"] == "weighted"
+    np.testing.assert_allclose(got.values, networkx_bc(G, selection="all", normalized=True,
+                                                       endpoints=False, weight="weight"),
+                               rtol=RTOL, atol=ATOL)
+
+
 # ---- the layer-kernel path's host code on NumPy (CPU) -----------------------------------------
 
 class _Host(np.ndarray):
