@@ -21,7 +21,17 @@ device-loop and wall seconds of both, their ratio, and the exact edge BC seconds
 ``--no-edges`` skips it. ``--check`` graphs also compare GPU edge BC with the graphblas engine
 (every 8th source).
 
+Weighted BC beside unweighted BC (issue 13, target: weighted BC at most
+:data:`WEIGHTED_TARGET_RATIO` times the unweighted time): ``--weighted GRAPH:K ...`` gives the
+graph's edges integer lengths uniform in 1..100 (both directions of an edge alike, seed 0),
+sweeps the same K random sources once unweighted and once weighted with each DAG sweep of
+turbobc/engines/gpu/weighted.py (``PATHS``) through the engine protocol (no tree folding), and
+records the wall and engine seconds, the ratios, and the largest relative difference of the
+weighted sums from the graphblas engine on a few of the sources (record ``weighted_gpu``; no
+exact runs).
+
 Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR] [--no-edges]
+       python bench/exact_gpu.py --weighted ego-Facebook:512 del16:256
 """
 
 from __future__ import annotations
@@ -51,6 +61,8 @@ FLOOR_BYTES_PER_PAIR = 16
 SHORT_RUN_S, SHORT_REPEATS = 2.0, 5  # exact runs shorter than this report the median of 5
 EDGE_TARGET_RATIO = 1.3  # issue 13: edge BC within 1.3x the time of vertex BC
 EDGE_SOURCES = 8192      # sources of the edge/vertex comparison (all of them on smaller graphs)
+WEIGHTED_TARGET_RATIO = 3.0  # issue 13: weighted BC within 3x the time of unweighted BC
+WEIGHTED_CHECK_SOURCES = 4   # sources of the weighted check against the graphblas engine
 
 
 def copy_bandwidth(nbytes: int = 4 * 2**30, repeats: int = 5) -> float:
@@ -231,6 +243,80 @@ def bench_sampled(name: str, k: int, repeats: int = 3) -> dict:
             "seconds_per_source": seconds / k}
 
 
+def with_random_lengths(A, seed: int = 0, high: int = 100):
+    """The symmetric pattern of ``A`` (no diagonal) with integer lengths uniform in 1..high,
+    the two directions of an edge alike."""
+    import scipy.sparse as sp
+
+    upper = sp.triu(sp.csr_array(A), k=1).tocoo()
+    lengths = np.random.default_rng(seed).integers(1, high + 1, upper.nnz).astype(np.float64)
+    rows = np.concatenate([upper.row, upper.col])
+    cols = np.concatenate([upper.col, upper.row])
+    L = sp.csr_array((np.concatenate([lengths, lengths]), (rows, cols)), shape=A.shape)
+    L.sum_duplicates()
+    L.sort_indices()
+    return L
+
+
+def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
+    """Weighted (lengths 1..100) against unweighted BC on the same ``num_sources`` random
+    sources of graph ``name``, both through the GPU engine's protocol (module docstring)."""
+    import dataclasses
+
+    import cupy
+
+    from turbobc._run import engine_named, run_schedule
+    from turbobc._validation import _weighted_graph
+    from turbobc.engines.gpu import weighted as gpu_weighted
+    from turbobc.engines.protocol import Problem
+
+    L = with_random_lengths(cached_graph(name), seed)
+    weighted = _weighted_graph(L, False)
+    unweighted = dataclasses.replace(weighted, lengths=None)
+    n = weighted.n
+    rng = np.random.default_rng(seed)
+    sources = np.sort(rng.choice(n, size=min(n, num_sources), replace=False)).astype(np.int64)
+    row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(weighted.nnz),
+           "sources": int(sources.size), "lengths": "integers 1..100"}
+    runs = [("unweighted", unweighted, None)] + [
+        (f"weighted_{path}", weighted, path) for path in gpu_weighted.PATHS]
+    for label, graph, path in runs:
+        engine = engine_named("gpu")
+        default = gpu_weighted.DEFAULT_PATH
+        gpu_weighted.DEFAULT_PATH = path or default
+        try:
+            run_schedule(Problem(graph), engine, [sources[:2]])  # compile, warm up
+            cupy.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            total, facts = run_schedule(Problem(graph), engine, [sources])
+            cupy.cuda.Device().synchronize()
+            seconds = time.perf_counter() - t0
+            check = sources[:WEIGHTED_CHECK_SOURCES]
+            got, _ = run_schedule(Problem(graph), engine, [check])
+        finally:
+            gpu_weighted.DEFAULT_PATH = default
+        row[f"{label}_seconds"] = seconds
+        row[f"{label}_sweep_seconds"] = facts.get("sweep_seconds")
+        row[f"{label}_family"] = facts.get("family")
+        row[f"{label}_batch"] = facts.get("batch")
+        if path is not None:
+            row[f"{label}_distance_seconds"] = facts.get("distance_seconds")
+            row[f"{label}_rounds"] = facts.get("rounds")
+            row[f"{label}_wide_sources"] = facts.get("wide_sources")
+            want, _ = run_schedule(Problem(graph), engine_named("graphblas"), [check])
+            scale = np.maximum(np.abs(want.vertex), 1e-300)
+            row[f"{label}_graphblas_max_rel_diff"] = float(np.max(
+                np.where(want.vertex == 0, np.abs(got.vertex), np.abs(got.vertex - want.vertex)
+                         / scale))) if n else 0.0
+            row[f"{label}_ratio"] = row[f"{label}_seconds"] / row["unweighted_seconds"]
+    best = min(gpu_weighted.PATHS, key=lambda p: row[f"weighted_{p}_seconds"])
+    row["best_path"] = best
+    row["ratio"] = row[f"weighted_{best}_ratio"]
+    row["target_ratio"] = WEIGHTED_TARGET_RATIO
+    row["target_met"] = bool(row["ratio"] <= WEIGHTED_TARGET_RATIO)
+    return row
+
+
 def cached_graph(name: str):
     """graphs.graph(name), kept as .npz under $EXACT_GRAPH_CACHE when that is set (several
     variant processes on one machine generate kron18 once)."""
@@ -351,7 +437,31 @@ def main(argv=None):
                         help="sources of the edge/vertex comparison (all when n is smaller)")
     parser.add_argument("--sampled", nargs="*", default=[],
                         help="GRAPH:K: time k-sampled BC (k=K, seed=1) instead, no exact runs")
+    parser.add_argument("--weighted", nargs="*", default=[],
+                        help="GRAPH:K: time weighted BC (integer lengths 1..100) against "
+                             "unweighted BC on K random sources instead, no exact runs")
     args = parser.parse_args(argv)
+    if args.weighted:
+        rows = []
+        for item in args.weighted:
+            name, k = item.rsplit(":", 1)
+            row = bench_weighted(name, int(k))
+            rows.append(row)
+            print(f"{row['graph']:20s} n={row['n']:9d} nnz={row['nnz']:11d} "
+                  f"sources={row['sources']:6d} unweighted {row['unweighted_seconds']:8.3f} s",
+                  flush=True)
+            for path in ("wide", "kernels"):
+                key = f"weighted_{path}"
+                print(f"{'':20s} weighted ({path:7s}) {row[key + '_seconds']:8.3f} s = "
+                      f"x{row[key + '_ratio']:6.2f}, distances "
+                      f"{row[key + '_distance_seconds']:.3f} s in {row[key + '_rounds']} rounds, "
+                      f"max rel diff from graphblas {row[key + '_graphblas_max_rel_diff']:.3g}",
+                      flush=True)
+            print(f"{'':20s} best {row['best_path']}: x{row['ratio']:.2f} "
+                  f"(target x{WEIGHTED_TARGET_RATIO} met={row['target_met']})", flush=True)
+        path = write_record("weighted_gpu", {"rows": rows}, results=args.out)
+        print(f"record: {path}")
+        return
     if args.sampled:
         rows = []
         for item in args.sampled:

@@ -460,7 +460,7 @@ def _small_graph(directed=False) -> Graph:
     return make_graph(nx.to_scipy_sparse_array(nx.karate_club_graph()), directed)
 
 
-def test_can_serve_takes_edge_bc_and_declines_edge_subset_and_weights():
+def test_can_serve_takes_edge_bc_and_weights_and_declines_edge_subset():
     import dataclasses
 
     graph = _small_graph()
@@ -470,17 +470,10 @@ def test_can_serve_takes_edge_bc_and_declines_edge_subset_and_weights():
                                           split_non_targets=True))
     assert "edge subset BC" in split and "CPU engine" in split
 
-    @dataclasses.dataclass(frozen=True, eq=False)
-    class WeightedGraph(Graph):  # stands in for Graph.lengths (edge lengths, CPU engine only)
-        lengths: np.ndarray | None = None
-
-    weighted = WeightedGraph(pattern=graph.pattern, directed=False,
-                             lengths=np.ones(graph.nnz))
+    # weighted BC (vertex and edge) is served since issue 13 (turbobc/engines/gpu/weighted.py)
+    weighted = dataclasses.replace(graph, lengths=np.ones(graph.nnz))
     for edges in (False, True):
-        assert (GpuEngine().can_serve(Problem(weighted, edges=edges))
-                == "weighted BC runs on the CPU engine for now (issue 13)")
-    unweighted = WeightedGraph(pattern=graph.pattern, directed=False)
-    assert GpuEngine().can_serve(Problem(unweighted)) == GpuEngine().can_serve(Problem(graph))
+        assert GpuEngine().can_serve(Problem(weighted, edges=edges)) == reason
 
 
 @pytest.mark.parametrize("n, m", [(4039, 176468), (262144, 21_000_000), (10, 0),

@@ -34,7 +34,7 @@ def test_every_kernel_is_in_a_source_file():
 
 
 @pytest.mark.parametrize("filename", ["sccsc.cu", "sccooc.cu", "vecsc.cu", "stats.cu",
-                                      "batched.cu"])
+                                      "batched.cu", "weighted.cu"])
 def test_kernel_compiles_for_compute_90(filename):
     _nvrtc_or_skip()
     from spmv import _module

@@ -6,10 +6,14 @@ itself goes one source at a time when not even 32 lanes fit in device memory. Ed
 (``Problem.edges``) always runs batched, one source too: only the batched kernels have the
 EdgeSums accumulator (spmv/kernels/batched_backward.cuh).
 
-Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves them): weighted
-graphs (``Graph.lengths``), and networkx's edge subset BC (``Problem.split_non_targets``: a
-non-target's dependency split among its parents in equal shares, which would need each
-vertex's parent count per source and a second accumulator beside t). The facts of
+Weighted graphs (``Graph.lengths``, ``Problem.weighted``), vertex and edge BC, go to
+:mod:`turbobc.engines.gpu.weighted` whatever the number of sources: Bellman–Ford distances on
+the device, then the exponent-per-vertex sweep of the shortest-path DAG on CuPy.
+
+Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves it): networkx's
+edge subset BC (``Problem.split_non_targets``: a non-target's dependency split among its
+parents in equal shares, which would need each vertex's parent count per source and a second
+accumulator beside t). The facts of
 each run (``family``, kernel, batch, depth, peak pool bytes, seconds, ``resident_reused``,
 ``upload_seconds``) land in :attr:`GpuSweeper.facts`.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from turbobc._engines import gpu_status
+from turbobc._graph import index_dtype_for
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
 
@@ -41,8 +46,6 @@ class GpuEngine(Engine):
     name = "gpu"
 
     def can_serve(self, problem: Problem) -> str | None:
-        if getattr(problem.graph, "lengths", None) is not None:
-            return "weighted BC runs on the CPU engine for now (issue 13)"
         if problem.split_non_targets:
             return ("networkx's edge subset BC (edge BC with targets: a non-target's "
                     "dependency split among its parents in equal shares) runs on the CPU "
@@ -89,7 +92,13 @@ class GpuSweeper(Sweeper):
                       target_weight=problem.target_weight,
                       source_weight=problem.source_weight)
         edge = None
-        if problem.edges:
+        if problem.weighted:
+            # weighted BC (vertex and edge): Bellman-Ford distances and the DAG sweep
+            from turbobc.engines.gpu.weighted import accumulate_on
+
+            edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
+            raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
+        elif problem.edges:
             # edge BC: the batched family's EdgeSums kernels, whatever the number of sources
             from turbobc.engines.gpu.batched import accumulate_on
 
@@ -110,6 +119,15 @@ class GpuSweeper(Sweeper):
         """About the sources one batch of a run of ``num_sources`` would take on this device
         now (:func:`turbobc.engines.gpu.batched.planned_batch`); a Dask run makes its chunks
         no smaller."""
+        if self.problem.weighted:
+            from turbobc.engines.gpu.batched import _device_free_bytes
+            from turbobc.engines.gpu.weighted import choose_batch
+
+            graph = self.problem.graph
+            return choose_batch(graph.n, graph.nnz, num_sources, _device_free_bytes(),
+                                index_bytes=index_dtype_for(graph.n, graph.nnz).itemsize,
+                                edges=self.problem.edges,
+                                memory_limit=self.problem.memory_limit)
         from turbobc.engines.gpu.batched import planned_batch
 
         return planned_batch(self.problem.graph, num_sources,

@@ -17,6 +17,8 @@ nothing, and the first run builds what it needs. Until :meth:`DeviceResident.clo
   ``csc_col``  column of every CSC entry (COOC, with csc_idx)    single scCOOC
   ``csr_row``  row of every CSR entry (COO, with csr_idx)        batched scCOOC
   ``units``    veCSC hub units (``spmv._launch.heavy_units``)    single veCSC
+  ``lengths``  ``graph.lengths`` (float64, CSR order)            weighted BC
+                                                                 (engines/gpu/weighted.py)
   ===========  ================================================  =========================
 
   An undirected graph has A = Aᵀ, and ``graph.csc`` holds the very arrays of
@@ -64,7 +66,8 @@ from turbobc._graph import Graph
 
 __all__ = ["DeviceResident", "DeviceFull", "part_key", "PARTS", "SINGLE_PARTS", "allocated"]
 
-PARTS = ("csc_ptr", "csc_idx", "csr_ptr", "csr_idx", "csc_col", "csr_row", "units")
+PARTS = ("csc_ptr", "csc_idx", "csr_ptr", "csr_idx", "csc_col", "csr_row", "units",
+         "lengths")
 """The format parts a :class:`DeviceResident` can hold (module docstring)."""
 
 SINGLE_PARTS = ("csc_ptr", "csc_idx", "csc_col", "units")
@@ -270,6 +273,10 @@ class DeviceResident:
             _launch.expand_columns(pointers, graph.n, array)
             self.mark()  # the pointers may be a temporary copy, alive until here
             del pointers
+        elif part == "lengths":  # weighted BC: float64 whatever the index type
+            if graph.lengths is None:
+                raise ValueError("an unweighted graph has no lengths to upload")
+            array = cupy.asarray(np.asarray(graph.lengths, dtype=np.float64))
         else:  # units: hub columns cut into pieces (a few bytes per 1024 entries)
             array = tuple(cupy.asarray(x) for x in
                           _launch.heavy_units(graph.csc.indptr, index_dtype))

@@ -1,0 +1,148 @@
+// Weighted BC on the device: the distances of a batch of sources by frontier Bellman-Ford
+// (launched from turbobc/engines/gpu/weighted.py, one launch per round).
+//
+// dist holds the B x n float64 distances, slot b * n + v, as their bit patterns: for
+// non-negative doubles (+inf included) the order of the bit patterns as unsigned 64-bit
+// integers is the order of the values, so atomicMin on the pattern is a float64 min.
+// Edge lengths are positive and finite (turbobc._validation), the source starts at +0.0.
+//
+// One round: every slot of the frontier (keys, the slots lowered in the last round) relaxes
+// its out-edges, d(w) = min(d(w), d(v) + len(v, w)) in float64 (the sum the CPU engine's
+// min-plus product and networkx's Dijkstra make), and marks in next every head it lowered.
+// A stale read of d(v) (lowered again by another thread during the round) only relaxes with
+// a larger value: the thread that lowered it also marked v for the next round. The rounds
+// stop when a round lowers nothing: the fixed point is the least one, whatever the order.
+
+// keys[i] = b * n + v, i < count; next[slot] = 1 for every slot lowered this round.
+template <typename I>
+__global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
+                          const double* __restrict__ len, long long n,
+                          const long long* __restrict__ keys, long long count,
+                          unsigned long long* dist, unsigned char* next) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long key = __ldg(keys + i);
+        const long long v = key % n;
+        const long long base = key - v;  // b * n
+        const double dv = __longlong_as_double(
+            (long long)atomicAdd(dist + key, 0ull));  // the value now, not a cached one
+        const I end = __ldg(ptr + v + 1);
+        for (I e = __ldg(ptr + v); e < end; ++e) {
+            const double candidate = dv + __ldg(len + e);
+            const unsigned long long bits = (unsigned long long)__double_as_longlong(candidate);
+            const long long slot = base + (long long)__ldg(idx + e);
+            if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
+                const unsigned long long old = atomicMin(dist + slot, bits);
+                if (bits < old) {
+                    next[slot] = 1;
+                }
+            }
+        }
+    }
+}
+
+// ---- the sweep of the shortest-path DAG with plain float64 counts ------------------------------
+//
+// Slots b * n + v as above; dist is final (the rounds above). An edge v -> w is a DAG edge of
+// lane b when dist[b n + v] + len(v, w) == dist[b n + w] (exact float64 equality, the test of the
+// CPU engine and of engines/wide.py). The hop layers (Kahn's order) are lists of slots in
+// `order`, layer after layer, built by bcw_forward; counts are not scaled: a lane whose counts
+// reach +inf is swept again by engines/wide.py (turbobc/engines/gpu/weighted.py checks σ).
+
+// remaining[w] = |P(w)|, the DAG parents of every slot (unreached slots: none).
+template <typename I>
+__global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ idx,
+                             const double* __restrict__ len, long long n, long long total,
+                             const double* __restrict__ dist, int* remaining) {
+    for (long long slot = (long long)blockIdx.x * blockDim.x + threadIdx.x; slot < total;
+         slot += (long long)gridDim.x * blockDim.x) {
+        const double dv = __ldg(dist + slot);
+        if (isinf(dv)) {
+            continue;
+        }
+        const long long v = slot % n;
+        const long long base = slot - v;
+        const I end = __ldg(ptr + v + 1);
+        for (I e = __ldg(ptr + v); e < end; ++e) {
+            const long long ws = base + (long long)__ldg(idx + e);
+            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+                atomicAdd(remaining + ws, 1);
+            }
+        }
+    }
+}
+
+// One hop layer forward: every slot of the layer (all of its DAG parents done, so its σ is
+// final) pushes σ to its DAG children; a child whose last parent this was joins the next layer
+// (appended at next[atomicAdd(count, 1)]).
+template <typename I>
+__global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx,
+                            const double* __restrict__ len, long long n,
+                            const long long* __restrict__ layer, long long size,
+                            const double* __restrict__ dist, double* sigma, int* remaining,
+                            long long* next, unsigned long long* count) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long slot = __ldg(layer + i);
+        const long long v = slot % n;
+        const long long base = slot - v;
+        const double dv = __ldg(dist + slot);
+        const double sv = sigma[slot];
+        const I end = __ldg(ptr + v + 1);
+        for (I e = __ldg(ptr + v); e < end; ++e) {
+            const long long ws = base + (long long)__ldg(idx + e);
+            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+                atomicAdd(sigma + ws, sv);
+                __threadfence();
+                if (atomicSub(remaining + ws, 1) == 1) {
+                    next[atomicAdd(count, 1ull)] = ws;
+                }
+            }
+        }
+    }
+}
+
+// One hop layer backward (its DAG children lie on deeper layers, all done): the accumulate step
+// of accumulate.cuh, δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)), pulled; ω(s) of the
+// lane multiplies what bc (add_bc: not the sources' layer) and the edge sums (has_edge) get.
+// Lanes with skip[b] (counts out of float64 range) add nothing.
+template <typename I>
+__global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ idx,
+                             const double* __restrict__ len, long long n,
+                             const long long* __restrict__ layer, long long size,
+                             const double* __restrict__ dist, const double* __restrict__ sigma,
+                             double* delta, const double* __restrict__ tau,
+                             const double* __restrict__ lane_weight,
+                             const unsigned char* __restrict__ skip, double* edge, int has_edge,
+                             double* bc, int add_bc) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long slot = __ldg(layer + i);
+        const long long lane = slot / n;
+        if (__ldg(skip + lane)) {
+            continue;
+        }
+        const long long v = slot - lane * n;
+        const long long base = slot - v;
+        const double omega = __ldg(lane_weight + lane);
+        const double dv = __ldg(dist + slot);
+        const double sv = sigma[slot];
+        double acc = 0.0;
+        const I end = __ldg(ptr + v + 1);
+        for (I e = __ldg(ptr + v); e < end; ++e) {
+            const long long w = (long long)__ldg(idx + e);
+            const long long ws = base + w;
+            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+                const double term = sv / sigma[ws] * (__ldg(tau + w) + delta[ws]);
+                acc += term;
+                if (has_edge) {
+                    atomicAdd(edge + e, omega * term);
+                }
+            }
+        }
+        delta[slot] = acc;
+        if (add_bc) {
+            atomicAdd(bc + v, omega * acc);
+        }
+    }
+}

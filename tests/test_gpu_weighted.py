@@ -1,0 +1,551 @@
+"""Weighted BC on the GPU engine (issue 13): Bellman–Ford distances on the device
+(spmv/kernels/weighted.cu) and the DAG sweep of turbobc.engines.wide on CuPy
+(turbobc/engines/gpu/weighted.py), against networkx's weighted betweenness (Dijkstra) and the
+CPU engine: the exact tables with tied lengths, the graph catalogue with integer lengths 1..3
+(many ties), 1..100 and random floats, generated random graphs (directed and undirected,
+disconnected), every kernel name, one source, k + seed, chosen sources, endpoints, targets (τ),
+source weights (ω, tree folding), edge BC, a grid whose path counts pass float64's range,
+int64 indices, small batches and the resident parts.
+
+CPU tests (no ``gpu`` marker): the float64 bit-pattern order the atomic min relies on, the
+relaxation rounds emulated in NumPy against networkx's Dijkstra, the batch chooser and the
+memory model, and which problems the GPU engine serves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import spmv
+import turbobc
+from graph_cases import GRAPH_CASES, with_lengths
+from oracles import as_array, networkx_bc
+from test_edge_bc import _check as _edge_check
+from test_weighted import (EXACT, KINDS, _diamond_chain_beside_path, _exact_raw, _generated,
+                           _grid_with_lengths, _lengths_matrix, _with_trees)
+from turbobc._api import run_bc
+from turbobc._graph import Graph
+from turbobc._run import engine_named, run_schedule
+from turbobc._validation import _weighted_graph
+from turbobc.engines.gpu import weighted as _gpu_weighted
+from turbobc.engines.gpu.engine import GpuEngine
+from turbobc.engines.gpu.resident import DeviceResident
+from turbobc.engines.protocol import Problem
+
+gpu = pytest.mark.gpu
+GPU = {"engine": "gpu"}
+CPU = {"engine": "graphblas"}
+KERNELS = ("auto",) + spmv.KERNELS
+CASES = sorted(GRAPH_CASES)
+RTOL, ATOL = 1e-12, 1e-12
+
+
+@pytest.fixture(params=_gpu_weighted.PATHS)
+def path(request, monkeypatch):
+    """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the layer kernels
+    of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS)."""
+    monkeypatch.setattr(_gpu_weighted, "DEFAULT_PATH", request.param)
+    return request.param
+
+
+def _graph_of(G) -> Graph:
+    return _weighted_graph(nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr"),
+                           G.is_directed())
+
+
+def _dijkstra(G, s) -> np.ndarray:
+    dist = np.full(len(G), np.inf)
+    index = {v: i for i, v in enumerate(G)}
+    for v, d in nx.single_source_dijkstra_path_length(G, list(G)[s], weight="weight").items():
+        dist[index[v]] = d
+    return dist
+
+
+# ---- on the CPU -------------------------------------------------------------------------------
+
+def test_bit_patterns_order_like_non_negative_doubles():
+    """atomicMin on the uint64 pattern is a float64 min for +0.0 .. +inf (weighted.cu)."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([[0.0, np.inf, 5e-324, 1.0, 0.1 + 0.2, 0.3, 1.7e308],
+                             rng.uniform(0, 1e6, 1000), rng.integers(0, 300, 100)])
+    bits = values.astype(np.float64).view(np.uint64)
+    np.testing.assert_array_equal(np.argsort(values, kind="stable"),
+                                  np.argsort(bits, kind="stable"))
+
+
+def _emulated_rounds(graph: Graph, sources) -> np.ndarray:
+    """The rounds of bcw_relax in NumPy (one relaxation per marked slot, min on the bit
+    pattern, marks of the lowered heads), B x n."""
+    A = graph.pattern
+    n = graph.n
+    dist = np.full((len(sources), n), np.inf).view(np.uint64)
+    marks = np.zeros((len(sources), n), dtype=bool)
+    for b, s in enumerate(sources):
+        dist[b, s] = 0
+        marks[b, s] = True
+    while marks.any():
+        keys = np.flatnonzero(marks)
+        marks[:] = False
+        for key in keys:
+            b, v = divmod(int(key), n)
+            dv = dist[b, v:v + 1].view(np.float64)[0]
+            for e in range(A.indptr[v], A.indptr[v + 1]):
+                w = A.indices[e]
+                bits = np.array([dv + graph.lengths[e]]).view(np.uint64)[0]
+                if bits < dist[b, w]:
+                    dist[b, w] = bits
+                    marks[b, w] = True
+    return dist.view(np.float64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
+                                  "grid_6x7", "self_loops"])
+def test_relaxation_rounds_reach_dijkstras_distances(name, kind):
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=5)
+    graph = _graph_of(G)
+    sources = list(range(0, graph.n, 3))
+    got = _emulated_rounds(graph, sources)
+    for b, s in enumerate(sources):
+        np.testing.assert_array_equal(got[b], _dijkstra(G, s))
+
+
+def test_choose_batch_and_memory_model():
+    n, m = 1000, 8000
+    per = _gpu_weighted.BYTES_PER_SLOT * n + _gpu_weighted.BYTES_PER_EDGE_SLOT * m
+    fixed = _gpu_weighted.format_bytes(n, m, 4) + 8 * n
+    free = int((fixed + 10 * per) / 0.8) + 1
+    assert _gpu_weighted.choose_batch(n, m, 100, free) == 10
+    assert _gpu_weighted.choose_batch(n, m, 25, free) == 9  # 3 even batches
+    assert _gpu_weighted.choose_batch(n, m, 0, free) == 0
+    assert _gpu_weighted.choose_batch(n, m, 100, 0) == 1  # never below one source
+    assert _gpu_weighted.choose_batch(n, m, 100, free, memory_limit=fixed) == 1
+    assert _gpu_weighted.choose_batch(n, m, 100, free, edges=True) == 9
+    assert _gpu_weighted.choose_batch(10**7, 10, 100, 2**60) == 1  # WIDE_BATCH_ENTRIES // n
+    assert (_gpu_weighted.memory_model(n, m, batch=10, index_bytes=4, edges=True)
+            == fixed + 8 * m + 10 * per)
+
+
+def test_gpu_engine_serves_weighted_vertex_and_edge_bc():
+    graph = _graph_of(with_lengths(nx.karate_club_graph(), "int3", seed=1))
+    reason = GpuEngine().can_serve(Problem(dataclasses.replace(graph, lengths=None)))
+    for edges in (False, True):
+        assert GpuEngine().can_serve(Problem(graph, edges=edges)) == reason
+    split = GpuEngine().can_serve(Problem(graph, edges=True, target_weight=np.ones(graph.n),
+                                          split_non_targets=True))
+    assert "edge subset BC" in split
+
+
+def test_lengths_part_is_not_renamed_for_undirected_graphs():
+    from turbobc.engines.gpu.resident import PARTS, part_key
+
+    assert "lengths" in PARTS
+    assert part_key("lengths", np.int32, False) == ("lengths", "int32")
+
+
+# ---- on the device ----------------------------------------------------------------------------
+
+@gpu
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_exact_tables(name, path):
+    n, triples, expected = EXACT[name]
+    A = _lengths_matrix(n, triples)
+    got = turbobc.bc(A, weight=True, normalized=False, **GPU)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
+    G = nx.Graph()
+    G.add_nodes_from(range(n))
+    G.add_weighted_edges_from(triples)
+    _edge_check(turbobc.edge_bc(A, weight=True, normalized=False, **GPU), G,
+                nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
+                                  "grid_6x7", "self_loops", "edgeless", "scale_free_directed"])
+@pytest.mark.parametrize("index", ["int32", "int64"])
+def test_device_distances_equal_dijkstra(name, kind, index):
+    """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit."""
+    import cupy
+
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
+    graph = _graph_of(G)
+    A = graph.pattern
+    sources = np.arange(0, graph.n, 2)
+    rounds: list = []
+    got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
+                                  cupy.asarray(A.indices.astype(index)),
+                                  cupy.asarray(graph.lengths), graph.n, sources, rounds).get()
+    assert got.shape == (sources.size, graph.n) and rounds[0] >= 1
+    for b, s in enumerate(sources):
+        np.testing.assert_array_equal(got[b], _dijkstra(G, int(s)))
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", CASES)
+def test_vertex_bc_equals_networkx(name, kind, path):
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name))
+    for endpoints in (False, True):
+        want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,
+                           weight="weight")
+        got = run_bc(G, weight="weight", endpoints=endpoints, **GPU)
+        np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
+    want = networkx_bc(G, selection="all", normalized=False, endpoints=False, weight="weight")
+    np.testing.assert_allclose(turbobc.bc(G, weight="weight", normalized=False, **GPU), want,
+                               rtol=RTOL, atol=ATOL)
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", CASES)
+def test_edge_bc_equals_networkx(name, kind, path):
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name) + 1)
+    E = turbobc.edge_bc(G, weight="weight", normalized=False, **GPU)
+    _edge_check(E, G, nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_generated_graphs(directed, path):
+    """400 random graphs (1..12 vertices, lengths 1..3, 1..100 and floats) swept as their
+    disjoint union, each graph's share checked against networkx, vertex and edge sums."""
+    seeds = [s for s in range(800) if s % 2 == int(directed)]
+    graphs = [_generated(s) for s in seeds]
+    union = nx.disjoint_union_all(graphs)
+    got = turbobc.bc(union, weight="weight", normalized=False, endpoints=True, **GPU)
+    edges = turbobc.edge_bc(union, weight="weight", normalized=False, **GPU)
+    mismatches, offset = [], 0
+    for seed, G in zip(seeds, graphs):
+        n = len(G)
+        want = networkx_bc(G, selection="all", normalized=False, endpoints=True,
+                           weight="weight")
+        if not np.allclose(got[offset:offset + n], want, rtol=RTOL, atol=ATOL):
+            mismatches.append(("vertex", seed))
+        mine = edges[offset:offset + n][:, offset:offset + n]
+        for (u, v), x in nx.edge_betweenness_centrality(G, weight="weight",
+                                                        normalized=False).items():
+            if u != v and not np.isclose(mine[u, v], x, rtol=RTOL, atol=ATOL):
+                mismatches.append(("edge", seed))
+                break
+        offset += n
+    assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[:5]}"
+
+
+@gpu
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("name", ["les_miserables", "digraph_dense"])
+def test_every_kernel_name_runs_the_weighted_path(name, kernel, path):
+    G = with_lengths(GRAPH_CASES[name](), "int3", seed=2)
+    want = networkx_bc(G, selection="all", normalized=True, endpoints=False, weight="weight")
+    got = run_bc(G, weight="weight", kernel=kernel, **GPU)
+    assert got.facts["engine"] == "gpu" and got.facts["family"] == "weighted"
+    np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
+
+
+SELECTION_CASES = ["karate", "grid_deep_2x40", "gnp_medium", "two_components_isolated",
+                   "digraph_gnp", "dag", "digraph_sparse_unreachable"]
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", SELECTION_CASES)
+def test_one_source_k_and_chosen_sources_equal_networkx(name, kind, path):
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=3)
+    nodes = list(G)
+    for endpoints in (False, True):
+        for k in (2, len(G) // 2):
+            want = networkx_bc(G, selection="k", k=k, seed=11, normalized=True,
+                               endpoints=endpoints, weight="weight")
+            got = turbobc.bc(G, k=k, seed=11, endpoints=endpoints, weight="weight", **GPU)
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+        for sources in (nodes[::3], nodes[1:2]):
+            want = networkx_bc(G, selection="sources", sources=sources, normalized=False,
+                               endpoints=endpoints, weight="weight")
+            got = turbobc.bc(G, sources=sources, normalized=False, endpoints=endpoints,
+                             weight="weight", **GPU)
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    E = turbobc.edge_bc(G, k=5, seed=2, weight="weight", **GPU)
+    _edge_check(E, G, nx.edge_betweenness_centrality(G, k=5, seed=2, weight="weight"))
+    E = turbobc.edge_bc(G, sources=nodes[:1], weight="weight", normalized=False, **GPU)
+    _edge_check(E, G, nx.edge_betweenness_centrality_subset(G, nodes[:1], nodes,
+                                                            weight="weight", normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", SELECTION_CASES)
+def test_targets_equal_networkx_subset(name, kind, path):
+    """Vertex BC with targets: τ of the accumulate step (a non-target adds no 1 of its own)."""
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=4)
+    rng = np.random.default_rng(len(name))
+    nodes = list(G)
+    for count in (1, max(1, len(nodes) // 4), len(nodes)):
+        sources = [nodes[i] for i in rng.permutation(len(nodes))[:max(1, len(nodes) // 3)]]
+        targets = [nodes[i] for i in rng.permutation(len(nodes))[:count]]
+        for normalized in (False, True):
+            want = as_array(nx.betweenness_centrality_subset(
+                G, sources, targets, normalized=normalized, weight="weight"), G)
+            got = turbobc.bc(G, sources=sources, targets=targets, normalized=normalized,
+                             weight="weight", **GPU)
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+def test_tree_folding_on_the_gpu(kind, path):
+    """Exact BC of an undirected graph with pendant trees folds them: the core runs with τ and
+    ω (the folded trees' counts) and its lengths; equal to networkx and to the unfolded run."""
+    G = _with_trees(7, kind)
+    A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
+    for endpoints in (False, True):
+        want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,
+                           weight="weight")
+        folded = run_bc(A, weight=True, endpoints=endpoints, **GPU)
+        assert folded.facts["folded"] >= 40 and folded.facts["engine"] == "gpu"
+        with turbobc.tuning(fold_trees=False):
+            plain = run_bc(A, weight=True, endpoints=endpoints, **GPU)
+        np.testing.assert_allclose(folded.values, want, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(plain.values, want, rtol=RTOL, atol=ATOL)
+
+
+@gpu
+@pytest.mark.parametrize("name", ["les_miserables", "digraph_gnp", "two_components_isolated"])
+def test_target_and_source_weights_equal_the_cpu_engine(name, path):
+    """τ and ω passed to the protocol directly: the raw vertex and edge sums of both engines."""
+    G = with_lengths(GRAPH_CASES[name](), "int3", seed=8)
+    graph = _graph_of(G)
+    rng = np.random.default_rng(1)
+    tau = rng.integers(0, 3, graph.n).astype(np.float64)
+    omega = rng.uniform(0.5, 2.0, graph.n)
+    sources = np.arange(graph.n, dtype=np.int64)
+    for endpoints in (False, True):
+        problem = dict(edges=True, endpoints=endpoints, target_weight=tau, source_weight=omega)
+        want, _ = run_schedule(Problem(graph, **problem), engine_named("graphblas"), [sources])
+        got, _ = run_schedule(Problem(graph, **problem), engine_named("gpu"), [sources])
+        np.testing.assert_allclose(got.vertex, want.vertex, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(got.edge, want.edge, rtol=RTOL, atol=ATOL)
+
+
+@gpu
+@pytest.mark.parametrize("across, down", [(1, 1), (1, 3)])
+def test_deep_grid_past_float64_range(across, down, path):
+    """A 540 x 540 grid from a corner: C(1078, 539) ≈ 2^1073 shortest paths to the far corner;
+    equal to the CPU engine and the exact big-integer Brandes."""
+    A = _grid_with_lengths(540, 540, across, down)
+    sources = [0]
+    raw, largest = _exact_raw(A, sources)
+    assert largest > 10**308
+    got = run_bc(A, weight=True, sources=sources, normalized=False, **GPU)
+    assert got.facts["family"] == "weighted"
+    assert got.facts["kernel"] == f"bellman-ford+{path}"
+    # the layer kernels' plain counts reach +inf: the source goes to the wide sweep
+    assert got.facts["wide_sources"] == (1 if path == "kernels" else 0)
+    np.testing.assert_allclose(got.values, raw / 2, rtol=1e-9, atol=1e-9)
+    cpu = run_bc(A, weight=True, sources=sources, normalized=False, **CPU)
+    np.testing.assert_allclose(got.values, cpu.values, rtol=1e-12, atol=1e-9)
+
+
+@gpu
+def test_diamond_chain_beside_path(path):
+    """σ = 2^1100 next to σ = 1 in one hop layer: exact."""
+    k = 1100
+    A = _diamond_chain_beside_path(k)
+    n = A.shape[0]
+    sources = [0, 3 * (k // 2), 3 * k + k, n - 1]
+    raw, largest = _exact_raw(A, sources)
+    got = run_bc(A, weight=True, sources=sources, normalized=False, **GPU)
+    np.testing.assert_allclose(got.values, raw / 2, rtol=1e-9, atol=1e-9)
+    assert largest >= 2**k
+
+
+@gpu
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("batch", [1, 3, None])
+def test_batches_and_index_types_equal_the_cpu_engine(index, batch, path):
+    G = with_lengths(GRAPH_CASES["barabasi_albert"](), "int100", seed=5)
+    graph = _graph_of(G)
+    sources = np.arange(graph.n, dtype=np.int64)
+    want, _ = run_schedule(Problem(graph, edges=True, endpoints=True),
+                           engine_named("graphblas"), [sources])
+    facts, edge = {}, np.zeros(graph.nnz)
+    with DeviceResident(graph) as resident:
+        raw = _gpu_weighted.accumulate_on(resident, sources, endpoints=True, facts=facts,
+                                          edge_raw=edge, _batch=batch, _index_dtype=index,
+                                          _path=path)
+    np.testing.assert_allclose(raw, want.vertex, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
+    assert facts["index_dtype"] == np.dtype(index).name
+    assert facts["kernel"] == f"bellman-ford+{path}" and facts["wide_sources"] == 0
+    if batch is not None:
+        assert facts["batch"] == batch and facts["batches"] == -(-graph.n // batch)
+
+
+@gpu
+def test_sweeper_keeps_the_lengths_resident(path):
+    G = with_lengths(GRAPH_CASES["karate"](), "float", seed=5)
+    graph = _graph_of(G)
+    sweeper = GpuEngine().open(Problem(graph))
+    try:
+        first = sweeper.run(np.arange(graph.n))
+        assert sweeper.facts["family"] == "weighted"
+        assert not sweeper.facts["resident_reused"]
+        assert any(key[0] == "lengths" for key in sweeper.resident.parts)
+        again = sweeper.run(np.arange(graph.n))
+        assert sweeper.facts["resident_reused"]
+        one = sweeper.run(np.array([3]))
+    finally:
+        sweeper.close()
+    np.testing.assert_allclose(first.vertex, again.vertex, rtol=1e-14, atol=0)
+    want = networkx_bc(G, selection="all", normalized=False, endpoints=False, weight="weight")
+    np.testing.assert_allclose(first.vertex / 2, want, rtol=RTOL, atol=ATOL)
+    single = networkx_bc(G, selection="sources", sources=[3], normalized=False,
+                         endpoints=False, weight="weight")
+    np.testing.assert_allclose(one.vertex / 2, single, rtol=RTOL, atol=ATOL)
+
+
+@gpu
+def test_auto_takes_the_gpu_for_weighted_bc():
+    G = with_lengths(GRAPH_CASES["digraph_gnp"](), "int100", seed=1)
+    got = run_bc(G, weight="weight")
+    assert got.facts["engine"] == "gpu" and got.facts["family"] == "weighted"
+    np.testing.assert_allclose(got.values, networkx_bc(G, selection="all", normalized=True,
+                                                       endpoints=False, weight="weight"),
+                               rtol=RTOL, atol=ATOL)
+
+
+# ---- the layer-kernel path's host code on NumPy (CPU) -----------------------------------------
+
+class _Host(np.ndarray):
+    """A NumPy array with CuPy's ``get()``."""
+
+    def get(self):
+        return np.asarray(self)
+
+
+def _host(x):
+    return np.asarray(x).view(_Host)
+
+
+class _NumpyAsCupy:
+    """The few CuPy functions _sweep_kernels calls, on NumPy (arrays with ``get()``)."""
+
+    float64, int32, int64, uint8, uint64 = (np.float64, np.int32, np.int64, np.uint8,
+                                            np.uint64)
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        return lambda *a, **k: _host(fn(*a, **k)) if callable(fn) else fn
+
+
+def _emulated_kernels(name):
+    """Python versions of the weighted.cu layer kernels (same arguments)."""
+    def indegree(grid, block, args):
+        ptr, idx, length, n, total, dist, remaining = args
+        for slot in range(int(total)):
+            if np.isinf(dist[slot]):
+                continue
+            v, base = slot % n, slot - slot % n
+            for e in range(ptr[v], ptr[v + 1]):
+                if dist[slot] + length[e] == dist[base + idx[e]]:
+                    remaining[base + idx[e]] += 1
+
+    def forward(grid, block, args):
+        ptr, idx, length, n, layer, size, dist, sigma, remaining, nxt, count = args
+        for slot in layer[:size]:
+            v, base = slot % n, slot - slot % n
+            for e in range(ptr[v], ptr[v + 1]):
+                ws = base + idx[e]
+                if dist[slot] + length[e] == dist[ws]:
+                    sigma[ws] += sigma[slot]
+                    remaining[ws] -= 1
+                    if remaining[ws] == 0:
+                        nxt[int(count[0])] = ws
+                        count[0] += 1
+
+    def backward(grid, block, args):
+        (ptr, idx, length, n, layer, size, dist, sigma, delta, tau, lane_weight, skip, edge,
+         has_edge, bc, add_bc) = args
+        for slot in layer[:size]:
+            lane, v = divmod(int(slot), int(n))
+            if skip[lane]:
+                continue
+            base, acc = slot - v, 0.0
+            for e in range(ptr[v], ptr[v + 1]):
+                ws = base + idx[e]
+                if dist[slot] + length[e] == dist[ws]:
+                    term = sigma[slot] / sigma[ws] * (tau[idx[e]] + delta[ws])
+                    acc += term
+                    if has_edge:
+                        edge[e] += lane_weight[lane] * term
+            delta[slot] = acc
+            if add_bc:
+                bc[v] += lane_weight[lane] * acc
+
+    return {"bcw_indegree": indegree, "bcw_forward": forward,
+            "bcw_backward": backward}[name.split("<")[0]]
+
+
+@pytest.mark.parametrize("endpoints", [False, True])
+@pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
+                                  "grid_6x7"])
+def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints):
+    """_sweep_kernels (offsets of the layers, the skip of out-of-range lanes, the endpoint
+    terms, ω per lane, edge sums) with NumPy for CuPy and Python for the kernels, against the
+    CPU engine's raw vertex and edge sums with τ and ω."""
+    import sys
+
+    import spmv._module as _module
+
+    G = with_lengths(GRAPH_CASES[name](), "int3", seed=12)
+    graph = _graph_of(G)
+    rng = np.random.default_rng(2)
+    tau = rng.integers(0, 3, graph.n).astype(np.float64)
+    omega = rng.uniform(0.5, 2.0, graph.n)
+    sources = np.arange(graph.n, dtype=np.int64)
+    want, _ = run_schedule(Problem(graph, edges=True, endpoints=endpoints, target_weight=tau,
+                                   source_weight=omega), engine_named("graphblas"), [sources])
+    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
+    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    A = graph.pattern
+
+    def batch_distances(chunk):
+        return _host(_emulated_rounds(graph, chunk))
+
+    bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
+    wide = _gpu_weighted._sweep_kernels(_host(A.indptr), _host(A.indices),
+                                        _host(graph.lengths), graph.n, sources, bc, edge,
+                                        endpoints, (_host(tau), _host(omega)), 7,
+                                        batch_distances, None)
+    assert wide.size == 0
+    np.testing.assert_allclose(bc, want.vertex, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
+
+
+def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch):
+    """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is
+    returned for the wide sweep; the other lane of the batch is still summed."""
+    import sys
+
+    import spmv._module as _module
+
+    A = _diamond_chain_beside_path(1030)
+    graph = _weighted_graph(A, False)
+    sources = np.array([0, 1545], dtype=np.int64)  # 1545: the joint in the middle (2^515)
+    want, _ = run_schedule(Problem(graph, edges=True, endpoints=True),
+                           engine_named("graphblas"), [sources[1:]])
+    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
+    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
+    with np.errstate(over="ignore"):  # σ = +inf in the emulated forward kernel
+        wide = _gpu_weighted._sweep_kernels(
+            _host(graph.pattern.indptr), _host(graph.pattern.indices), _host(graph.lengths),
+            graph.n, sources, bc, edge, True, (None, None), 2,
+            lambda chunk: _host(_emulated_rounds(graph, chunk)), None)
+    assert wide.tolist() == [0]
+    np.testing.assert_allclose(bc, want.vertex, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(edge, want.edge, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,344 @@
+"""Weighted BC on the GPU engine: distances by Bellman–Ford on the device, then the
+exponent-per-vertex sweep of the shortest-path DAG (turbobc.engines.wide) on CuPy.
+
+Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted problem
+(``Graph.lengths``), vertex and edge BC, any number of sources. Per batch of B sources:
+
+1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by frontier Bellman–Ford
+   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): every (source, vertex) slot lowered in
+   the last round relaxes its out-edges with an atomic min on the float64 bit pattern (the
+   order of non-negative doubles), until a round lowers nothing. The fixed point is the least
+   one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
+   and the sums networkx's Dijkstra compares;
+2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
+   d(v) + len(v, w) == d(w) (exact float64 equality), on the device: path counts as
+   (mantissa, exponent) pairs over the DAG's hop layers (Kahn's order), the dependencies
+   pulled from DAG children on any deeper layer, the accumulate step of
+   spmv/kernels/accumulate.cuh (τ, ω), the endpoint terms and, for edge BC, the edge sums
+   (CSR order). No count over- or underflows, so no source ever needs a second path.
+
+This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh). By
+default (:data:`DEFAULT_PATH`) the DAG sweep runs as CuPy array operations over lists of
+(source, vertex) entries, one layer at a time, so it is slower than unweighted BC (issue 13's
+target, at most 3x, is not met by this path). The other path, ``"kernels"`` (:data:`PATHS`),
+sweeps the layers with three kernels of spmv/kernels/weighted.cu and plain float64 counts,
+sending lanes whose counts reach +inf to the wide sweep. ``kernel=`` is accepted and ignored.
+
+Device memory per batch of B sources, n vertices, m stored edges: about
+:data:`BYTES_PER_SLOT` per (source, vertex) slot (distances, frontier marks and keys, the
+sweep's dense counts, exponents, in-degrees and δ, its level lists) and up to
+:data:`BYTES_PER_EDGE_SLOT` per (source, stored edge) (one level's edge expansion, at worst
+every edge); besides, the CSR format, the lengths (8 m) and bc (8 n), and the edge sums (8 m)
+for edge BC.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from turbobc._graph import index_dtype_for
+from turbobc.engines.gpu.resident import DeviceResident
+from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
+
+__all__ = ["accumulate_on", "choose_batch", "memory_model", "distances", "WEIGHTED_PARTS",
+           "BYTES_PER_SLOT", "BYTES_PER_EDGE_SLOT"]
+
+WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
+"""The format parts a weighted run sweeps with (turbobc/engines/gpu/resident.py)."""
+
+BYTES_PER_SLOT = 112
+"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, frontier mark 1
+and key 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), its level lists
+(key, M, E: 24) and its δ lists (16), rounded up."""
+
+BYTES_PER_EDGE_SLOT = 64
+"""Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
+out-edges (position, offset, edge, head, child key, tests: about 7 int64), at worst all."""
+
+RELAX_BLOCK = 256
+
+PATHS = ("wide", "kernels")
+DEFAULT_PATH = "wide"
+"""How the DAG is swept after the distances: ``"wide"``, engines/wide.py's sweep on CuPy
+(mantissa and exponent per count; many small launches per layer), or ``"kernels"``, the
+layer kernels of spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``,
+``bcw_backward``: plain float64 counts, three launches per layer, lanes whose counts reach
++inf swept again by the wide path). The wide path is the default until the kernels are
+measured on a device."""
+
+
+def format_bytes(n: int, m: int, index_bytes: int) -> int:
+    """Bytes of what a weighted run keeps of the graph: CSR (b (n + 1 + m)) and the lengths."""
+    return index_bytes * (n + 1 + m) + 8 * m
+
+
+def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = False) -> int:
+    """Device bytes of a weighted run with ``batch`` sources per batch (module docstring)."""
+    return (format_bytes(n, m, index_bytes) + 8 * n + (8 * m if edges else 0)
+            + batch * (BYTES_PER_SLOT * n + BYTES_PER_EDGE_SLOT * m))
+
+
+def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
+                 edges: bool = False, memory_limit: int | None = None,
+                 memory_fraction: float = 0.8) -> int:
+    """Sources per weighted batch: as many as ``memory_fraction`` of the free bytes (or the
+    ``memory_limit``) hold beside the format and the sums, at most ``num_sources`` and
+    ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no source). The batches
+    it implies are as even as possible. A pure function."""
+    if num_sources <= 0:
+        return 0
+    if memory_limit is not None:
+        free_bytes = min(free_bytes, memory_limit)
+    budget = (int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes) - 8 * n
+              - (8 * m if edges else 0))
+    per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
+    batch = max(1, min(num_sources, max(0, budget) // per_source,
+                       WIDE_BATCH_ENTRIES // max(n, 1)))
+    batches = -(-num_sources // batch)
+    return -(-num_sources // batches)
+
+
+def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
+    """The B x n float64 distances from ``sources`` (host int64, distinct) on the device
+    (CuPy array, +inf where not reached), by frontier Bellman–Ford (module docstring).
+
+    ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
+    aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
+    """
+    import cupy
+
+    import spmv._module as _module
+
+    sources = np.asarray(sources, dtype=np.int64)
+    B = sources.size
+    kernel = _module.get_kernel("weighted.cu",
+                                f"bcw_relax<{_module.c_index_type(idx.dtype)}>")
+    dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
+    keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
+    dist[keys] = 0  # the bit pattern of +0.0
+    marks = cupy.zeros(B * n, dtype=cupy.uint8)
+    count = int(keys.size)
+    done = 0
+    while count:
+        done += 1
+        grid = max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
+        kernel((grid,), (RELAX_BLOCK,),
+               (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks))
+        keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
+        count = int(keys.size)
+        if count:
+            marks.fill(0)
+    if rounds is not None:
+        rounds.append(done)
+    return dist.view(cupy.float64).reshape(B, n)
+
+
+def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
+                  kernel: str = "auto", progress=None, memory_limit: int | None = None,
+                  facts: dict | None = None, target_weight=None, source_weight=None,
+                  edge_raw=None, _batch: int | None = None, _index_dtype=None,
+                  _path: str | None = None) -> np.ndarray:
+    """Raw (unscaled) weighted Brandes dependencies summed over ``sources``, on the graph of
+    ``resident`` (which must carry lengths), reusing and keeping its parts.
+
+    Same contract as :func:`turbobc.engines.gpu.batched.accumulate_on`: ``raw[v] =
+    Σ_{s in sources, s != v} ω(s) δ_s(v)`` (τ-weighted), the endpoint terms with
+    ``endpoints``, and each edge's share added into ``edge_raw`` (aligned with
+    ``graph.pattern.indices``) when given. ``kernel`` is checked and otherwise ignored.
+    ``_batch`` forces the sources per batch, ``_index_dtype`` the index type, ``_path`` the
+    DAG sweep (:data:`PATHS`; default :data:`DEFAULT_PATH`) (tests, benchmarks).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel, an unweighted graph or repeated sources.
+    MemoryError
+        When the device cannot hold the format and one source's arrays.
+    RuntimeError
+        When ``resident`` is closed, or already running.
+    """
+    import spmv
+
+    spmv.check_kernel(kernel)
+    path = DEFAULT_PATH if _path is None else _path
+    if path not in PATHS:
+        raise ValueError(f"_path must be one of {PATHS}; got {path!r}")
+    if resident.graph.lengths is None:
+        raise ValueError("the weighted GPU path needs a graph with lengths")
+    with resident.run():
+        weights = resident.accumulate_weights(target_weight, source_weight)
+        failure = None
+        try:
+            return _accumulate(resident, sources, endpoints=endpoints, progress=progress,
+                               memory_limit=memory_limit, facts=facts, weights=weights,
+                               edge_raw=edge_raw, _batch=_batch, _index_dtype=_index_dtype,
+                               path=path)
+        except _OutOfMemory as exc:
+            failure = str(exc)
+        resident.release()
+        del weights
+        graph = resident.graph
+        raise MemoryError(
+            f"the GPU engine could not hold a weighted batch (n={graph.n}, m={graph.nnz}: "
+            f"about {BYTES_PER_SLOT} bytes per vertex and {BYTES_PER_EDGE_SLOT} per stored "
+            f"edge, per source); free device memory or run it with engine='graphblas'. "
+            f"CuPy said: {failure}")
+
+
+class _OutOfMemory(Exception):
+    pass
+
+
+def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, weights,
+                edge_raw, _batch, _index_dtype, path="wide") -> np.ndarray:
+    import cupy
+
+    from turbobc.engines.gpu.batched import _device_free_bytes
+    from spmv import _batched
+
+    graph = resident.graph
+    n, m = graph.n, graph.nnz
+    edges = edge_raw is not None
+    sources = np.asarray(sources, dtype=np.int64)
+    if sources.size == 0 or n == 0:
+        return np.zeros(n, dtype=np.float64)
+    if np.unique(sources).size != sources.size:
+        raise ValueError("sources must be distinct")
+    index_dtype = (np.dtype(_index_dtype) if _index_dtype is not None
+                   else index_dtype_for(n, m))
+    # what a weighted run does not sweep with would only take memory
+    resident.keep_only(WEIGHTED_PARTS, index_dtype)
+    resident.drop_workspace()
+    if not edges:
+        resident.drop_edge_accumulator()
+    failure = None
+    try:
+        ptr = resident.fetch("csr_ptr", index_dtype)
+        idx = resident.fetch("csr_idx", index_dtype)
+        lengths = resident.fetch("lengths", index_dtype)
+        bc, _ = resident.accumulator(_batched.CTL_SLOTS)
+        edge = resident.edge_accumulator() if edges else None
+        if _batch is not None:
+            batch = max(1, min(int(_batch), sources.size))
+        else:
+            budget = None if memory_limit is None else max(
+                0, memory_limit - DeviceResident.weight_bytes(weights))
+            batch = choose_batch(n, m, sources.size,
+                                 _device_free_bytes() + resident.edge_bytes(),
+                                 index_bytes=index_dtype.itemsize, edges=edges,
+                                 memory_limit=budget)
+        rounds: list = []
+        seconds = {"distances": 0.0}
+
+        def batch_distances(batch_sources):
+            began = time.perf_counter()
+            out = distances(ptr, idx, lengths, n, batch_sources, rounds)
+            resident.mark()
+            seconds["distances"] += time.perf_counter() - began
+            return out
+
+        began = time.perf_counter()
+        wide = sources
+        if path == "kernels":
+            wide = _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints,
+                                  weights, batch, batch_distances, progress)
+        if len(wide):
+            accumulate_wide(cupy, ptr, idx, n, wide, bc, endpoints=endpoints,
+                            progress=progress, batch_entries=batch * n,
+                            target_weight=weights[0], source_weight=weights[1],
+                            edge_raw=edge, lengths=lengths, distances=batch_distances)
+        raw = bc.get()
+        if edges:
+            edge_raw += edge.get()
+        resident.mark()
+        sweep_seconds = time.perf_counter() - began
+    except cupy.cuda.memory.OutOfMemoryError as exc:
+        failure = str(exc)  # the run's arrays die with this block
+    if failure is not None:
+        raise _OutOfMemory(failure)
+    if facts is not None:
+        facts.update(family="weighted", kernel=f"bellman-ford+{path}", batch=batch,
+                     batches=-(-sources.size // batch), rounds=max(rounds, default=0),
+                     distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
+                     index_dtype=str(index_dtype),
+                     wide_sources=len(wide) if path == "kernels" else 0, edge_sums=edges,
+                     peak_pool_bytes=resident.peak - resident.baseline,
+                     model_bytes=memory_model(n, m, batch=batch,
+                                              index_bytes=index_dtype.itemsize, edges=edges),
+                     **resident.run_facts())
+    return raw
+
+
+def _launch_size(count: int) -> int:
+    return max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
+
+
+def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
+                   batch_distances, progress) -> np.ndarray:
+    """The ``"kernels"`` DAG sweep (:data:`PATHS`) of ``sources``, ``batch`` at a time,
+    adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
+    of them added), for the wide path."""
+    import cupy
+
+    import spmv._module as _module
+
+    itype = _module.c_index_type(idx.dtype)
+    indegree = _module.get_kernel("weighted.cu", f"bcw_indegree<{itype}>")
+    forward = _module.get_kernel("weighted.cu", f"bcw_forward<{itype}>")
+    backward = _module.get_kernel("weighted.cu", f"bcw_backward<{itype}>")
+    tau, omega = weights
+    tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
+    has_edge = edge is not None
+    edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
+    wide = []
+    for start in range(0, sources.size, batch):
+        chunk = sources[start:start + batch]
+        B = chunk.size
+        total = B * n
+        dist = batch_distances(chunk).ravel()
+        remaining = cupy.zeros(total, dtype=cupy.int32)
+        indegree((_launch_size(total),), (RELAX_BLOCK,),
+                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining))
+        lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
+        sigma = cupy.zeros(total, dtype=cupy.float64)
+        sigma[lane_keys] = 1.0
+        order = cupy.empty(total, dtype=cupy.int64)
+        order[:B] = lane_keys
+        offsets = [0, B]
+        count = cupy.zeros(1, dtype=cupy.uint64)
+        while offsets[-1] < total:
+            low, high = offsets[-2], offsets[-1]
+            count.fill(0)
+            forward((_launch_size(high - low),), (RELAX_BLOCK,),
+                    (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
+                     sigma, remaining, order[high:], count))
+            added = int(count.get()[0])
+            if added == 0:
+                break
+            offsets.append(high + added)
+        out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
+        skip = out_of_range.astype(cupy.uint8)
+        chunk_dev = cupy.asarray(chunk)
+        lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None
+                       else cupy.ascontiguousarray(omega[chunk_dev]))
+        delta = cupy.zeros(total, dtype=cupy.float64)
+        last = 0 if has_edge else 1  # the sources' layer only feeds their edges
+        for d in range(len(offsets) - 2, last - 1, -1):
+            low, high = offsets[d], offsets[d + 1]
+            backward((_launch_size(high - low),), (RELAX_BLOCK,),
+                     (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
+                      sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge), bc,
+                      np.int32(d > 0)))
+        if endpoints:
+            # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
+            reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
+            reached[cupy.arange(B), chunk_dev] = False
+            bc += (reached * lane_weight[:, None]).sum(axis=0)
+            bc[chunk_dev] += reached.sum(axis=1) * lane_weight
+        bad = out_of_range.get()
+        wide.extend(chunk[bad].tolist())
+        if progress is not None:
+            progress.update(int(B - bad.sum()))
+    return np.asarray(wide, dtype=np.int64)
