@@ -48,12 +48,10 @@ def pointer(array) -> int:
 def record(dtype: np.dtype, **values) -> np.void:
     """One struct of ``dtype`` by value: every field must be given; CuPy arrays (and None)
     become device pointers."""
-    missing = set(dtype.names) - set(values)
-    extra = set(values) - set(dtype.names)
-    if missing or extra:
+    if len(values) != len(dtype.names) or not all(name in values for name in dtype.names):
+        missing = set(dtype.names) - set(values)
+        extra = set(values) - set(dtype.names)
         raise TypeError(f"fields of the struct: missing {sorted(missing)}, unknown {sorted(extra)}")
-    rec = np.zeros((), dtype=dtype)
-    for name, value in values.items():
-        is_pointer = value is None or hasattr(value, "__cuda_array_interface__")
-        rec[name] = pointer(value) if is_pointer else value
-    return rec[()]
+    fields = tuple(pointer(value) if value is None or hasattr(value, "__cuda_array_interface__")
+                   else value for value in (values[name] for name in dtype.names))
+    return np.array(fields, dtype=dtype)[()]  # one conversion (a launch builds one per source)

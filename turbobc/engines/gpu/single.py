@@ -153,6 +153,7 @@ class _DeviceSweep:
             resident.keep_workspace("single", vectors)
         self.S, self.sigma, self.t, self.shifts = vectors.arrays()
         self.bc, self.ctl = resident.accumulator(_CTL_SLOTS)
+        self._launch_cache: dict = {}  # kernel, grid and the records that stay the same
 
     @property
     def baseline(self) -> int:
@@ -172,7 +173,7 @@ class _DeviceSweep:
             self.a, self.b, graph.n, graph.nnz, self.sources[begin:end], self.S, self.sigma,
             self.t, self.bc, self.shifts, self.ctl, directed=graph.directed,
             endpoints=endpoints, units=self.units, tau=weights[0], omega=weights[1],
-            blocks_per_sm=current_tuning().single_blocks_per_sm)
+            blocks_per_sm=current_tuning().single_blocks_per_sm, cache=self._launch_cache)
 
 
 def _free_bytes() -> str:
