@@ -268,6 +268,7 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
     from turbobc._run import engine_named, run_schedule
     from turbobc._validation import _weighted_graph
     from turbobc.engines.gpu import weighted as gpu_weighted
+    from turbobc._tuning import current as current_tuning, tuning
     from turbobc.engines.protocol import Problem
 
     L = with_random_lengths(cached_graph(name), seed)
@@ -282,9 +283,7 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
         (f"weighted_{path}", weighted, path) for path in gpu_weighted.PATHS]
     for label, graph, path in runs:
         engine = engine_named("gpu")
-        default = gpu_weighted.DEFAULT_PATH
-        gpu_weighted.DEFAULT_PATH = path or default
-        try:
+        with tuning(gpu_weighted_path=path or current_tuning().gpu_weighted_path):
             run_schedule(Problem(graph), engine, [sources[:2]])  # compile, warm up
             cupy.cuda.Device().synchronize()
             t0 = time.perf_counter()
@@ -293,8 +292,6 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
             seconds = time.perf_counter() - t0
             check = sources[:WEIGHTED_CHECK_SOURCES]
             got, _ = run_schedule(Problem(graph), engine, [check])
-        finally:
-            gpu_weighted.DEFAULT_PATH = default
         row[f"{label}_seconds"] = seconds
         row[f"{label}_sweep_seconds"] = facts.get("sweep_seconds")
         row[f"{label}_family"] = facts.get("family")

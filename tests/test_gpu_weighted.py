@@ -45,11 +45,11 @@ RTOL, ATOL = 1e-12, 1e-12
 
 
 @pytest.fixture(params=_gpu_weighted.PATHS)
-def path(request, monkeypatch):
+def path(request):
     """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the layer kernels
     of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS)."""
-    monkeypatch.setattr(_gpu_weighted, "DEFAULT_PATH", request.param)
-    return request.param
+    with turbobc.tuning(gpu_weighted_path=request.param):
+        yield request.param
 
 
 def _graph_of(G) -> Graph:

@@ -73,6 +73,12 @@ class Tuning:
         (bench/results/cpu-small-20261123T172134Z.json): power (32% folded) 3.37 / 6.45,
         ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
         graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
+    gpu_weighted_path : str
+        How the GPU engine sweeps a weighted graph's shortest-path DAG after the distances
+        (``turbobc.engines.gpu.weighted.PATHS``): ``"wide"``, engines/wide.py's sweep on CuPy
+        (an exponent per count), or ``"kernels"``, the layer kernels of
+        spmv/kernels/weighted.cu. Both pass the same 683 GPU tests (H100); "wide" stays the
+        default until their times are recorded.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -90,6 +96,7 @@ class Tuning:
     cpu_collect_above_slots: int | float = 2**20
     fold_trees: bool = True
     fold_min_share: float = 0.05
+    gpu_weighted_path: str = "wide"
     dask_chunk_sources: int | None = None
 
 

@@ -18,7 +18,7 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
    (CSR order). No count over- or underflows, so no source ever needs a second path.
 
 This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh). By
-default (:data:`DEFAULT_PATH`) the DAG sweep runs as CuPy array operations over lists of
+default (``Tuning.gpu_weighted_path``) the DAG sweep runs as CuPy array operations over lists of
 (source, vertex) entries, one layer at a time, so it is slower than unweighted BC (issue 13's
 target, at most 3x, is not met by this path). The other path, ``"kernels"`` (:data:`PATHS`),
 sweeps the layers with three kernels of spmv/kernels/weighted.cu and plain float64 counts,
@@ -38,6 +38,7 @@ import time
 
 import numpy as np
 
+from turbobc._tuning import current as current_tuning
 from turbobc._graph import index_dtype_for
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
@@ -60,13 +61,12 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 RELAX_BLOCK = 256
 
 PATHS = ("wide", "kernels")
-DEFAULT_PATH = "wide"
-"""How the DAG is swept after the distances: ``"wide"``, engines/wide.py's sweep on CuPy
-(mantissa and exponent per count; many small launches per layer), or ``"kernels"``, the
-layer kernels of spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``,
-``bcw_backward``: plain float64 counts, three launches per layer, lanes whose counts reach
-+inf swept again by the wide path). The wide path is the default until the kernels are
-measured on a device."""
+"""How the DAG is swept after the distances (``Tuning.gpu_weighted_path``, default
+``"wide"``): ``"wide"``, engines/wide.py's sweep on CuPy (mantissa and exponent per count;
+many small launches per layer), or ``"kernels"``, the layer kernels of
+spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``, ``bcw_backward``: plain float64
+counts, three launches per layer, lanes whose counts reach +inf swept again by the wide
+path). The wide path is the default until the kernels' times are recorded."""
 
 
 def format_bytes(n: int, m: int, index_bytes: int) -> int:
@@ -148,7 +148,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     ``endpoints``, and each edge's share added into ``edge_raw`` (aligned with
     ``graph.pattern.indices``) when given. ``kernel`` is checked and otherwise ignored.
     ``_batch`` forces the sources per batch, ``_index_dtype`` the index type, ``_path`` the
-    DAG sweep (:data:`PATHS`; default :data:`DEFAULT_PATH`) (tests, benchmarks).
+    DAG sweep (:data:`PATHS`; default ``Tuning.gpu_weighted_path``) (tests, benchmarks).
 
     Raises
     ------
@@ -162,7 +162,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     import spmv
 
     spmv.check_kernel(kernel)
-    path = DEFAULT_PATH if _path is None else _path
+    path = current_tuning().gpu_weighted_path if _path is None else _path
     if path not in PATHS:
         raise ValueError(f"_path must be one of {PATHS}; got {path!r}")
     if resident.graph.lengths is None:
