@@ -114,8 +114,8 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         as in networkx: an edge without it has length 1, a multigraph's pair
         takes its shortest parallel edge. Lengths must be positive and
         finite. ``directed=None`` reads a symmetric pattern whose two lengths
-        of an edge differ as directed. Weighted BC runs on the CPU engine
-        (``engine="auto"`` takes it there).
+        of an edge differ as directed. Both engines compute it (the GPU:
+        Bellman–Ford distances per batch, then the shortest-path DAG by layers).
     client : dask.distributed.Client, optional
         Sweep on the workers of this Dask cluster (``LocalCUDACluster`` with one
         worker per GPU, a ``LocalCluster``, a remote scheduler, or a mix): the
