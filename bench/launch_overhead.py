@@ -98,7 +98,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rows = [measure(g, k) for g in args.graphs for k in args.kernels]
     if args.out:
-        args.out.write_text(json.dumps(rows, indent=1))
+        args.out.write_text(json.dumps({"benchmark": "launch_overhead",
+                                        "utc": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+                                        "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
