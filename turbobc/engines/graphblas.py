@@ -52,7 +52,9 @@ from __future__ import annotations
 
 import gc
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import graphblas
 import numpy as np
 from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
@@ -729,13 +731,20 @@ def _dag_edges(D: Matrix, dag: ShortestPathDag) -> tuple[Matrix, Matrix]:
     dist = D.to_dense(fill_value=np.inf)
     indptr = np.zeros(B * n + 1, dtype=np.int64)  # of T̃: DAG edges per (b, v), then summed
     parents = np.zeros((B, n), dtype=np.int32)
-    columns = []
-    for b in range(B):
-        found = _tight_edges(dist[b], dag)
-        columns.append(found)
-        # rows (b, v) of T̃ ; |P| of row b
-        indptr[b * n + 1:(b + 1) * n + 1] = np.bincount(dag.tails[found], minlength=n)
-        parents[b] = np.bincount(dag.heads[found], minlength=n)
+    columns = [None] * B
+
+    def sources(rows: range) -> None:
+        for b in rows:
+            found = columns[b] = _tight_edges(dist[b], dag)
+            # rows (b, v) of T̃ ; |P| of row b
+            indptr[b * n + 1:(b + 1) * n + 1] = np.bincount(dag.tails[found], minlength=n)
+            parents[b] = np.bincount(dag.heads[found], minlength=n)
+
+    # NumPy's gathers and compares release the GIL: the sources split over GraphBLAS's threads
+    workers = max(1, min(B, int(graphblas.ss.config["nthreads"])))
+    chunks = [range(B * i // workers, B * (i + 1) // workers) for i in range(workers)]
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(sources, chunks))
     cols = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
     del columns
     np.cumsum(indptr, out=indptr)
