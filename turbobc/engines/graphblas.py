@@ -746,10 +746,9 @@ def _dag_edges(D: Matrix, dag: ShortestPathDag) -> tuple[Matrix, Matrix]:
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(sources, chunks))
     cols = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
-    del columns
+    columns.clear()  # (the closure above refers to the list: emptied, not deleted)
     np.cumsum(indptr, out=indptr)
     T_by_tail = Matrix.from_csr(indptr, cols, True, nrows=B * n, ncols=dag.graph.nnz)
-    del cols, indptr
     rows, vertices = np.nonzero(parents)
     indegree = Matrix.from_coo(rows, vertices, parents[rows, vertices].astype(np.float64),
                                nrows=B, ncols=n)
