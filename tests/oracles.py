@@ -147,3 +147,25 @@ def _exact_dijkstra(out: list, length_of: list, source: int):
             if dist[w] == dist[v] + length_of[v][w]:
                 sigma[w] += sigma[v]
     return dist, sigma, order
+
+
+def assert_edge_values(E, G, want, *, rtol, atol):
+    """E (csr, list(G) order) holds networkx's edge value ``want[(u, v)]`` on every edge, both
+    ways when undirected, and nothing else (self loops in ``want`` are skipped: never on a
+    shortest path, and turbobc drops them)."""
+    import numpy as np
+
+    index = {v: i for i, v in enumerate(G)}
+    expected = {}
+    for (u, v), x in want.items():
+        if u == v:
+            continue
+        expected[(index[u], index[v])] = x
+        if not G.is_directed():
+            expected[(index[v], index[u])] = x
+    coo = E.tocoo()
+    got = dict(zip(zip(coo.row.tolist(), coo.col.tolist()), coo.data.tolist()))
+    assert set(got) == set(expected)
+    keys = sorted(expected)
+    np.testing.assert_allclose([got[k] for k in keys], [expected[k] for k in keys],
+                               rtol=rtol, atol=atol)

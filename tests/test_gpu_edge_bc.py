@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 import spmv
 import turbobc
+from oracles import assert_edge_values
 from gpu_helpers import Counter, make_graph, pool_limited, read_graph
 from graph_cases import GRAPH_CASES
 from turbobc._graph import Graph
@@ -80,22 +81,8 @@ def batched_vertex(graph, sources, kernel, endpoints=False, **kw):
 
 
 def check_edge_bc(E, G, want):
-    """E (csr, list(G) order) holds networkx's value on every edge, both ways when
-    undirected, and nothing else (as tests/test_edge_bc.py checks the CPU engine)."""
-    index = {v: i for i, v in enumerate(G)}
-    expected = {}
-    for (u, v), x in want.items():
-        if u == v:
-            continue  # a self loop is never on a shortest path; turbobc drops it
-        expected[(index[u], index[v])] = x
-        if not G.is_directed():
-            expected[(index[v], index[u])] = x
-    coo = E.tocoo()
-    got = dict(zip(zip(coo.row.tolist(), coo.col.tolist()), coo.data.tolist()))
-    assert set(got) == set(expected)
-    keys = sorted(expected)
-    np.testing.assert_allclose([got[k] for k in keys], [expected[k] for k in keys],
-                               rtol=1e-10, atol=1e-13)
+    """E (csr, list(G) order) holds networkx's value on every edge (tests/oracles.py)."""
+    assert_edge_values(E, G, want, rtol=1e-10, atol=1e-13)
 
 
 def mixed_depths_graph(directed: bool) -> Graph:
