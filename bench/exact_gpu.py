@@ -28,7 +28,10 @@ sweeps the same K random sources once unweighted and once weighted with each DAG
 turbobc/engines/gpu/weighted.py (``PATHS``) through the engine protocol (no tree folding), and
 records the wall and engine seconds, the ratios, and the largest relative difference of the
 weighted sums from the graphblas engine on a few of the sources (record ``weighted_gpu``; no
-exact runs).
+exact runs). Beside it, NetworKit's weighted Betweenness on all threads (issue 13: turbobc at
+least :data:`WEIGHTED_NETWORKIT_TARGET` times faster), both as exact-run estimates: turbobc's
+seconds · n / K, NetworKit's per-source cost from ``EstimateBetweenness`` (``networkit_weighted``;
+``--networkit-samples``), calibrated by its exact run on graphs below 5,000 vertices.
 
 Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR] [--no-edges]
        python bench/exact_gpu.py --weighted ego-Facebook:512 del16:256
@@ -63,6 +66,7 @@ EDGE_TARGET_RATIO = 1.3  # issue 13: edge BC within 1.3x the time of vertex BC
 EDGE_SOURCES = 8192      # sources of the edge/vertex comparison (all of them on smaller graphs)
 WEIGHTED_TARGET_RATIO = 3.0  # issue 13: weighted BC within 3x the time of unweighted BC
 WEIGHTED_CHECK_SOURCES = 4   # sources of the weighted check against the graphblas engine
+WEIGHTED_NETWORKIT_TARGET = 30.0  # issue 13: weighted BC at least 30x NetworKit's (all threads)
 
 
 def copy_bandwidth(nbytes: int = 4 * 2**30, repeats: int = 5) -> float:
@@ -258,7 +262,8 @@ def with_random_lengths(A, seed: int = 0, high: int = 100):
     return L
 
 
-def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
+def bench_weighted(name: str, num_sources: int, seed: int = 0,
+                   networkit_samples: int = 1024) -> dict:
     """Weighted (lengths 1..100) against unweighted BC on the same ``num_sources`` random
     sources of graph ``name``, both through the GPU engine's protocol (module docstring)."""
     import dataclasses
@@ -311,7 +316,46 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0) -> dict:
     row["ratio"] = row[f"weighted_{best}_ratio"]
     row["target_ratio"] = WEIGHTED_TARGET_RATIO
     row["target_met"] = bool(row["ratio"] <= WEIGHTED_TARGET_RATIO)
+    row["turbobc_exact_estimate_seconds"] = row[f"weighted_{best}_seconds"] * n / sources.size
+    row.update(networkit_weighted(L, networkit_samples))
+    if "networkit_exact_estimate_seconds" in row:
+        row["networkit_over_turbobc"] = (row["networkit_exact_estimate_seconds"]
+                                         / row["turbobc_exact_estimate_seconds"])
+        row["networkit_target_met"] = bool(row["networkit_over_turbobc"]
+                                           >= WEIGHTED_NETWORKIT_TARGET)
     return row
+
+
+def networkit_weighted(L, samples: int, exact_below: int = 5000) -> dict:
+    """NetworKit's weighted Betweenness on all threads, as a per-source cost: the exact
+    time is estimated as ``EstimateBetweenness(G, samples, parallel=True)`` seconds · n /
+    samples (each sample is one Dijkstra and one dependency sweep, as in the exact run);
+    graphs with fewer than ``exact_below`` vertices also time the exact
+    ``Betweenness`` (the estimate's calibration). Empty when NetworKit is not installed."""
+    import scipy.sparse as sp
+
+    try:
+        import networkit as nk
+    except ImportError as exc:
+        print(f"networkit not installed ({exc}): no NetworKit column", flush=True)
+        return {}
+    n = L.shape[0]
+    upper = sp.triu(sp.csr_array(L), k=1).tocoo()
+    G = nk.Graph(n, weighted=True, directed=False)
+    for u, v, w in zip(upper.row.tolist(), upper.col.tolist(), upper.data.tolist()):
+        G.addEdge(u, v, w)
+    samples = min(samples, n)
+    t0 = time.perf_counter()
+    nk.centrality.EstimateBetweenness(G, samples, False, True).run()
+    sampled = time.perf_counter() - t0
+    out = {"networkit_threads": nk.getMaxNumberOfThreads(), "networkit_samples": samples,
+           "networkit_sample_seconds": sampled,
+           "networkit_exact_estimate_seconds": sampled * n / samples}
+    if n < exact_below:
+        t0 = time.perf_counter()
+        nk.centrality.Betweenness(G, normalized=False).run()
+        out["networkit_exact_seconds"] = time.perf_counter() - t0
+    return out
 
 
 def cached_graph(name: str):
@@ -437,12 +481,14 @@ def main(argv=None):
     parser.add_argument("--weighted", nargs="*", default=[],
                         help="GRAPH:K: time weighted BC (integer lengths 1..100) against "
                              "unweighted BC on K random sources instead, no exact runs")
+    parser.add_argument("--networkit-samples", type=int, default=1024,
+                        help="sources of NetworKit's weighted per-source cost (--weighted)")
     args = parser.parse_args(argv)
     if args.weighted:
         rows = []
         for item in args.weighted:
             name, k = item.rsplit(":", 1)
-            row = bench_weighted(name, int(k))
+            row = bench_weighted(name, int(k), networkit_samples=args.networkit_samples)
             rows.append(row)
             print(f"{row['graph']:20s} n={row['n']:9d} nnz={row['nnz']:11d} "
                   f"sources={row['sources']:6d} unweighted {row['unweighted_seconds']:8.3f} s",
@@ -456,6 +502,12 @@ def main(argv=None):
                       flush=True)
             print(f"{'':20s} best {row['best_path']}: x{row['ratio']:.2f} "
                   f"(target x{WEIGHTED_TARGET_RATIO} met={row['target_met']})", flush=True)
+            if "networkit_over_turbobc" in row:
+                print(f"{'':20s} exact weighted estimate: turbobc "
+                      f"{row['turbobc_exact_estimate_seconds']:.2f} s, NetworKit "
+                      f"{row['networkit_exact_estimate_seconds']:.2f} s on "
+                      f"{row['networkit_threads']} threads = x{row['networkit_over_turbobc']:.1f}"
+                      f" (target x{WEIGHTED_NETWORKIT_TARGET})", flush=True)
         path = write_record("weighted_gpu", {"rows": rows}, results=args.out)
         print(f"record: {path}")
         return

@@ -4,7 +4,9 @@
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
-# serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs); SINGLE=0,
+# serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs), run first
+# after the tests; WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
+# NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu); SINGLE=0,
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
@@ -75,6 +77,19 @@ if [ "$BENCH_ONLY" != 1 ]; then
     fi
 fi
 bstatus=0
+if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1 and 2 GPU workers through Dask (two GPUs needed)
+    timeout ${DASK_TIMEOUT:-300} python3 bench/dask_scaling.py --out "$OUT" ${DASK_ARGS:-} \
+        2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
+        | tee "$OUT/dask_scaling.log" | tail -n 20
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] dask_scaling done"
+fi
+if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
+    timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \
+        ${WEIGHTED_ARGS:-} 2>&1 | tee "$OUT/weighted_gpu.log" | tail -n 30
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] weighted done"
+fi
 if [ "${SINGLE:-1}" != 0 ]; then
     timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
         ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
@@ -130,13 +145,6 @@ if [ $COMPARE = 1 ]; then
         [ $? -eq 0 ] || bstatus=1
         echo "[gpu_check ${SECONDS} s] $side: exact_gpu done"
     done
-fi
-if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1 and 2 GPU workers through Dask (two GPUs needed)
-    timeout ${DASK_TIMEOUT:-300} python3 bench/dask_scaling.py --out "$OUT" ${DASK_ARGS:-} \
-        2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
-        | tee "$OUT/dask_scaling.log" | tail -n 20
-    [ $? -eq 0 ] || bstatus=1
-    echo "[gpu_check ${SECONDS} s] dask_scaling done"
 fi
 if [ -n "${BENCH_BPS:-}" ]; then  # the same on fewer resident blocks per SM (barrier cost)
     for bps in $BENCH_BPS; do
