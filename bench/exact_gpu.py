@@ -25,7 +25,8 @@ Weighted BC beside unweighted BC (issue 13, target: weighted BC at most
 :data:`WEIGHTED_TARGET_RATIO` times the unweighted time): ``--weighted GRAPH:K ...`` gives the
 graph's edges integer lengths uniform in 1..100 (both directions of an edge alike, seed 0),
 sweeps the same K random sources once unweighted and once weighted with each DAG sweep of
-turbobc/engines/gpu/weighted.py (``PATHS``) through the engine protocol (no tree folding), and
+``--weighted-paths`` (turbobc/engines/gpu/weighted.py ``PATHS``; default the kernels) through
+the engine protocol (no tree folding), each after an untimed warm-up on the same path, and
 records the wall and engine seconds, the ratios, and the largest relative difference of the
 weighted sums from the graphblas engine on a few of the sources (record ``weighted_gpu``; no
 exact runs). Beside it, NetworKit's weighted Betweenness on all threads (issue 13: turbobc at
@@ -263,16 +264,16 @@ def with_random_lengths(A, seed: int = 0, high: int = 100):
 
 
 def bench_weighted(name: str, num_sources: int, seed: int = 0,
-                   networkit_samples: int = 1024) -> dict:
+                   networkit_samples: int = 1024, paths=("kernels",)) -> dict:
     """Weighted (lengths 1..100) against unweighted BC on the same ``num_sources`` random
-    sources of graph ``name``, both through the GPU engine's protocol (module docstring)."""
+    sources of graph ``name``, both through the GPU engine's protocol (module docstring),
+    the weighted run with each DAG sweep of ``paths``."""
     import dataclasses
 
     import cupy
 
     from turbobc._run import engine_named, run_schedule
     from turbobc._validation import _weighted_graph
-    from turbobc.engines.gpu import weighted as gpu_weighted
     from turbobc._tuning import current as current_tuning, tuning
     from turbobc.engines.protocol import Problem
 
@@ -285,11 +286,14 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
     row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(weighted.nnz),
            "sources": int(sources.size), "lengths": "integers 1..100"}
     runs = [("unweighted", unweighted, None)] + [
-        (f"weighted_{path}", weighted, path) for path in gpu_weighted.PATHS]
+        (f"weighted_{path}", weighted, path) for path in paths]
     for label, graph, path in runs:
         engine = engine_named("gpu")
         with tuning(gpu_weighted_path=path or current_tuning().gpu_weighted_path):
-            run_schedule(Problem(graph), engine, [sources[:2]])  # compile, warm up
+            # compile and warm up on the path the timed run takes (the unweighted run: all
+            # of its sources, as the batched kernel's first launch loads its module)
+            warm = sources if path is None else sources[:64]
+            run_schedule(Problem(graph), engine, [warm])
             cupy.cuda.Device().synchronize()
             t0 = time.perf_counter()
             total, facts = run_schedule(Problem(graph), engine, [sources])
@@ -311,7 +315,7 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
                 np.where(want.vertex == 0, np.abs(got.vertex), np.abs(got.vertex - want.vertex)
                          / scale))) if n else 0.0
             row[f"{label}_ratio"] = row[f"{label}_seconds"] / row["unweighted_seconds"]
-    best = min(gpu_weighted.PATHS, key=lambda p: row[f"weighted_{p}_seconds"])
+    best = min(paths, key=lambda p: row[f"weighted_{p}_seconds"])
     row["best_path"] = best
     row["ratio"] = row[f"weighted_{best}_ratio"]
     row["target_ratio"] = WEIGHTED_TARGET_RATIO
@@ -481,19 +485,25 @@ def main(argv=None):
     parser.add_argument("--weighted", nargs="*", default=[],
                         help="GRAPH:K: time weighted BC (integer lengths 1..100) against "
                              "unweighted BC on K random sources instead, no exact runs")
+    parser.add_argument("--weighted-paths", nargs="+", default=["kernels"],
+                        help="DAG sweeps of the weighted runs (turbobc/engines/gpu/weighted.py "
+                             "PATHS; the wide one is many times slower)")
     parser.add_argument("--networkit-samples", type=int, default=1024,
                         help="sources of NetworKit's weighted per-source cost (--weighted)")
     args = parser.parse_args(argv)
     if args.weighted:
-        rows = []
+        rows, record = [], None
         for item in args.weighted:
             name, k = item.rsplit(":", 1)
-            row = bench_weighted(name, int(k), networkit_samples=args.networkit_samples)
+            row = bench_weighted(name, int(k), networkit_samples=args.networkit_samples,
+                                 paths=args.weighted_paths)
             rows.append(row)
+            record = write_record("weighted_gpu", {"rows": rows}, results=args.out,
+                                  path=record)
             print(f"{row['graph']:20s} n={row['n']:9d} nnz={row['nnz']:11d} "
                   f"sources={row['sources']:6d} unweighted {row['unweighted_seconds']:8.3f} s",
                   flush=True)
-            for path in ("wide", "kernels"):
+            for path in args.weighted_paths:
                 key = f"weighted_{path}"
                 print(f"{'':20s} weighted ({path:7s}) {row[key + '_seconds']:8.3f} s = "
                       f"x{row[key + '_ratio']:6.2f}, distances "
@@ -508,8 +518,7 @@ def main(argv=None):
                       f"{row['networkit_exact_estimate_seconds']:.2f} s on "
                       f"{row['networkit_threads']} threads = x{row['networkit_over_turbobc']:.1f}"
                       f" (target x{WEIGHTED_NETWORKIT_TARGET})", flush=True)
-        path = write_record("weighted_gpu", {"rows": rows}, results=args.out)
-        print(f"record: {path}")
+        print(f"record: {record}")
         return
     if args.sampled:
         rows = []

@@ -93,11 +93,14 @@ def environment() -> dict:
     return env
 
 
-def write_record(name: str, record: dict, results: Path = RESULTS) -> Path:
-    """Write ``record`` (plus the environment) to ``results/<name>-<UTC time>.json``."""
+def write_record(name: str, record: dict, results: Path = RESULTS,
+                 path: Path | None = None) -> Path:
+    """Write ``record`` (plus the environment) to ``results/<name>-<UTC time>.json``, or over
+    ``path`` (a record written earlier in the same run, rewritten as rows are added, so that
+    a run cut by its time limit keeps the rows it finished)."""
     results.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    path = results / f"{name}-{stamp}.json"
+    path = path if path is not None else results / f"{name}-{stamp}.json"
     payload = {"benchmark": name, "utc": stamp, "environment": environment(), **record}
     path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n")
     return path

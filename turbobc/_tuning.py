@@ -77,8 +77,14 @@ class Tuning:
         How the GPU engine sweeps a weighted graph's shortest-path DAG after the distances
         (``turbobc.engines.gpu.weighted.PATHS``): ``"wide"``, engines/wide.py's sweep on CuPy
         (an exponent per count), or ``"kernels"``, the layer kernels of
-        spmv/kernels/weighted.cu. Both pass the same 683 GPU tests (H100); "wide" stays the
-        default until their times are recorded.
+        spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
+        3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
+        bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
+    gpu_weighted_delta : float or None
+        Width of a distance bucket of the GPU engine's near-far Bellman–Ford (weighted BC):
+        a round relaxes only the waiting slots below the threshold. None: one mean edge
+        length (``turbobc.engines.gpu.weighted.DELTA_MEAN_LENGTHS``); ``math.inf``: plain
+        frontier Bellman–Ford.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -96,7 +102,8 @@ class Tuning:
     cpu_collect_above_slots: int | float = 2**20
     fold_trees: bool = True
     fold_min_share: float = 0.05
-    gpu_weighted_path: str = "wide"
+    gpu_weighted_path: str = "kernels"
+    gpu_weighted_delta: float | None = None
     dask_chunk_sources: int | None = None
 
 

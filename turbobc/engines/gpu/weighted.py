@@ -4,10 +4,13 @@ exponent-per-vertex sweep of the shortest-path DAG (turbobc.engines.wide) on CuP
 Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted problem
 (``Graph.lengths``), vertex and edge BC, any number of sources. Per batch of B sources:
 
-1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by frontier Bellman–Ford
-   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): every (source, vertex) slot lowered in
-   the last round relaxes its out-edges with an atomic min on the float64 bit pattern (the
-   order of non-negative doubles), until a round lowers nothing. The fixed point is the least
+1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by near-far Bellman–Ford
+   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): the (source, vertex) slots lowered
+   and not yet relaxed wait in a list; those whose distance is below a threshold (the near
+   set) relax their out-edges with an atomic min on the float64 bit pattern (the order of
+   non-negative doubles), the rest (the far pile) wait until the near set runs dry and the
+   threshold moves one bucket (:data:`DELTA_MEAN_LENGTHS`) past the nearest of them; the
+   rounds end when both are empty. The fixed point is the least
    one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
    and the sums networkx's Dijkstra compares;
 2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
@@ -18,11 +21,10 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
    (CSR order). No count over- or underflows, so no source ever needs a second path.
 
 This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh). By
-default (``Tuning.gpu_weighted_path``) the DAG sweep runs as CuPy array operations over lists of
-(source, vertex) entries, one layer at a time, so it is slower than unweighted BC (issue 13's
-target, at most 3x, is not met by this path). The other path, ``"kernels"`` (:data:`PATHS`),
-sweeps the layers with three kernels of spmv/kernels/weighted.cu and plain float64 counts,
-sending lanes whose counts reach +inf to the wide sweep. ``kernel=`` is accepted and ignored.
+default (``Tuning.gpu_weighted_path``, ``"kernels"``, :data:`PATHS`) the DAG is swept with
+three kernels of spmv/kernels/weighted.cu and plain float64 counts, lanes whose counts reach
++inf going to the wide sweep; the other path, ``"wide"``, runs that sweep for every lane, as
+CuPy array operations over lists of (source, vertex) entries, one layer at a time. ``kernel=`` is accepted and ignored.
 
 Device memory per batch of B sources, n vertices, m stored edges: about
 :data:`BYTES_PER_SLOT` per (source, vertex) slot (distances, frontier marks and keys, the
@@ -49,10 +51,10 @@ __all__ = ["accumulate_on", "choose_batch", "memory_model", "distances", "WEIGHT
 WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
 """The format parts a weighted run sweeps with (turbobc/engines/gpu/resident.py)."""
 
-BYTES_PER_SLOT = 112
-"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, frontier mark 1
-and key 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), its level lists
-(key, M, E: 24) and its δ lists (16), rounded up."""
+BYTES_PER_SLOT = 136
+"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, pending mark 4,
+queue 8, near set and far pile 16, the DAG sweep's dense M, E, in-degree, pending count and δ
+(40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
@@ -60,13 +62,20 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 
 RELAX_BLOCK = 256
 
+DELTA_MEAN_LENGTHS = 1.0
+"""Default width of a near-far distance bucket, in mean edge lengths: the slots of a round are
+those below the threshold, so a slot is rarely relaxed before its distance is final (frontier
+Bellman–Ford, every lowered slot in every round, relaxed delaunay_n16's slots many times over:
+208 rounds, 2.4 s of 3.3 s for 8,192 sources on an H200, bench/gpu_check.sh WEIGHTED run of
+2026-11-23)."""
+
 PATHS = ("wide", "kernels")
 """How the DAG is swept after the distances (``Tuning.gpu_weighted_path``, default
-``"wide"``): ``"wide"``, engines/wide.py's sweep on CuPy (mantissa and exponent per count;
+``"kernels"``): ``"wide"``, engines/wide.py's sweep on CuPy (mantissa and exponent per count;
 many small launches per layer), or ``"kernels"``, the layer kernels of
 spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``, ``bcw_backward``: plain float64
 counts, three launches per layer, lanes whose counts reach +inf swept again by the wide
-path). The wide path is the default until the kernels' times are recorded."""
+path), the default since their times were recorded (``Tuning.gpu_weighted_path``)."""
 
 
 def format_bytes(n: int, m: int, index_bytes: int) -> int:
@@ -100,12 +109,16 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     return -(-num_sources // batches)
 
 
-def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
+def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
+              delta: float | None = None):
     """The B x n float64 distances from ``sources`` (host int64, distinct) on the device
-    (CuPy array, +inf where not reached), by frontier Bellman–Ford (module docstring).
+    (CuPy array, +inf where not reached), by near-far Bellman–Ford (module docstring).
 
     ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
     aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
+    ``delta``: the width of a distance bucket (default ``Tuning.gpu_weighted_delta``, else
+    :data:`DELTA_MEAN_LENGTHS` mean edge lengths; ``math.inf``: every lowered slot relaxes
+    in the next round, plain frontier Bellman–Ford).
     """
     import cupy
 
@@ -115,24 +128,49 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     B = sources.size
     kernel = _module.get_kernel("weighted.cu",
                                 f"bcw_relax<{_module.c_index_type(idx.dtype)}>")
+    if delta is None:
+        delta = current_tuning().gpu_weighted_delta
+    if delta is None:
+        delta = DELTA_MEAN_LENGTHS * (float(lengths.mean()) if lengths.size else 1.0)
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
-    keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
-    dist[keys] = 0  # the bit pattern of +0.0
-    marks = cupy.zeros(B * n, dtype=cupy.uint8)
-    count = int(keys.size)
+    values = dist.view(cupy.float64)
+    near = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
+    dist[near] = 0  # the bit pattern of +0.0
+    pending = cupy.zeros(B * n, dtype=cupy.uint32)
+    queue = cupy.empty(B * n, dtype=cupy.int64)
+    queued = cupy.zeros(1, dtype=cupy.uint64)
+    far = cupy.empty(0, dtype=cupy.int64)
+    threshold = delta
     done = 0
-    while count:
+    while True:
+        if near.size == 0:
+            if far.size == 0:
+                break
+            # the near set ran dry: the next bucket starts at the nearest slot of the far pile
+            threshold = float(values[far].min()) + delta
+            near, far = _split(values, far, threshold)
+            continue
+        # S_near: relaxed now; their marks cleared first, so that a slot lowered again
+        # during the round is queued again
+        pending[near] = 0
         done += 1
-        grid = max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
-        kernel((grid,), (RELAX_BLOCK,),
-               (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks))
-        keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
-        count = int(keys.size)
-        if count:
-            marks.fill(0)
+        kernel((_launch_size(int(near.size)),), (RELAX_BLOCK,),
+               (ptr, idx, lengths, np.int64(n), near, np.int64(near.size), dist, pending,
+                queue, queued))
+        count = int(queued.get()[0])
+        queued.fill(0)
+        near, later = _split(values, queue[:count].copy(), threshold)
+        if later.size:
+            far = cupy.concatenate([far, later])
     if rounds is not None:
         rounds.append(done)
-    return dist.view(cupy.float64).reshape(B, n)
+    return values.reshape(B, n)
+
+
+def _split(values, slots, threshold: float):
+    """``slots`` cut by distance: those below ``threshold`` (the near set) and the rest."""
+    below = values[slots] < threshold
+    return slots[below], slots[~below]
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
@@ -192,7 +230,7 @@ class _OutOfMemory(Exception):
 
 
 def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, weights,
-                edge_raw, _batch, _index_dtype, path="wide") -> np.ndarray:
+                edge_raw, _batch, _index_dtype, path="kernels") -> np.ndarray:
     import cupy
 
     from turbobc.engines.gpu.batched import _device_free_bytes
