@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import math
 from dataclasses import dataclass
 
 __all__ = ["Tuning", "tuning", "current"]
@@ -80,11 +81,12 @@ class Tuning:
         spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
         3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
         bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
-    gpu_weighted_delta : float or None
-        Width of a distance bucket of the GPU engine's near-far Bellman–Ford (weighted BC):
-        a round relaxes only the waiting slots below the threshold. None: one mean edge
-        length (``turbobc.engines.gpu.weighted.DELTA_MEAN_LENGTHS``); ``math.inf``: plain
-        frontier Bellman–Ford.
+    gpu_weighted_delta : float
+        Width of a distance bucket of the GPU engine's Bellman–Ford (weighted BC): with a
+        finite width a round relaxes only the queued slots below a threshold (near-far).
+        ``math.inf`` (the default): every queued slot, frontier Bellman–Ford, faster on the
+        graphs measured (``turbobc.engines.gpu.weighted.DELTA_MEAN_LENGTHS``); ``nan``: one
+        mean edge length.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -103,7 +105,7 @@ class Tuning:
     fold_trees: bool = True
     fold_min_share: float = 0.05
     gpu_weighted_path: str = "kernels"
-    gpu_weighted_delta: float | None = None
+    gpu_weighted_delta: float = math.inf
     dask_chunk_sources: int | None = None
 
 

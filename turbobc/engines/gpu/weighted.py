@@ -4,13 +4,13 @@ exponent-per-vertex sweep of the shortest-path DAG (turbobc.engines.wide) on CuP
 Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted problem
 (``Graph.lengths``), vertex and edge BC, any number of sources. Per batch of B sources:
 
-1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by near-far Bellman–Ford
-   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): the (source, vertex) slots lowered
-   and not yet relaxed wait in a list; those whose distance is below a threshold (the near
-   set) relax their out-edges with an atomic min on the float64 bit pattern (the order of
-   non-negative doubles), the rest (the far pile) wait until the near set runs dry and the
-   threshold moves one bucket (:data:`DELTA_MEAN_LENGTHS`) past the nearest of them; the
-   rounds end when both are empty. The fixed point is the least
+1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by frontier Bellman–Ford
+   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): the (source, vertex) slots lowered in
+   a round are queued once by the kernel and relax their out-edges in the next one, with an
+   atomic min on the float64 bit pattern (the order of non-negative doubles), until a round
+   lowers nothing (optionally near-far: only the queued slots below a threshold relax, the
+   rest wait until the threshold moves one bucket past the nearest of them,
+   ``Tuning.gpu_weighted_delta``, slower on the graphs measured). The fixed point is the least
    one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
    and the sums networkx's Dijkstra compares;
 2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
@@ -36,6 +36,7 @@ for edge BC.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -63,11 +64,12 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 RELAX_BLOCK = 256
 
 DELTA_MEAN_LENGTHS = 1.0
-"""Default width of a near-far distance bucket, in mean edge lengths: the slots of a round are
-those below the threshold, so a slot is rarely relaxed before its distance is final (frontier
-Bellman–Ford, every lowered slot in every round, relaxed delaunay_n16's slots many times over:
-208 rounds, 2.4 s of 3.3 s for 8,192 sources on an H200, bench/gpu_check.sh WEIGHTED run of
-2026-11-23)."""
+"""Width of a near-far distance bucket, in mean edge lengths, when ``Tuning.gpu_weighted_delta``
+asks for buckets without giving the width (``nan``). The default is no buckets (``math.inf``:
+every queued slot relaxes in the next round, frontier Bellman–Ford): with one-length buckets
+the rounds grew 6.6-fold on delaunay_n16 (208 to 1,366 for 8,192 sources; ego-Facebook 33 to
+240) and the distances took 20.3 s instead of 2.4 s, H200, lengths 1..100
+(bench/results/weighted_gpu-20261123T221602Z.json against the log of the run before it)."""
 
 PATHS = ("wide", "kernels")
 """How the DAG is swept after the distances (``Tuning.gpu_weighted_path``, default
@@ -116,9 +118,9 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
 
     ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
     aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
-    ``delta``: the width of a distance bucket (default ``Tuning.gpu_weighted_delta``, else
-    :data:`DELTA_MEAN_LENGTHS` mean edge lengths; ``math.inf``: every lowered slot relaxes
-    in the next round, plain frontier Bellman–Ford).
+    ``delta``: the width of a distance bucket (default ``Tuning.gpu_weighted_delta``;
+    ``math.inf``: every lowered slot relaxes in the next round, frontier Bellman–Ford;
+    ``nan``: :data:`DELTA_MEAN_LENGTHS` mean edge lengths).
     """
     import cupy
 
@@ -130,7 +132,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
                                 f"bcw_relax<{_module.c_index_type(idx.dtype)}>")
     if delta is None:
         delta = current_tuning().gpu_weighted_delta
-    if delta is None:
+    if math.isnan(delta):
         delta = DELTA_MEAN_LENGTHS * (float(lengths.mean()) if lengths.size else 1.0)
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
     values = dist.view(cupy.float64)
@@ -139,16 +141,18 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
     pending = cupy.zeros(B * n, dtype=cupy.uint32)
     queue = cupy.empty(B * n, dtype=cupy.int64)
     queued = cupy.zeros(1, dtype=cupy.uint64)
-    far = cupy.empty(0, dtype=cupy.int64)
+    far: list = []  # the far pile, in the pieces it was queued in (joined once per bucket)
     threshold = delta
     done = 0
     while True:
         if near.size == 0:
-            if far.size == 0:
+            if not far:
                 break
             # the near set ran dry: the next bucket starts at the nearest slot of the far pile
-            threshold = float(values[far].min()) + delta
-            near, far = _split(values, far, threshold)
+            pile = cupy.concatenate(far) if len(far) > 1 else far[0]
+            threshold = float(values[pile].min()) + delta
+            near, rest = _split(values, pile, threshold)
+            far = [rest] if rest.size else []
             continue
         # S_near: relaxed now; their marks cleared first, so that a slot lowered again
         # during the round is queued again
@@ -159,9 +163,11 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
                 queue, queued))
         count = int(queued.get()[0])
         queued.fill(0)
-        near, later = _split(values, queue[:count].copy(), threshold)
-        if later.size:
-            far = cupy.concatenate([far, later])
+        near = queue[:count].copy()
+        if not math.isinf(threshold):
+            near, later = _split(values, near, threshold)
+            if later.size:
+                far.append(later)
     if rounds is not None:
         rounds.append(done)
     return values.reshape(B, n)
