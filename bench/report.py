@@ -8,6 +8,7 @@ the file) with it. Only the records are read: nothing is timed here.
 from __future__ import annotations
 
 import json
+import statistics
 import re
 from pathlib import Path
 
@@ -146,6 +147,24 @@ def _latest(records: list[dict], keep) -> list[dict]:
     return list(chosen.values())
 
 
+def _exact_rows(records: list[dict]) -> list[list]:
+    """The exact-BC table's rows: the latest row of each (GPU, graph) over ``records``."""
+    latest: dict = {}
+    for r in records:
+        for g in r["graphs"]:
+            latest[(_device(r), g["graph"])] = (r, g)
+    rows = []
+    for (device, _), (r, g) in latest.items():
+        ratio = g.get("edge_ratio")
+        rows.append([device, g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", f"{g['seconds']:.3f}",
+                     f"{gteps(g['n'], g['nnz'], g['seconds']):.2f}",
+                     _gib(g.get("peak_pool_bytes")),
+                     "estimate from %d sources" % g["sources"] if g.get("extrapolated")
+                     else "exact", g.get("target_seconds", "-"),
+                     "-" if ratio is None else f"{ratio:.2f}x", r["_file"]])
+    return rows
+
+
 def results_markdown(results: Path = RESULTS) -> str:
     """The README's results section, from the latest record of each kind and device."""
     records = load_records(results)
@@ -167,14 +186,44 @@ def results_markdown(results: Path = RESULTS) -> str:
     exact = [r for r in records if r.get("benchmark") == "exact_gpu"
              and r["_file"].startswith("exact_gpu-")]
     if exact:
-        r = exact[-1]
-        rows = [[_device(r), g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", f"{g['seconds']:.3f}",
-                 f"{gteps(g['n'], g['nnz'], g['seconds']):.2f}", _gib(g.get("peak_pool_bytes")),
-                 "estimate from %d sources" % g["sources"] if g.get("extrapolated") else "exact",
-                 g.get("target_seconds", "-")] for g in r["graphs"]]
-        parts += [f"### Exact BC on the GPU [{r['_file']}]", "",
+        parts += ["### Exact BC on the GPU (latest row per GPU and graph)", "",
                   _table(["GPU", "graph", "n", "stored edges", "seconds", "GTEPS", "peak GiB",
-                          "run", "target s"], rows), ""]
+                          "run", "target s", "edge/vertex", "record"], _exact_rows(exact)), ""]
+    weighted = [r for r in records if r.get("benchmark") == "weighted_gpu"]
+    if weighted:
+        r = weighted[-1]
+        parts += [f"### Weighted BC on the GPU, lengths 1..100 [{r['_file']}]", "",
+                  "Random sources, the same for both runs; the exact-run estimates scale by "
+                  "n / sources (NetworKit's from `EstimateBetweenness` on all threads, "
+                  "bench/exact_gpu.py).", "",
+                  _table(["GPU", "graph", "sources", "unweighted s", "weighted s", "ratio",
+                          "distance s", "rounds", "exact est. s", "NetworKit est. s",
+                          "NetworKit threads", "NetworKit / turbobc"],
+                         [[_device(r), g["graph"], f"{g['sources']:,}",
+                           f"{g['unweighted_seconds']:.3f}",
+                           f"{g['weighted_' + g['best_path'] + '_seconds']:.3f}",
+                           f"{g['ratio']:.1f}x",
+                           f"{g['weighted_' + g['best_path'] + '_distance_seconds']:.3f}",
+                           g["weighted_" + g["best_path"] + "_rounds"],
+                           f"{g.get('turbobc_exact_estimate_seconds', float('nan')):.1f}",
+                           f"{g.get('networkit_exact_estimate_seconds', float('nan')):.1f}",
+                           g.get("networkit_threads", "-"),
+                           f"{g.get('networkit_over_turbobc', float('nan')):.1f}x"]
+                          for g in r["rows"]]), ""]
+    dask = [r for r in records if r.get("benchmark") == "dask_scaling"]
+    if dask:
+        r = dask[-1]
+        parts += [f"### Scale-out through Dask, one worker per GPU [{r['_file']}]", "",
+                  "Overhead = wall seconds − the busiest worker's chunk seconds (validation, "
+                  "the graph's one transfer per worker, scheduling).", "",
+                  _table(["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
+                          "first chunk s", "median chunk s", "overhead s"],
+                         [[_device(r), g["graph"],
+                           "all (exact)" if g["exact"] else f"{g['sources']:,}",
+                           g["workers"], f"{g['seconds']:.2f}", f"{g['speedup']:.2f}x",
+                           g["chunks"], f"{g['first_chunk_seconds']:.2f}",
+                           f"{statistics.median(g['chunk_seconds']):.2f}",
+                           f"{g['overhead_seconds']:.2f}"] for g in r["rows"]]), ""]
     for suite, title in (("exact", "Exact BC, every engine in one run"),
                          ("cpu-small", "Exact BC on small graphs, every engine in one run"),
                          ("memory", "Memory footprint (Kronecker graphs)")):
