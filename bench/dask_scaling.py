@@ -13,7 +13,9 @@ the largest difference from the one-worker values.
 Usage: python bench/dask_scaling.py [--graphs road-luxembourg-osm.mtx.gz kron20]
        [--workers 1 2] [--sources kron20:32768] [--chunk-sources kron20:4096] [--out DIR]
 ``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
-exact BC would take longer than the run allows; the record says so.
+exact BC would take longer than the run allows; the record says so. ``--cpu-cores C --engine
+graphblas`` starts a CPU LocalCluster instead, its workers sharing C cores (GraphBLAS threads
+= C // workers; record ``dask_scaling_cpu``).
 """
 
 from __future__ import annotations
@@ -40,14 +42,34 @@ def _pairs(items: list[str]) -> dict[str, int]:
     return {name: int(value) for name, value in (item.rsplit(":", 1) for item in items)}
 
 
+def cpu_cluster(workers: int, threads: int):
+    """A LocalCluster of ``workers`` processes for the CPU engine, each with ``threads``
+    GraphBLAS threads (so that the workers share the cores instead of each taking all)."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                        dashboard_address=":0", env={"OMP_NUM_THREADS": str(threads)})
+
+
+def _set_graphblas_threads(threads: int) -> None:
+    import graphblas as gb
+
+    gb.ss.config["nthreads"] = threads
+
+
 def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
-              engine: str = "gpu") -> list[dict]:
+              engine: str = "gpu", cpu_cores: int | None = None) -> list[dict]:
     from distributed import Client
 
     rows, reference = [], None
     for workers in worker_counts:
-        with local_gpu_cluster(workers) as cluster, Client(cluster) as client:
+        threads = None if cpu_cores is None else max(1, cpu_cores // workers)
+        cluster = (local_gpu_cluster(workers) if threads is None
+                   else cpu_cluster(workers, threads))
+        with cluster, Client(cluster) as client:
             client.wait_for_workers(workers)
+            if threads is not None:
+                client.run(_set_graphblas_threads, threads)
             warm = sources[:64] if sources is not None else np.arange(min(64, A.shape[0]))
             run_bc(A, sources=warm, client=client, engine=engine)  # untimed: compile, cache
             with turbobc.tuning(dask_chunk_sources=chunk_sources):
@@ -70,6 +92,7 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
             "busiest_worker_chunk_seconds": busiest,
             "overhead_seconds": seconds - busiest if busiest is not None else None,
             "worker_engines": facts.get("worker_engines"), "folded": facts.get("folded"),
+            "cluster": "gpu" if threads is None else f"cpu, {threads} GraphBLAS threads per worker",
             "kernel": facts.get("kernel"), "batch": facts.get("batch"),
             "max_rel_diff_from_one_worker": float(
                 np.max(np.abs(result.values - reference) / np.maximum(np.abs(reference),
@@ -104,6 +127,10 @@ def main(argv=None):
                         help="NAME:C sets Tuning.dask_chunk_sources for NAME")
     parser.add_argument("--engine", default="gpu",
                         help="engine of the workers (graphblas: a smoke test without GPU)")
+    parser.add_argument("--cpu-cores", type=int, default=None,
+                        help="a CPU LocalCluster instead of one worker per GPU: these cores "
+                             "shared by the workers (GraphBLAS threads = cores // workers); "
+                             "use with --engine graphblas")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     subsets, chunks = _pairs(args.sources), _pairs(args.chunk_sources)
@@ -117,8 +144,9 @@ def main(argv=None):
         k = subsets.get(label, subsets.get(name))
         sources = None if k is None else np.arange(min(k, A.shape[0]))
         rows += run_graph(name, A, args.workers, sources, chunks.get(label, chunks.get(name)),
-                          args.engine)
-    path = write_record("dask_scaling", {"rows": rows}, results=args.out)
+                          args.engine, args.cpu_cores)
+    kind = "dask_scaling" if args.cpu_cores is None else "dask_scaling_cpu"
+    path = write_record(kind, {"rows": rows}, results=args.out)
     print(f"record: {path}")
 
 

@@ -5,7 +5,8 @@
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
 # serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs), run first
-# after the tests; WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
+# after the tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
+# LocalCluster of graphblas workers; WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu); SINGLE=0,
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
@@ -83,6 +84,13 @@ if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1 and 2 GPU workers through Dask (two 
         | tee "$OUT/dask_scaling.log" | tail -n 20
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] dask_scaling done"
+fi
+if [ -n "${DASK_CPU_ARGS:-}" ]; then  # a CPU LocalCluster (graphblas workers), e.g. 1 2 4 workers
+    timeout ${DASK_CPU_TIMEOUT:-150} python3 bench/dask_scaling.py --out "$OUT" --engine graphblas \
+        $DASK_CPU_ARGS 2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
+        | tee "$OUT/dask_scaling_cpu.log" | tail -n 12
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] dask_scaling (CPU cluster) done"
 fi
 if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
     timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \
