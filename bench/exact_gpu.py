@@ -34,6 +34,12 @@ least :data:`WEIGHTED_NETWORKIT_TARGET` times faster), both as exact-run estimat
 seconds · n / K, NetworKit's per-source cost from ``EstimateBetweenness`` (``networkit_weighted``;
 ``--networkit-samples``), calibrated by its exact run on graphs below 5,000 vertices.
 
+The two GPU families for unweighted BC (issue 12: a work-efficient traversal for deep graphs):
+``--families GRAPH:K ...`` times the batched kernels (``Tuning.gpu_family="lanes"``) and the
+queue family (``"queue"``, the weighted layer kernels with every length 1) on the same K
+sources, then exact BC with each when its estimate is within ``--max-seconds`` (record
+``gpu_families``).
+
 Usage: python bench/exact_gpu.py [--graphs ego-Facebook myc14 ...] [--out DIR] [--no-edges]
        python bench/exact_gpu.py --weighted ego-Facebook:512 del16:256
 """
@@ -362,6 +368,56 @@ def networkit_weighted(L, samples: int, exact_below: int = 5000) -> dict:
     return out
 
 
+def bench_families(name: str, num_sources: int, max_seconds: float = 40.0) -> dict:
+    """The GPU engine's two families for unweighted BC (``Tuning.gpu_family``: ``lanes``, the
+    batched kernels, and ``queue``, the layer kernels with every length 1) on the same
+    ``num_sources`` sources of graph ``name`` (the first in locality order, as the exact run
+    sweeps them), each after a warm-up; then exact BC with each family whose estimate (the
+    probe's seconds · n / K) is within ``max_seconds``. Records the seconds, the ratio and the
+    largest relative difference between the families' values."""
+    import cupy
+
+    import turbobc
+    from turbobc._api import run_bc
+    from turbobc._graph import Graph
+    from turbobc.engines.gpu.batched import locality_order
+
+    A = cached_graph(name)
+    n = A.shape[0]
+    rank, order, depth = locality_order(Graph(pattern=A, directed=False))
+    k = min(n, num_sources)
+    probe = np.sort(np.argsort(rank)[:k])
+    row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(A.nnz), "sources": int(k),
+           "order": order, "depth_estimate": depth}
+    values = {}
+    for family in ("lanes", "queue"):
+        with turbobc.tuning(gpu_family=family, order_min_share=0.0):
+            run_bc(A, engine="gpu", sources=probe[:64])  # compile, warm up
+            cupy.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            result = run_bc(A, engine="gpu", sources=probe)
+            cupy.cuda.Device().synchronize()
+            seconds = time.perf_counter() - t0
+            values[family] = result.values
+            facts = result.facts
+            row.update({f"{family}_seconds": seconds,
+                        f"{family}_sweep_seconds": facts.get("sweep_seconds"),
+                        f"{family}_batch": facts.get("batch"),
+                        f"{family}_batches": facts.get("batches"),
+                        f"{family}_kernel": facts.get("kernel"),
+                        f"{family}_estimate_seconds": seconds * n / k})
+            if k < n and seconds * n / k <= max_seconds:
+                t0 = time.perf_counter()
+                exact = run_bc(A, engine="gpu")
+                cupy.cuda.Device().synchronize()
+                row[f"{family}_exact_seconds"] = time.perf_counter() - t0
+                row[f"{family}_exact_folded"] = exact.facts.get("folded")
+    row["queue_over_lanes"] = row["queue_seconds"] / row["lanes_seconds"]
+    scale = np.maximum(np.abs(values["lanes"]), 1e-300)
+    row["max_rel_diff"] = float(np.max(np.abs(values["queue"] - values["lanes"]) / scale))
+    return row
+
+
 def cached_graph(name: str):
     """graphs.graph(name), kept as .npz under $EXACT_GRAPH_CACHE when that is set (several
     variant processes on one machine generate kron18 once)."""
@@ -485,12 +541,31 @@ def main(argv=None):
     parser.add_argument("--weighted", nargs="*", default=[],
                         help="GRAPH:K: time weighted BC (integer lengths 1..100) against "
                              "unweighted BC on K random sources instead, no exact runs")
+    parser.add_argument("--families", nargs="*", default=[],
+                        help="GRAPH:K: the GPU engine's lanes and queue families (unweighted) "
+                             "on the same K sources, then exact runs within --max-seconds")
     parser.add_argument("--weighted-paths", nargs="+", default=["kernels"],
                         help="DAG sweeps of the weighted runs (turbobc/engines/gpu/weighted.py "
                              "PATHS; the wide one is many times slower)")
     parser.add_argument("--networkit-samples", type=int, default=1024,
                         help="sources of NetworKit's weighted per-source cost (--weighted)")
     args = parser.parse_args(argv)
+    if args.families:
+        rows, record = [], None
+        for item in args.families:
+            name, k = item.rsplit(":", 1)
+            row = bench_families(name, int(k), args.max_seconds)
+            rows.append(row)
+            record = write_record("gpu_families", {"rows": rows}, results=args.out, path=record)
+            print(f"{row['graph']:20s} n={row['n']:9d} sources={row['sources']:6d} lanes "
+                  f"{row['lanes_seconds']:8.3f} s (B={row['lanes_batch']}) queue "
+                  f"{row['queue_seconds']:8.3f} s (B={row['queue_batch']}) = "
+                  f"x{row['queue_over_lanes']:.2f}; exact lanes "
+                  f"{row.get('lanes_exact_seconds', float('nan')):.2f} s, queue "
+                  f"{row.get('queue_exact_seconds', float('nan')):.2f} s; max rel diff "
+                  f"{row['max_rel_diff']:.2g}", flush=True)
+        print(f"record: {record}")
+        return
     if args.weighted:
         rows, record = [], None
         for item in args.weighted:

@@ -6,7 +6,8 @@
 # BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
 # serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs), run first
 # after the tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
-# LocalCluster of graphblas workers; WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
+# LocalCluster of graphblas workers; FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
+# for unweighted BC on the same sources (exact_gpu.py --families); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu); SINGLE=0,
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
@@ -91,6 +92,12 @@ if [ -n "${DASK_CPU_ARGS:-}" ]; then  # a CPU LocalCluster (graphblas workers), 
         | tee "$OUT/dask_scaling_cpu.log" | tail -n 12
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] dask_scaling (CPU cluster) done"
+fi
+if [ -n "${FAMILIES:-}" ]; then  # FAMILIES="GRAPH:K ...": lanes vs queue family (unweighted)
+    timeout ${FAMILIES_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --families $FAMILIES \
+        ${FAMILIES_ARGS:-} 2>&1 | tee "$OUT/families.log" | tail -n 12
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] families done"
 fi
 if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
     timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \

@@ -1,7 +1,7 @@
 """Shared fixtures: the engines every correctness test runs on, and the GPU skip rule.
 
-``ENGINE_CONFIGS`` lists (engine, kernel) pairs. The same test bodies run for
-each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
+``ENGINE_CONFIGS`` lists (engine, kernel) pairs, and the GPU engine's queue family. The same
+test bodies run for each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
 CuPy sees no device. The list is built from ``spmv.KERNELS`` so a kernel added
 to the registry joins the whole correctness grid automatically.
 """
@@ -14,11 +14,15 @@ from spmv import KERNELS
 from turbobc._engines import gpu_status
 
 GPU_KERNELS = ("auto",) + KERNELS
+QUEUE = "queue-family"
+"""The GPU engine with ``Tuning.gpu_family = "queue"`` (runs of many sources on the layer
+kernels, turbobc/engines/gpu/engine.py): the fixture sets the knob and hands the test
+("gpu", "auto")."""
 
 ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
-]
+] + [pytest.param(("gpu", QUEUE), id="gpu-queue", marks=pytest.mark.gpu)]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,5 +37,13 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
-    """An (engine, kernel) pair: the CPU reference and every GPU kernel."""
-    return request.param
+    """An (engine, kernel) pair: the CPU reference, every GPU kernel, and the GPU engine's
+    queue family."""
+    engine, kernel = request.param
+    if kernel != QUEUE:
+        yield request.param
+        return
+    import turbobc
+
+    with turbobc.tuning(gpu_family="queue"):
+        yield engine, "auto"

@@ -568,3 +568,46 @@ def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkey
     assert wide.tolist() == [0]
     np.testing.assert_allclose(bc, want.vertex, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(edge, want.edge, rtol=1e-12, atol=1e-12)
+
+
+def test_hops_batch_plans_the_layer_kernels_only():
+    """An unweighted run of the queue family plans BYTES_PER_HOP_SLOT per slot and no
+    per-edge expansion (its wide lanes run in batches of the full model)."""
+    n, m = 1000, 8000
+    per = _gpu_weighted.BYTES_PER_HOP_SLOT * n
+    fixed = _gpu_weighted.format_bytes(n, m, 4) + 8 * n
+    free = int((fixed + 10 * per) / 0.8) + 1
+    assert _gpu_weighted.choose_batch(n, m, 100, free, hops=True) == 10
+    assert _gpu_weighted.choose_batch(n, m, 100, free) < 10  # the full model holds fewer
+    assert (_gpu_weighted.memory_model(n, m, batch=10, index_bytes=4, hops=True)
+            == fixed + 10 * per)
+    assert _gpu_weighted.choose_batch(10**7, 10, 100, 2**60, hops=True) == 100  # no wide cap
+
+
+def test_gpu_family_knob():
+    from turbobc.engines.gpu.engine import GpuSweeper
+
+    graph = _graph_of(nx.path_graph(5))
+    sweeper = GpuSweeper(Problem(dataclasses.replace(graph, lengths=None)))
+    assert sweeper._family(10) == "lanes"
+    with turbobc.tuning(gpu_family="queue"):
+        assert sweeper._family(10) == "queue"
+    with turbobc.tuning(gpu_family="lanes"):
+        assert sweeper._family(10) == "lanes"
+    with turbobc.tuning(gpu_family="warp"), pytest.raises(
+            ValueError, match=r"Tuning.gpu_family must be one of \('auto', 'lanes', 'queue'\); "
+                              r"got 'warp'"):
+        sweeper._family(10)
+
+
+@gpu
+def test_queue_family_runs_and_says_so():
+    """The queue family on a deep graph: the CPU reference's values (networkx's, by the
+    grid of tests/test_vs_networkx.py), family "queue" in the facts."""
+    A = nx.to_scipy_sparse_array(nx.grid_2d_graph(6, 40), format="csr")
+    sources = list(range(0, 240, 2))
+    with turbobc.tuning(gpu_family="queue"):
+        result = run_bc(A, engine="gpu", sources=sources, normalized=False)
+    assert result.facts["family"] == "queue" and result.facts["kernel"] == "bfs+kernels"
+    want = turbobc.bc(A, engine="graphblas", sources=sources, normalized=False)
+    np.testing.assert_allclose(result.values, want, rtol=1e-12, atol=1e-12)

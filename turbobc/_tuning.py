@@ -81,6 +81,12 @@ class Tuning:
         spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
         3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
         bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
+    gpu_family : str
+        The GPU engine's family for unweighted runs of many sources
+        (``turbobc.engines.gpu.engine.FAMILIES``): ``"lanes"``, the batched kernels (a warp
+        per vertex and 32 sources), ``"queue"``, the weighted family's layer kernels with
+        every length 1 (a thread per source and vertex of each level), or ``"auto"`` (for
+        now the batched kernels).
     gpu_weighted_delta : float
         Width of a distance bucket of the GPU engine's Bellman–Ford (weighted BC): with a
         finite width a round relaxes only the queued slots below a threshold (near-far).
@@ -105,6 +111,7 @@ class Tuning:
     fold_trees: bool = True
     fold_min_share: float = 0.05
     gpu_weighted_path: str = "kernels"
+    gpu_family: str = "auto"
     gpu_weighted_delta: float = math.inf
     dask_chunk_sources: int | None = None
 

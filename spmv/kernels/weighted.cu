@@ -96,8 +96,7 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
         for (I e = __ldg(ptr + v); e < end; ++e) {
             const long long ws = base + (long long)__ldg(idx + e);
             if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-                atomicAdd(sigma + ws, sv);
-                __threadfence();
+                atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
                 if (atomicSub(remaining + ws, 1) == 1) {
                     next[atomicAdd(count, 1ull)] = ws;
                 }

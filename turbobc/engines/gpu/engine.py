@@ -8,7 +8,11 @@ EdgeSums accumulator (spmv/kernels/batched_backward.cuh).
 
 Weighted graphs (``Graph.lengths``, ``Problem.weighted``), vertex and edge BC, go to
 :mod:`turbobc.engines.gpu.weighted` whatever the number of sources: Bellman–Ford distances on
-the device, then the exponent-per-vertex sweep of the shortest-path DAG on CuPy.
+the device, then the layer kernels' sweep of the shortest-path DAG. The same module serves
+unweighted runs of more than one source as the **queue** family (``Tuning.gpu_family``), every
+edge of length 1: a thread per (source, vertex) slot of each breadth-first level, where the
+batched family works a warp per (vertex, 32 sources) unit of which a deep graph keeps only a
+few lanes busy (bench/deep_profile.py: about 2 of 32 on road networks).
 
 Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves it): networkx's
 edge subset BC (``Problem.split_non_targets``: a non-target's dependency split among its
@@ -34,10 +38,14 @@ import numpy as np
 
 from turbobc._engines import gpu_status
 from turbobc._graph import index_dtype_for
+from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
 
-__all__ = ["GpuEngine", "GpuSweeper"]
+__all__ = ["GpuEngine", "GpuSweeper", "FAMILIES"]
+
+FAMILIES = ("auto", "lanes", "queue")
+"""Values of ``Tuning.gpu_family`` (:meth:`GpuSweeper._family`)."""
 
 
 class GpuEngine(Engine):
@@ -98,6 +106,13 @@ class GpuSweeper(Sweeper):
 
             edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
             raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
+        elif sources.size > 1 and self._family(sources.size) == "queue":
+            # deep graphs: the layer kernels of the weighted family with every length 1, a
+            # thread per (source, vertex) slot of each level (no idle lanes)
+            from turbobc.engines.gpu.weighted import accumulate_on
+
+            edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
+            raw = accumulate_on(self.resident, sources, edge_raw=edge, hops=True, **common)
         elif problem.edges:
             # edge BC: the batched family's EdgeSums kernels, whatever the number of sources
             from turbobc.engines.gpu.batched import accumulate_on
@@ -115,11 +130,22 @@ class GpuSweeper(Sweeper):
         self.facts.update(engine="gpu", **facts)
         return Partial(vertex=raw, sources=int(sources.size), edge=edge)
 
+    def _family(self, num_sources: int) -> str:
+        """The family of an unweighted run of ``num_sources`` sources: ``"lanes"`` (the
+        batched kernels, a warp per (vertex, 32 sources) unit) or ``"queue"`` (the layer
+        kernels, a thread per (source, vertex) slot), from ``Tuning.gpu_family``."""
+        family = current_tuning().gpu_family
+        if family not in FAMILIES:
+            raise ValueError(f"Tuning.gpu_family must be one of {FAMILIES}; got {family!r}")
+        return "lanes" if family == "auto" else family
+
     def planned_batch(self, num_sources: int) -> int:
         """About the sources one batch of a run of ``num_sources`` would take on this device
         now (:func:`turbobc.engines.gpu.batched.planned_batch`); a Dask run makes its chunks
         no smaller."""
-        if self.problem.weighted:
+        hops = (not self.problem.weighted and num_sources > 1
+                and self._family(num_sources) == "queue")
+        if self.problem.weighted or hops:
             from turbobc.engines.gpu.batched import _device_free_bytes
             from turbobc.engines.gpu.weighted import choose_batch
 
@@ -127,7 +153,7 @@ class GpuSweeper(Sweeper):
             return choose_batch(graph.n, graph.nnz, num_sources, _device_free_bytes(),
                                 index_bytes=index_dtype_for(graph.n, graph.nnz).itemsize,
                                 edges=self.problem.edges,
-                                memory_limit=self.problem.memory_limit)
+                                memory_limit=self.problem.memory_limit, hops=hops)
         from turbobc.engines.gpu.batched import planned_batch
 
         return planned_batch(self.problem.graph, num_sources,

@@ -17,7 +17,8 @@ nothing, and the first run builds what it needs. Until :meth:`DeviceResident.clo
   ``csc_col``  column of every CSC entry (COOC, with csc_idx)    single scCOOC
   ``csr_row``  row of every CSR entry (COO, with csr_idx)        batched scCOOC
   ``units``    veCSC hub units (``spmv._launch.heavy_units``)    single veCSC
-  ``lengths``  ``graph.lengths`` (float64, CSR order)            weighted BC
+  ``lengths``  ``graph.lengths`` (float64, CSR order; all 1.0   weighted BC; the queue
+               for an unweighted graph)                          family
                                                                  (engines/gpu/weighted.py)
   ===========  ================================================  =========================
 
@@ -274,9 +275,10 @@ class DeviceResident:
             self.mark()  # the pointers may be a temporary copy, alive until here
             del pointers
         elif part == "lengths":  # weighted BC: float64 whatever the index type
-            if graph.lengths is None:
-                raise ValueError("an unweighted graph has no lengths to upload")
-            array = cupy.asarray(np.asarray(graph.lengths, dtype=np.float64))
+            if graph.lengths is None:  # the queue family's hops: every edge of length 1
+                array = cupy.ones(graph.nnz, dtype=cupy.float64)
+            else:
+                array = cupy.asarray(np.asarray(graph.lengths, dtype=np.float64))
         else:  # units: hub columns cut into pieces (a few bytes per 1024 entries)
             array = tuple(cupy.asarray(x) for x in
                           _launch.heavy_units(graph.csc.indptr, index_dtype))

@@ -47,7 +47,7 @@ from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
 
 __all__ = ["accumulate_on", "choose_batch", "memory_model", "distances", "WEIGHTED_PARTS",
-           "BYTES_PER_SLOT", "BYTES_PER_EDGE_SLOT"]
+           "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT"]
 
 WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
 """The format parts a weighted run sweeps with (turbobc/engines/gpu/resident.py)."""
@@ -56,6 +56,12 @@ BYTES_PER_SLOT = 136
 """Device bytes per (source, vertex) slot of a weighted batch: distances 8, pending mark 4,
 queue 8, near set and far pile 16, the DAG sweep's dense M, E, in-degree, pending count and δ
 (40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
+
+BYTES_PER_HOP_SLOT = 72
+"""Device bytes per (source, vertex) slot of an unweighted (``hops``) batch of the layer
+kernels: distances 8, pending mark 4, queue 8, the next near set 8, in-degree 4, σ 8, layer
+order 8, δ 8, rounded up (the lanes out of float64 range go to the wide sweep in batches of
+the full model)."""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
@@ -85,28 +91,36 @@ def format_bytes(n: int, m: int, index_bytes: int) -> int:
     return index_bytes * (n + 1 + m) + 8 * m
 
 
-def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = False) -> int:
-    """Device bytes of a weighted run with ``batch`` sources per batch (module docstring)."""
-    return (format_bytes(n, m, index_bytes) + 8 * n + (8 * m if edges else 0)
-            + batch * (BYTES_PER_SLOT * n + BYTES_PER_EDGE_SLOT * m))
+def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = False,
+                 hops: bool = False) -> int:
+    """Device bytes of a weighted run with ``batch`` sources per batch (module docstring);
+    ``hops``: of an unweighted run of the layer kernels (:data:`BYTES_PER_HOP_SLOT`)."""
+    per_source = (BYTES_PER_HOP_SLOT * n if hops
+                  else BYTES_PER_SLOT * n + BYTES_PER_EDGE_SLOT * m)
+    return format_bytes(n, m, index_bytes) + 8 * n + (8 * m if edges else 0) + batch * per_source
 
 
 def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
                  edges: bool = False, memory_limit: int | None = None,
-                 memory_fraction: float = 0.8) -> int:
+                 memory_fraction: float = 0.8, hops: bool = False) -> int:
     """Sources per weighted batch: as many as ``memory_fraction`` of the free bytes (or the
     ``memory_limit``) hold beside the format and the sums, at most ``num_sources`` and
     ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no source). The batches
-    it implies are as even as possible. A pure function."""
+    it implies are as even as possible. ``hops``: the layer kernels' batch of an unweighted
+    run (:data:`BYTES_PER_HOP_SLOT` per slot, no cap from the wide sweep). A pure function."""
     if num_sources <= 0:
         return 0
     if memory_limit is not None:
         free_bytes = min(free_bytes, memory_limit)
     budget = (int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes) - 8 * n
               - (8 * m if edges else 0))
-    per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
-    batch = max(1, min(num_sources, max(0, budget) // per_source,
-                       WIDE_BATCH_ENTRIES // max(n, 1)))
+    if hops:
+        per_source = BYTES_PER_HOP_SLOT * max(n, 1)
+        cap = num_sources
+    else:
+        per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
+        cap = WIDE_BATCH_ENTRIES // max(n, 1)
+    batch = max(1, min(num_sources, max(0, budget) // per_source, cap))
     batches = -(-num_sources // batch)
     return -(-num_sources // batches)
 
@@ -182,8 +196,8 @@ def _split(values, slots, threshold: float):
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str = "auto", progress=None, memory_limit: int | None = None,
                   facts: dict | None = None, target_weight=None, source_weight=None,
-                  edge_raw=None, _batch: int | None = None, _index_dtype=None,
-                  _path: str | None = None) -> np.ndarray:
+                  edge_raw=None, hops: bool = False, _batch: int | None = None,
+                  _index_dtype=None, _path: str | None = None) -> np.ndarray:
     """Raw (unscaled) weighted Brandes dependencies summed over ``sources``, on the graph of
     ``resident`` (which must carry lengths), reusing and keeping its parts.
 
@@ -191,8 +205,13 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     Σ_{s in sources, s != v} ω(s) δ_s(v)`` (τ-weighted), the endpoint terms with
     ``endpoints``, and each edge's share added into ``edge_raw`` (aligned with
     ``graph.pattern.indices``) when given. ``kernel`` is checked and otherwise ignored.
-    ``_batch`` forces the sources per batch, ``_index_dtype`` the index type, ``_path`` the
-    DAG sweep (:data:`PATHS`; default ``Tuning.gpu_weighted_path``) (tests, benchmarks).
+    ``hops``: sweep an unweighted graph (no ``graph.lengths``) with every edge of length 1:
+    the distances are breadth-first levels, each slot lowered once, and the layers of the DAG
+    sweep are the levels (the queue family of :mod:`turbobc.engines.gpu.engine`, for deep
+    graphs); the batch then plans :data:`BYTES_PER_HOP_SLOT` per slot, the layer kernels'
+    arrays only. ``_batch`` forces the sources per batch, ``_index_dtype`` the index type,
+    ``_path`` the DAG sweep (:data:`PATHS`; default ``Tuning.gpu_weighted_path``; with
+    ``hops`` always the kernels) (tests, benchmarks).
 
     Raises
     ------
@@ -209,8 +228,11 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     path = current_tuning().gpu_weighted_path if _path is None else _path
     if path not in PATHS:
         raise ValueError(f"_path must be one of {PATHS}; got {path!r}")
-    if resident.graph.lengths is None:
-        raise ValueError("the weighted GPU path needs a graph with lengths")
+    if (resident.graph.lengths is None) != hops:
+        raise ValueError("the weighted GPU path needs a graph with lengths" if not hops else
+                         "hops=True sweeps an unweighted graph; this one has lengths")
+    if hops:
+        path = "kernels"
     with resident.run():
         weights = resident.accumulate_weights(target_weight, source_weight)
         failure = None
@@ -218,7 +240,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
             return _accumulate(resident, sources, endpoints=endpoints, progress=progress,
                                memory_limit=memory_limit, facts=facts, weights=weights,
                                edge_raw=edge_raw, _batch=_batch, _index_dtype=_index_dtype,
-                               path=path)
+                               path=path, hops=hops)
         except _OutOfMemory as exc:
             failure = str(exc)
         resident.release()
@@ -236,7 +258,7 @@ class _OutOfMemory(Exception):
 
 
 def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, weights,
-                edge_raw, _batch, _index_dtype, path="kernels") -> np.ndarray:
+                edge_raw, _batch, _index_dtype, path="kernels", hops=False) -> np.ndarray:
     import cupy
 
     from turbobc.engines.gpu.batched import _device_free_bytes
@@ -264,15 +286,20 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
         lengths = resident.fetch("lengths", index_dtype)
         bc, _ = resident.accumulator(_batched.CTL_SLOTS)
         edge = resident.edge_accumulator() if edges else None
+        budget = None if memory_limit is None else max(
+            0, memory_limit - DeviceResident.weight_bytes(weights))
+        free = _device_free_bytes() + resident.edge_bytes()
+        # the wide sweep's batch (every lane of a weighted run, the lanes out of float64
+        # range of the kernels) plans the full model; a hops run's kernels plan their own
+        wide_batch = choose_batch(n, m, sources.size, free, index_bytes=index_dtype.itemsize,
+                                  edges=edges, memory_limit=budget)
         if _batch is not None:
-            batch = max(1, min(int(_batch), sources.size))
+            batch = wide_batch = max(1, min(int(_batch), sources.size))
+        elif hops:
+            batch = choose_batch(n, m, sources.size, free, index_bytes=index_dtype.itemsize,
+                                 edges=edges, memory_limit=budget, hops=True)
         else:
-            budget = None if memory_limit is None else max(
-                0, memory_limit - DeviceResident.weight_bytes(weights))
-            batch = choose_batch(n, m, sources.size,
-                                 _device_free_bytes() + resident.edge_bytes(),
-                                 index_bytes=index_dtype.itemsize, edges=edges,
-                                 memory_limit=budget)
+            batch = wide_batch
         rounds: list = []
         seconds = {"distances": 0.0}
 
@@ -290,7 +317,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                                   weights, batch, batch_distances, progress)
         if len(wide):
             accumulate_wide(cupy, ptr, idx, n, wide, bc, endpoints=endpoints,
-                            progress=progress, batch_entries=batch * n,
+                            progress=progress, batch_entries=wide_batch * n,
                             target_weight=weights[0], source_weight=weights[1],
                             edge_raw=edge, lengths=lengths, distances=batch_distances)
         raw = bc.get()
@@ -303,14 +330,16 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
     if failure is not None:
         raise _OutOfMemory(failure)
     if facts is not None:
-        facts.update(family="weighted", kernel=f"bellman-ford+{path}", batch=batch,
+        facts.update(family="queue" if hops else "weighted",
+                     kernel="bfs+kernels" if hops else f"bellman-ford+{path}", batch=batch,
                      batches=-(-sources.size // batch), rounds=max(rounds, default=0),
                      distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
                      index_dtype=str(index_dtype),
                      wide_sources=len(wide) if path == "kernels" else 0, edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=memory_model(n, m, batch=batch,
-                                              index_bytes=index_dtype.itemsize, edges=edges),
+                                              index_bytes=index_dtype.itemsize, edges=edges,
+                                              hops=hops),
                      **resident.run_facts())
     return raw
 
