@@ -16,6 +16,22 @@
 // dry; the rounds stop when both are empty: the fixed point is the least one, whatever the
 // order.
 
+// Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
+// same instruction take consecutive places after the one their leader reserved for all (one
+// counter hit by every thread of a round serialized the appends).
+__device__ __forceinline__ void append(long long* list, unsigned long long* count,
+                                       long long value) {
+    const unsigned active = __activemask();
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(active) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) {
+        base = atomicAdd(count, (unsigned long long)__popc(active));
+    }
+    base = __shfl_sync(active, base, leader);
+    list[base + __popc(active & ((1u << lane) - 1u))] = value;
+}
+
 // keys[i] = b * n + v, i < count; queue[0 .. *queued) gets every slot lowered and not pending.
 template <typename I>
 __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
@@ -38,7 +54,7 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
             if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
                 const unsigned long long old = atomicMin(dist + slot, bits);
                 if (bits < old && atomicExch(pending + slot, 1u) == 0u) {
-                    queue[(long long)atomicAdd(queued, 1ull)] = slot;
+                    append(queue, queued, slot);
                 }
             }
         }
@@ -78,7 +94,7 @@ __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ id
 
 // One hop layer forward: every slot of the layer (all of its DAG parents done, so its σ is
 // final) pushes σ to its DAG children; a child whose last parent this was joins the next layer
-// (appended at next[atomicAdd(count, 1)]).
+// (appended to next, count, by append).
 template <typename I>
 __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx,
                             const double* __restrict__ len, long long n,
@@ -98,7 +114,7 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
             if (dv + __ldg(len + e) == __ldg(dist + ws)) {
                 atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
                 if (atomicSub(remaining + ws, 1) == 1) {
-                    next[atomicAdd(count, 1ull)] = ws;
+                    append(next, count, ws);
                 }
             }
         }
