@@ -57,11 +57,12 @@ BYTES_PER_SLOT = 136
 queue 8, near set and far pile 16, the DAG sweep's dense M, E, in-degree, pending count and δ
 (40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
 
-BYTES_PER_HOP_SLOT = 72
+BYTES_PER_HOP_SLOT = 48
 """Device bytes per (source, vertex) slot of an unweighted (``hops``) batch of the layer
-kernels: distances 8, pending mark 4, queue 8, the next near set 8, in-degree 4, σ 8, layer
-order 8, δ 8, rounded up (the lanes out of float64 range go to the wide sweep in batches of
-the full model)."""
+kernels: the larger of its two phases, the distances (dist 8, pending mark 4, queue 8, a
+round's near set at most 8: 28) and the layer sweep (dist 8, in-degree 4, σ 8, layer order 8,
+δ 8: 36; the first phase's arrays are freed by then), rounded up. The lanes out of float64
+range go to the wide sweep in batches of the full model."""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
