@@ -178,7 +178,9 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
                 queue, queued))
         count = int(queued.get()[0])
         queued.fill(0)
-        near = queue[:count].copy()
+        # in slot order: neighbouring threads then read neighbouring slots of one source (the
+        # append order scatters them over the batch)
+        near = cupy.sort(queue[:count])
         if not math.isinf(threshold):
             near, later = _split(values, near, threshold)
             if later.size:
@@ -391,6 +393,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             added = int(count.get()[0])
             if added == 0:
                 break
+            # the layer in slot order (as the frontier above), for the next forward launch
+            # and the backward one
+            order[high:high + added] = cupy.sort(order[high:high + added])
             offsets.append(high + added)
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
