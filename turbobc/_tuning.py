@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import math
 from dataclasses import dataclass
 
 __all__ = ["Tuning", "tuning", "current"]
@@ -87,12 +86,6 @@ class Tuning:
         per vertex and 32 sources), ``"queue"``, the weighted family's layer kernels with
         every length 1 (a thread per source and vertex of each level), or ``"auto"`` (for
         now the batched kernels).
-    gpu_weighted_delta : float
-        Width of a distance bucket of the GPU engine's Bellman–Ford (weighted BC): with a
-        finite width a round relaxes only the queued slots below a threshold (near-far).
-        ``math.inf`` (the default): every queued slot, frontier Bellman–Ford, faster on the
-        graphs measured (``turbobc.engines.gpu.weighted.DELTA_MEAN_LENGTHS``); ``nan``: one
-        mean edge length.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -112,7 +105,6 @@ class Tuning:
     fold_min_share: float = 0.05
     gpu_weighted_path: str = "kernels"
     gpu_family: str = "auto"
-    gpu_weighted_delta: float = math.inf
     dask_chunk_sources: int | None = None
 
 

@@ -1,4 +1,4 @@
-// Weighted BC on the device: the distances of a batch of sources by near-far Bellman-Ford
+// Weighted BC on the device: the distances of a batch of sources by frontier Bellman-Ford
 // (launched from turbobc/engines/gpu/weighted.py, one launch per round).
 //
 // dist holds the B x n float64 distances, slot b * n + v, as their bit patterns: for
@@ -6,39 +6,19 @@
 // integers is the order of the values, so atomicMin on the pattern is a float64 min.
 // Edge lengths are positive and finite (turbobc._validation), the source starts at +0.0.
 //
-// One round: every slot of the near set (keys) relaxes its out-edges, d(w) = min(d(w), d(v) +
-// len(v, w)) in float64 (the sum the CPU engine's min-plus product and networkx's Dijkstra
-// make), and appends every head it lowered to queue, once: pending[slot] says the slot waits
-// in a list already (the host clears it when the slot is taken into a near set). A stale read
-// of d(v) (lowered again by another thread during the round) only relaxes with a larger value:
-// the thread that lowered it also queued v. The host splits what was queued into the near set
-// (d below the threshold) and the far pile, and raises the threshold when the near set runs
-// dry; the rounds stop when both are empty: the fixed point is the least one, whatever the
-// order.
+// One round: every slot of the frontier (keys, the slots lowered in the last round) relaxes
+// its out-edges, d(w) = min(d(w), d(v) + len(v, w)) in float64 (the sum the CPU engine's
+// min-plus product and networkx's Dijkstra make), and marks in next every head it lowered.
+// A stale read of d(v) (lowered again by another thread during the round) only relaxes with
+// a larger value: the thread that lowered it also marked v for the next round. The rounds
+// stop when a round lowers nothing: the fixed point is the least one, whatever the order.
 
-// Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
-// same instruction take consecutive places after the one their leader reserved for all (one
-// counter hit by every thread of a round serialized the appends).
-__device__ __forceinline__ void append(long long* list, unsigned long long* count,
-                                       long long value) {
-    const unsigned active = __activemask();
-    const int lane = threadIdx.x & 31;
-    const int leader = __ffs(active) - 1;
-    unsigned long long base = 0;
-    if (lane == leader) {
-        base = atomicAdd(count, (unsigned long long)__popc(active));
-    }
-    base = __shfl_sync(active, base, leader);
-    list[base + __popc(active & ((1u << lane) - 1u))] = value;
-}
-
-// keys[i] = b * n + v, i < count; queue[0 .. *queued) gets every slot lowered and not pending.
+// keys[i] = b * n + v, i < count; next[slot] = 1 for every slot lowered this round.
 template <typename I>
 __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           const double* __restrict__ len, long long n,
                           const long long* __restrict__ keys, long long count,
-                          unsigned long long* dist, unsigned int* pending,
-                          long long* queue, unsigned long long* queued) {
+                          unsigned long long* dist, unsigned char* next) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
         const long long key = __ldg(keys + i);
@@ -53,12 +33,27 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
             const long long slot = base + (long long)__ldg(idx + e);
             if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
                 const unsigned long long old = atomicMin(dist + slot, bits);
-                if (bits < old && atomicExch(pending + slot, 1u) == 0u) {
-                    append(queue, queued, slot);
+                if (bits < old) {
+                    next[slot] = 1;
                 }
             }
         }
     }
+}
+
+// Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
+// same instruction take consecutive places after the one their leader reserved for all.
+__device__ __forceinline__ void append(long long* list, unsigned long long* count,
+                                       long long value) {
+    const unsigned active = __activemask();
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(active) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) {
+        base = atomicAdd(count, (unsigned long long)__popc(active));
+    }
+    base = __shfl_sync(active, base, leader);
+    list[base + __popc(active & ((1u << lane) - 1u))] = value;
 }
 
 // ---- the sweep of the shortest-path DAG with plain float64 counts ------------------------------

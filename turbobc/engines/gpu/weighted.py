@@ -5,12 +5,9 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
 (``Graph.lengths``), vertex and edge BC, any number of sources. Per batch of B sources:
 
 1. distances ``dist[b · n + v]`` (float64, +inf where not reached) by frontier Bellman–Ford
-   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): the (source, vertex) slots lowered in
-   a round are queued once by the kernel and relax their out-edges in the next one, with an
-   atomic min on the float64 bit pattern (the order of non-negative doubles), until a round
-   lowers nothing (optionally near-far: only the queued slots below a threshold relax, the
-   rest wait until the threshold moves one bucket past the nearest of them,
-   ``Tuning.gpu_weighted_delta``, slower on the graphs measured). The fixed point is the least
+   rounds (spmv/kernels/weighted.cu, ``bcw_relax``): every (source, vertex) slot lowered in
+   the last round relaxes its out-edges with an atomic min on the float64 bit pattern (the
+   order of non-negative doubles), until a round lowers nothing. The fixed point is the least
    one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
    and the sums networkx's Dijkstra compares;
 2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
@@ -36,7 +33,6 @@ for edge BC.
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -52,15 +48,15 @@ __all__ = ["accumulate_on", "choose_batch", "memory_model", "distances", "WEIGHT
 WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
 """The format parts a weighted run sweeps with (turbobc/engines/gpu/resident.py)."""
 
-BYTES_PER_SLOT = 136
-"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, pending mark 4,
-queue 8, near set and far pile 16, the DAG sweep's dense M, E, in-degree, pending count and δ
-(40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
+BYTES_PER_SLOT = 112
+"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, frontier mark 1
+and key 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), its level lists
+(key, M, E: 24) and its δ lists (16), rounded up."""
 
 BYTES_PER_HOP_SLOT = 48
 """Device bytes per (source, vertex) slot of an unweighted (``hops``) batch of the layer
-kernels: the larger of its two phases, the distances (dist 8, pending mark 4, queue 8, a
-round's near set at most 8: 28) and the layer sweep (dist 8, in-degree 4, σ 8, layer order 8,
+kernels: the larger of its two phases, the distances (dist 8, frontier mark 1, keys 8: 17)
+and the layer sweep (dist 8, in-degree 4, σ 8, layer order 8,
 δ 8: 36; the first phase's arrays are freed by then), rounded up. The lanes out of float64
 range go to the wide sweep in batches of the full model."""
 
@@ -70,13 +66,6 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 
 RELAX_BLOCK = 256
 
-DELTA_MEAN_LENGTHS = 1.0
-"""Width of a near-far distance bucket, in mean edge lengths, when ``Tuning.gpu_weighted_delta``
-asks for buckets without giving the width (``nan``). The default is no buckets (``math.inf``:
-every queued slot relaxes in the next round, frontier Bellman–Ford): with one-length buckets
-the rounds grew 6.6-fold on delaunay_n16 (208 to 1,366 for 8,192 sources; ego-Facebook 33 to
-240) and the distances took 20.3 s instead of 2.4 s, H200, lengths 1..100
-(bench/results/weighted_gpu-20261123T221602Z.json against the log of the run before it)."""
 
 PATHS = ("wide", "kernels")
 """How the DAG is swept after the distances (``Tuning.gpu_weighted_path``, default
@@ -126,16 +115,12 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     return -(-num_sources // batches)
 
 
-def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
-              delta: float | None = None):
+def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     """The B x n float64 distances from ``sources`` (host int64, distinct) on the device
-    (CuPy array, +inf where not reached), by near-far Bellman–Ford (module docstring).
+    (CuPy array, +inf where not reached), by frontier Bellman–Ford (module docstring).
 
     ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
     aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
-    ``delta``: the width of a distance bucket (default ``Tuning.gpu_weighted_delta``;
-    ``math.inf``: every lowered slot relaxes in the next round, frontier Bellman–Ford;
-    ``nan``: :data:`DELTA_MEAN_LENGTHS` mean edge lengths).
     """
     import cupy
 
@@ -145,55 +130,24 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None,
     B = sources.size
     kernel = _module.get_kernel("weighted.cu",
                                 f"bcw_relax<{_module.c_index_type(idx.dtype)}>")
-    if delta is None:
-        delta = current_tuning().gpu_weighted_delta
-    if math.isnan(delta):
-        delta = DELTA_MEAN_LENGTHS * (float(lengths.mean()) if lengths.size else 1.0)
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
-    values = dist.view(cupy.float64)
-    near = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
-    dist[near] = 0  # the bit pattern of +0.0
-    pending = cupy.zeros(B * n, dtype=cupy.uint32)
-    queue = cupy.empty(B * n, dtype=cupy.int64)
-    queued = cupy.zeros(1, dtype=cupy.uint64)
-    far: list = []  # the far pile, in the pieces it was queued in (joined once per bucket)
-    threshold = delta
+    keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
+    dist[keys] = 0  # the bit pattern of +0.0
+    marks = cupy.zeros(B * n, dtype=cupy.uint8)
+    count = int(keys.size)
     done = 0
-    while True:
-        if near.size == 0:
-            if not far:
-                break
-            # the near set ran dry: the next bucket starts at the nearest slot of the far pile
-            pile = cupy.concatenate(far) if len(far) > 1 else far[0]
-            threshold = float(values[pile].min()) + delta
-            near, rest = _split(values, pile, threshold)
-            far = [rest] if rest.size else []
-            continue
-        # S_near: relaxed now; their marks cleared first, so that a slot lowered again
-        # during the round is queued again
-        pending[near] = 0
+    while count:
         done += 1
-        kernel((_launch_size(int(near.size)),), (RELAX_BLOCK,),
-               (ptr, idx, lengths, np.int64(n), near, np.int64(near.size), dist, pending,
-                queue, queued))
-        count = int(queued.get()[0])
-        queued.fill(0)
-        # in slot order: neighbouring threads then read neighbouring slots of one source (the
-        # append order scatters them over the batch)
-        near = cupy.sort(queue[:count])
-        if not math.isinf(threshold):
-            near, later = _split(values, near, threshold)
-            if later.size:
-                far.append(later)
+        grid = max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
+        kernel((grid,), (RELAX_BLOCK,),
+               (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks))
+        keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
+        count = int(keys.size)
+        if count:
+            marks.fill(0)
     if rounds is not None:
         rounds.append(done)
-    return values.reshape(B, n)
-
-
-def _split(values, slots, threshold: float):
-    """``slots`` cut by distance: those below ``threshold`` (the near set) and the rest."""
-    below = values[slots] < threshold
-    return slots[below], slots[~below]
+    return dist.view(cupy.float64).reshape(B, n)
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
@@ -393,9 +347,6 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             added = int(count.get()[0])
             if added == 0:
                 break
-            # the layer in slot order (as the frontier above), for the next forward launch
-            # and the backward one
-            order[high:high + added] = cupy.sort(order[high:high + added])
             offsets.append(high + added)
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
