@@ -210,10 +210,29 @@ def results_markdown(results: Path = RESULTS) -> str:
                            g.get("networkit_threads", "-"),
                            f"{g.get('networkit_over_turbobc', float('nan')):.1f}x"]
                           for g in r["rows"]]), ""]
-    dask = [r for r in records if r.get("benchmark") == "dask_scaling"]
-    if dask:
+    families = [r for r in records if r.get("benchmark") == "gpu_families"]
+    if families:
+        r = families[-1]
+        parts += [f"### The GPU's two families for unweighted BC [{r['_file']}]", "",
+                  "The batched kernels (a warp per vertex and 32 sources) against the queue "
+                  "family (`Tuning.gpu_family=\"queue\"`: a thread per source and vertex of "
+                  "each level), the same sources (the first in locality order), then exact "
+                  "runs where they fit (docs/deep-graphs.md).", "",
+                  _table(["GPU", "graph", "sources", "batched s", "queue s", "queue / batched",
+                          "exact batched s", "exact queue s", "max rel diff"],
+                         [[_device(r), g["graph"], f"{g['sources']:,}",
+                           f"{g['lanes_seconds']:.3f}", f"{g['queue_seconds']:.3f}",
+                           f"{g['queue_over_lanes']:.2f}x",
+                           f"{g.get('lanes_exact_seconds', float('nan')):.2f}",
+                           f"{g.get('queue_exact_seconds', float('nan')):.2f}",
+                           f"{g['max_rel_diff']:.1e}"] for g in r["rows"]]), ""]
+    for kind, title in (("dask_scaling", "one worker per GPU"),
+                        ("dask_scaling_cpu", "CPU LocalCluster, graphblas workers sharing the cores")):
+        dask = [r for r in records if r.get("benchmark") == kind]
+        if not dask:
+            continue
         r = dask[-1]
-        parts += [f"### Scale-out through Dask, one worker per GPU [{r['_file']}]", "",
+        parts += [f"### Scale-out through Dask, {title} [{r['_file']}]", "",
                   "Overhead = wall seconds − the busiest worker's chunk seconds (validation, "
                   "the graph's one transfer per worker, scheduling).", "",
                   _table(["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
