@@ -296,3 +296,13 @@ def test_weighted_bc_on_the_cluster_equals_the_local_run(client):
     np.testing.assert_allclose(spread, [expected[v] for v in G], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(edges.data, turbobc.edge_bc(G, weight="length").data,
                                rtol=1e-12, atol=1e-15)
+
+
+def test_epsilon_on_a_cluster_samples_the_same_sources(client):
+    """bc(epsilon=...) with client=: each checkpoint's new sources run on the workers; the
+    same seed gives the same samples and values as without a cluster."""
+    A, directed = _matrix("barabasi_albert")
+    here = run_bc(A, epsilon=0.3, seed=2, engine="graphblas")
+    there = run_bc(A, epsilon=0.3, seed=2, engine="graphblas", client=client)
+    assert there.facts["samples"] == here.facts["samples"]
+    np.testing.assert_allclose(there.values, here.values, rtol=1e-12, atol=1e-15)

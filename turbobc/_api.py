@@ -15,14 +15,56 @@ from turbobc._reduce import fold_trees
 from turbobc._rescale import rescale
 from turbobc._run import sweep_sources
 from turbobc._tuning import current as current_tuning
-from turbobc._validation import validate
+from turbobc._validation import check_guarantee, validate
 
 __all__ = ["bc", "edge_bc", "run_bc", "Result"]
 
 
+def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized, endpoints,
+                     directed, engine, kernel, progress, memory_limit, weight,
+                     client) -> "Result":
+    """:func:`run_bc` with ``epsilon``: sources sampled until every value is within epsilon
+    with probability 1 − delta (turbobc/_approx.py)."""
+    from turbobc._approx import approximate_raw, checkpoints, hoeffding_samples, sample_range
+
+    epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
+                                     normalized=normalized)
+    call = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=endpoints,
+                    directed=directed, engine=engine, kernel=kernel, progress=progress,
+                    memory_limit=memory_limit, weight=weight, client=client)
+    n = call.graph.n
+    if n < 3:  # nothing lies between two others: exact and all zero
+        return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
+                                                      "bound": 0.0, "stopped_by": "exact"})
+    limit = checkpoints(min(n, hoeffding_samples(n, epsilon, delta,
+                                                 sample_range(n, call.endpoints))))[-1]
+    with contextlib.ExitStack() as stack:
+        bar = call.progress
+        if isinstance(bar, bool):
+            bar = stack.enter_context(source_progress(limit, bar, call.engine))
+        if call.client is None:
+            from turbobc._run import engine_named
+
+            sweeper = stack.enter_context(engine_named(call.engine).open(call.problem))
+
+            def sweep(chosen):
+                return sweeper.run(chosen, bar)
+        else:
+            def sweep(chosen):
+                return sweep_sources(call.problem, call.engine, chosen, progress=bar,
+                                     client=call.client)[0]
+
+        values, facts = approximate_raw(call, epsilon, delta, seed, sweep)
+        if call.client is None:
+            facts = dict(sweeper.facts, **facts)
+    _check_finite(values, call.engine)
+    return Result(values, facts)
+
+
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
        endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-       memory_limit=None, weight=None, client=None) -> np.ndarray:
+       memory_limit=None, weight=None, client=None, epsilon=None,
+       delta=None) -> np.ndarray:
     r"""Betweenness centrality of every vertex of the graph with adjacency matrix ``A``.
 
     .. math::
@@ -216,7 +258,7 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     return run_bc(A, sources=sources, targets=targets, k=k, seed=seed, normalized=normalized,
                   endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
                   progress=progress, memory_limit=memory_limit, weight=weight,
-                  client=client).values
+                  client=client, epsilon=epsilon, delta=delta).values
 
 
 class Result(NamedTuple):
@@ -229,12 +271,30 @@ class Result(NamedTuple):
 
 def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
            endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
-           memory_limit=None, weight=None, client=None) -> Result:
+           memory_limit=None, weight=None, client=None, epsilon=None, delta=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
     validate → :class:`~turbobc.engines.protocol.Problem` → engine → the one loop
-    (:func:`turbobc._run.run_schedule`) → non-finite check → rescale.
+    (:func:`turbobc._run.run_schedule`) → non-finite check → rescale. With ``epsilon``, the
+    facts say what the sampling did: ``samples`` (sources swept), ``bound`` (the largest
+    radius reached: every value within it of the exact one with probability 1 − δ; 0 when
+    exact), ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints`` and
+    ``hoeffding_samples`` (turbobc/_approx.py).
+
+    Examples
+    --------
+    >>> import turbobc
+    >>> A = turbobc.load_ego_facebook()
+    >>> result = turbobc.run_bc(A, epsilon=0.05, delta=0.1, seed=0, engine="graphblas")
+    >>> result.facts["samples"] < A.shape[0], result.facts["bound"] <= 0.05
+    (True, True)
     """
+    if epsilon is not None or delta is not None:
+        return _run_approximate(A, epsilon=epsilon, delta=delta, sources=sources,
+                                targets=targets, k=k, seed=seed, normalized=normalized,
+                                endpoints=endpoints, directed=directed, engine=engine,
+                                kernel=kernel, progress=progress, memory_limit=memory_limit,
+                                weight=weight, client=client)
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=endpoints, directed=directed, engine=engine, kernel=kernel,
                     progress=progress, memory_limit=memory_limit, targets=targets,

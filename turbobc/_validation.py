@@ -25,7 +25,7 @@ from turbobc._memory import parse_memory_limit
 from turbobc._run import resolve_engine
 from turbobc.engines.protocol import Problem
 
-__all__ = ["Call", "validate"]
+__all__ = ["Call", "check_guarantee", "validate"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,38 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     # Last, on the whole problem (targets and edges included) and before any sweep: the
     # engines say whether they can serve.
     return dataclasses.replace(call, engine=resolve_engine(engine, call.problem).name)
+
+
+DEFAULT_DELTA = 0.1
+"""δ when only ε is given (NetworKit's KadabraBetweenness uses the same by default)."""
+
+
+def check_guarantee(epsilon, delta, *, k, sources, targets, normalized) -> tuple[float, float]:
+    """ε and δ of an approximate call (``bc(A, epsilon=..., delta=...)``), checked: both in
+    (0, 1), δ defaulting to :data:`DEFAULT_DELTA`, and none of the options the sample size
+    would contradict."""
+    if epsilon is None:
+        raise ValueError("delta= states the confidence of the epsilon guarantee; give epsilon "
+                         "too (bc(A, epsilon=0.01, delta=0.1))")
+    delta = DEFAULT_DELTA if delta is None else delta
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number in (0, 1); got {type(value).__name__} "
+                            f"{value!r}")
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must lie strictly between 0 and 1; got {value!r}")
+    if k is not None or sources is not None:
+        raise ValueError("epsilon chooses how many sources to sample from the guarantee it "
+                         "must reach; give either epsilon (and delta) or k / sources, not "
+                         "both")
+    if targets is not None:
+        raise ValueError("epsilon bounds the error of full betweenness centrality; targets= "
+                         "(subset BC) is not sampled with a guarantee")
+    if not normalized:
+        raise ValueError("epsilon bounds the error of normalized values (each within epsilon "
+                         "of the exact one); use normalized=True, or scale the result and "
+                         "epsilon yourself")
+    return float(epsilon), float(delta)
 
 
 def _require_bool(name: str, value) -> None:

@@ -146,9 +146,15 @@ def _parser() -> argparse.ArgumentParser:
                     help="count only paths that end at the vertices listed in TFILE (same "
                          "format as SFILE): networkx's betweenness_centrality_subset; not "
                          "with -k or --endpoints")
+    sampling.add_argument("--epsilon", type=float, metavar="EPS",
+                          help="approximate BC with a guarantee: every normalized value within "
+                               "EPS of the exact one with probability 1 - DELTA; sources are "
+                               "sampled until the bound is reached (docs/approximate.md)")
+    bc.add_argument("--delta", type=float, metavar="DELTA",
+                    help="with --epsilon: the probability the guarantee may fail (default 0.1)")
     bc.add_argument("--seed", type=int, metavar="S",
-                    help="random seed for -k (only with -k; the same seed samples the same "
-                         "vertices as networkx on the graph read by nx.read_edgelist)")
+                    help="random seed for -k or --epsilon (with -k the same seed samples the "
+                         "same vertices as networkx on the graph read by nx.read_edgelist)")
     bc.add_argument("--weight", action="store_true", help=_WEIGHT_HELP)
     bc.add_argument("--raw", action="store_true",
                     help="unnormalized: path counts summed (halved for undirected graphs)")
@@ -305,9 +311,16 @@ def _bc(args) -> None:
                         normalized=not args.raw, endpoints=args.endpoints,
                         directed=graph.directed, engine=args.engine, kernel=args.kernel,
                         progress=args.progress, memory_limit=args.memory_limit,
-                        weight=True if args.weight else None, client=client)
+                        weight=True if args.weight else None, client=client,
+                        epsilon=args.epsilon, delta=args.delta)
     seconds = time.perf_counter() - start
     values = _in_vertex_order(result.values, order)
+    if args.epsilon is not None:
+        facts = result.facts
+        print(f"approximate: {facts['samples']:,} sampled sources of {graph.n:,}, every value "
+              f"within {facts['bound']:.3g} of the exact one with probability "
+              f"{1 - (args.delta if args.delta is not None else 0.1):g} "
+              f"(stopped by {facts['stopped_by']})")
     print(f"betweenness centrality ({_run_words(args, sources, targets)}"
           f"{', endpoints' if args.endpoints else ''}) on {_engine_words(result.facts)} in "
           f"{seconds:.2f} s")
@@ -348,7 +361,9 @@ def _prepare(args):
 
 def _run_words(args, sources, targets) -> str:
     """'exact, normalized', '3 given sources, 2 given targets, raw, weighted', ..."""
-    words = [_run_kind(sources, targets, args.k), "raw" if args.raw else "normalized"]
+    kind = (f"epsilon {args.epsilon:g}" if getattr(args, "epsilon", None) is not None
+            else _run_kind(sources, targets, args.k))
+    words = [kind, "raw" if args.raw else "normalized"]
     if args.weight:
         words.append("weighted")
     return ", ".join(words)
@@ -375,9 +390,18 @@ def _check_options(args) -> None:
     """Everything that can be checked before reading the graph, in the command's words."""
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}")
-    if args.seed is not None and args.k is None:
-        raise UsageError(f"--seed {args.seed} needs -k K: it seeds the sampling of K sources "
-                         "(exact BC and --sources draw nothing)")
+    epsilon = getattr(args, "epsilon", None)
+    if args.seed is not None and args.k is None and epsilon is None:
+        raise UsageError(f"--seed {args.seed} needs -k K or --epsilon: it seeds the sampling "
+                         "of sources (exact BC and --sources draw nothing)")
+    if getattr(args, "delta", None) is not None and epsilon is None:
+        raise UsageError("--delta is the confidence of --epsilon's guarantee; give --epsilon "
+                         "too")
+    if epsilon is not None and args.targets is not None:
+        raise UsageError("--epsilon bounds the error of full BC; --targets is not sampled "
+                         "with a guarantee")
+    if epsilon is not None and args.raw:
+        raise UsageError("--epsilon bounds the error of normalized values; leave out --raw")
     if args.kernel != "auto" and args.engine == "graphblas":
         raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
                          "auto, not --engine graphblas")

@@ -1,0 +1,219 @@
+"""Approximate BC with a guarantee (turbobc/_approx.py): the errors, the radius, determinism,
+the exact fallback, and the guarantee itself measured over many seeds."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import turbobc
+from data_files import load, path as data_path
+from turbobc._approx import (bernstein_radius, checkpoints, hoeffding_samples, sample_range,
+                             scale_of)
+
+ENGINE = dict(engine="graphblas")
+
+
+def _ring_of_cliques():
+    return nx.to_scipy_sparse_array(nx.ring_of_cliques(6, 5), format="csr")
+
+
+# ---- errors -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, kind, message", [
+    (dict(delta=0.1), ValueError, r"delta= states the confidence of the epsilon guarantee; "
+                                  r"give epsilon too"),
+    (dict(epsilon=0.0), ValueError, r"epsilon must lie strictly between 0 and 1; got 0.0"),
+    (dict(epsilon=1.5), ValueError, r"epsilon must lie strictly between 0 and 1; got 1.5"),
+    (dict(epsilon=0.1, delta=1), ValueError, r"delta must lie strictly between 0 and 1; got 1"),
+    (dict(epsilon="0.1"), TypeError, r"epsilon must be a number in \(0, 1\); got str '0.1'"),
+    (dict(epsilon=True), TypeError, r"epsilon must be a number in \(0, 1\); got bool True"),
+    (dict(epsilon=0.1, k=3), ValueError, r"epsilon chooses how many sources to sample from "
+                                         r"the guarantee it must reach; give either epsilon"),
+    (dict(epsilon=0.1, sources=[0, 1]), ValueError, r"give either epsilon \(and delta\) or "
+                                                    r"k / sources, not both"),
+    (dict(epsilon=0.1, targets=[0, 1]), ValueError, r"targets= \(subset BC\) is not sampled"),
+    (dict(epsilon=0.1, normalized=False), ValueError, r"epsilon bounds the error of "
+                                                      r"normalized values"),
+    (dict(epsilon=0.1, seed=1.5), TypeError, r"with epsilon, seed must be None, an int or a "
+                                             r"numpy.random.Generator; got float 1.5"),
+])
+def test_errors(kwargs, kind, message):
+    with pytest.raises(kind, match=message):
+        turbobc.bc(_ring_of_cliques(), **ENGINE, **kwargs)
+
+
+# ---- the pieces -------------------------------------------------------------------------------
+
+def test_scale_and_range_follow_networkx():
+    """mean of X over all n sources = the exact normalized value: n · scale / n = scale, the
+    factor of turbobc/_rescale.py for exact BC; R is n · scale times the largest term."""
+    from turbobc._rescale import rescale
+
+    for n in (5, 40):
+        for endpoints in (False, True):
+            assert rescale(np.ones(n), normalized=True, directed=False,
+                           endpoints=endpoints)[0] == pytest.approx(scale_of(n, endpoints))
+    assert sample_range(40, False) == pytest.approx(40 / 39)
+    assert sample_range(40, True) == pytest.approx(1.0)
+
+
+def test_checkpoints_and_hoeffding():
+    assert checkpoints(1000, 128) == [128, 256, 512, 1000]
+    assert checkpoints(100, 128) == [100]
+    assert checkpoints(256, 128) == [128, 256]
+    assert hoeffding_samples(1000, 0.1, 0.1, 1.0) == math.ceil(math.log(40000) / 0.02)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_radius_covers_every_mean_it_allows(seed):
+    """Brute force: for every μ on a grid of [0, R], if Bernstein's t(μ) (variance μ(R − μ))
+    allows the sample mean m, i.e. |m − μ| ≤ t(μ), the radius of m covers that deviation."""
+    rng = np.random.default_rng(seed)
+    R = float(rng.uniform(0.5, 1.5))
+    k = int(rng.integers(10, 5000))
+    L = float(rng.uniform(2, 25))
+    means = rng.uniform(0, R, 200)
+    radius = bernstein_radius(means, k, R, L)
+    mu = np.linspace(0, R, 4001)
+    a = R * L / (3 * k)
+    t = a + np.sqrt(a * a + 2 * L * mu * (R - mu) / k)
+    for m, r in zip(means, radius):
+        allowed = np.abs(m - mu) <= t
+        assert np.all(np.abs(m - mu[allowed]) <= r + 1e-12)
+    # and it lies between the bound at μ = m and the one at the largest variance, R²/4
+    at_mean = a + np.sqrt(a * a + 2 * L * means * (R - means) / k)
+    assert np.all(radius >= at_mean - 1e-12)
+    assert np.all(radius <= a + math.sqrt(a * a + 2 * L * R * R / 4 / k) + 1e-12)
+
+
+# ---- whole runs -------------------------------------------------------------------------------
+
+def test_exact_when_sampling_would_cost_as_much():
+    """On a small graph Hoeffding's size passes n: every source is swept, networkx's values."""
+    G = nx.karate_club_graph()
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    result = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, **ENGINE)
+    assert result.facts["stopped_by"] == "exact" and result.facts["samples"] == 34
+    assert result.facts["bound"] == 0.0
+    want = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
+
+
+def test_same_seed_same_values_whatever_the_batch():
+    A = _power()
+    first = turbobc.run_bc(A, epsilon=0.1, seed=3, **ENGINE)
+    again = turbobc.run_bc(A, epsilon=0.1, seed=3, **ENGINE)
+    np.testing.assert_array_equal(first.values, again.values)
+    with turbobc.tuning(cpu_batch_cap=40 * A.shape[0]):  # batches of 40 sources
+        small = turbobc.run_bc(A, epsilon=0.1, seed=3, **ENGINE)
+    assert small.facts["batch"] < first.facts["batch"]
+    assert small.facts["samples"] == first.facts["samples"] < A.shape[0]
+    # the same sources, summed in other batches: equal up to the order of float additions
+    np.testing.assert_allclose(small.values, first.values, rtol=1e-12, atol=1e-15)
+    other = turbobc.run_bc(A, epsilon=0.1, seed=4, **ENGINE)
+    assert not np.array_equal(other.values, first.values)
+
+
+def _power():
+    return load("power.mtx", directed=False)
+
+
+def _generated(name):
+    if name == "barabasi_albert_1500":
+        G = nx.barabasi_albert_graph(1500, 2, seed=1)
+    elif name == "directed_gnp_1200":
+        G = nx.gnp_random_graph(1200, 3 / 1200, seed=2, directed=True)
+    elif name == "weighted_grid_20x30":
+        G = nx.grid_2d_graph(20, 30)
+        rng = np.random.default_rng(3)
+        for u, v in G.edges:
+            G.edges[u, v]["weight"] = int(rng.integers(1, 5))
+    return G
+
+
+SEEDS = 20
+DELTA = 0.1
+
+
+def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
+    """The guarantee: a run misses (some value off by more than ε) with probability at most δ,
+    so over independent runs the misses are at most Binomial(runs, δ). A correct bound gives
+    more than the returned count with probability below ``level`` (20 runs, δ = 0.1: 6)."""
+    from scipy.stats import binom
+
+    m = 0
+    while binom.sf(m, runs, delta) >= level:
+        m += 1
+    return m
+
+
+@pytest.mark.parametrize("name, epsilon", [("power", 0.15), ("barabasi_albert_1500", 0.1),
+                                           ("directed_gnp_1200", 0.1),
+                                           ("weighted_grid_20x30", 0.1)])
+def test_guarantee_holds_over_many_seeds(name, epsilon):
+    """Each run samples fewer than n sources; the misses stay within the binomial
+    allowance (the bounds are conservative: these runs miss none)."""
+    delta = DELTA
+    if name == "power":
+        A, weight = _power(), None
+    else:
+        G = _generated(name)
+        A = G  # networkx input: its direction and, for the grid, its weights
+        weight = "weight" if name.startswith("weighted") else None
+    exact = turbobc.bc(A, weight=weight, **ENGINE)
+    n = exact.size
+    misses, errors = 0, []
+    for seed in range(SEEDS):
+        result = turbobc.run_bc(A, epsilon=epsilon, delta=delta, seed=seed, weight=weight,
+                                **ENGINE)
+        assert result.facts["samples"] < n  # sampled, not exact: the test means something
+        error = float(np.max(np.abs(result.values - exact)))
+        errors.append(error)
+        misses += error > epsilon
+    assert misses <= _allowed_misses(SEEDS, delta)
+    assert max(errors) > 0  # an estimate, not the exact values
+
+
+def test_progress_counts_the_samples():
+    class Recorder:
+        def __init__(self):
+            self.done = 0
+
+        def update(self, k):
+            self.done += k
+
+    bar = Recorder()
+    result = turbobc.run_bc(_power(), epsilon=0.1, seed=0, progress=bar, **ENGINE)
+    assert bar.done == result.facts["samples"]
+
+
+def test_cli_prints_the_samples_and_the_bound(capsys):
+    from turbobc.cli import main
+
+    main(["bc", str(data_path("power.mtx")), "--epsilon", "0.1", "--seed", "1", "--engine",
+          "graphblas", "--top", "0"])
+    out = capsys.readouterr().out
+    assert "sampled sources of 4,941, every value within 0.1 of the exact one with " \
+           "probability 0.9" in out
+    assert "(epsilon 0.1, normalized)" in out
+
+
+def test_cli_delta_without_epsilon():
+    from turbobc.cli import main
+
+    assert main(["bc", str(data_path("power.mtx")), "--delta", "0.1"]) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_samples_the_same_sources():
+    """The GPU engine with the same seed: the same samples, the same values up to the order
+    of float additions (the sources are a property of the seed, not of the engine)."""
+    A = _power()
+    cpu = turbobc.run_bc(A, epsilon=0.1, seed=5, **ENGINE)
+    gpu = turbobc.run_bc(A, epsilon=0.1, seed=5, engine="gpu")
+    assert gpu.facts["samples"] == cpu.facts["samples"] < A.shape[0]
+    np.testing.assert_allclose(gpu.values, cpu.values, rtol=1e-11, atol=1e-15)
