@@ -7,7 +7,8 @@
 # serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs), run first
 # after the tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
 # LocalCluster of graphblas workers; FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
-# for unweighted BC on the same sources (exact_gpu.py --families); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
+# for unweighted BC on the same sources (exact_gpu.py --families); APPROX="GRAPH ..." approximate
+# BC against NetworKit's KADABRA (bench/approx_gpu.py, APPROX_ARGS); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu); SINGLE=0,
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
@@ -98,6 +99,12 @@ if [ -n "${FAMILIES:-}" ]; then  # FAMILIES="GRAPH:K ...": lanes vs queue family
         ${FAMILIES_ARGS:-} 2>&1 | tee "$OUT/families.log" | tail -n 12
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] families done"
+fi
+if [ -n "${APPROX:-}" ]; then  # APPROX="GRAPH ...": bc(epsilon=) against NetworKit's KADABRA
+    timeout ${APPROX_TIMEOUT:-200} python3 bench/approx_gpu.py --out "$OUT" --graphs $APPROX \
+        ${APPROX_ARGS:-} 2>&1 | tee "$OUT/approx.log" | tail -n 12
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] approx done"
 fi
 if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
     timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \
