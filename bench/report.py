@@ -147,6 +147,46 @@ def _latest(records: list[dict], keep) -> list[dict]:
     return list(chosen.values())
 
 
+def _latest_section(records, kind, title, note, header, row) -> list[str]:
+    """The README lines of the latest record of benchmark ``kind``: a heading naming its
+    file, ``note``, and a table of ``row(device, row)`` per row of the record."""
+    chosen = [r for r in records if r.get("benchmark") == kind]
+    if not chosen:
+        return []
+    r = chosen[-1]
+    return [f"### {title} [{r['_file']}]", "", note, "",
+            _table(header, [row(_device(r), g) for g in r["rows"]]), ""]
+
+
+def _nan(value, form: str) -> str:
+    return format(float("nan") if value is None else value, form)
+
+
+def _weighted_row(device, g) -> list:
+    best = "weighted_" + g["best_path"]
+    return [device, g["graph"], f"{g['sources']:,}", f"{g['unweighted_seconds']:.3f}",
+            f"{g[best + '_seconds']:.3f}", f"{g['ratio']:.1f}x",
+            f"{g[best + '_distance_seconds']:.3f}", g[best + "_rounds"],
+            _nan(g.get("turbobc_exact_estimate_seconds"), ".1f"),
+            _nan(g.get("networkit_exact_estimate_seconds"), ".1f"),
+            g.get("networkit_threads", "-"),
+            _nan(g.get("networkit_over_turbobc"), ".1f") + "x"]
+
+
+def _families_row(device, g) -> list:
+    return [device, g["graph"], f"{g['sources']:,}", f"{g['lanes_seconds']:.3f}",
+            f"{g['queue_seconds']:.3f}", f"{g['queue_over_lanes']:.2f}x",
+            _nan(g.get("lanes_exact_seconds"), ".2f"), _nan(g.get("queue_exact_seconds"), ".2f"),
+            f"{g['max_rel_diff']:.1e}"]
+
+
+def _dask_row(device, g) -> list:
+    return [device, g["graph"], "all (exact)" if g["exact"] else f"{g['sources']:,}",
+            g["workers"], f"{g['seconds']:.2f}", f"{g['speedup']:.2f}x", g["chunks"],
+            f"{g['first_chunk_seconds']:.2f}", f"{statistics.median(g['chunk_seconds']):.2f}",
+            f"{g['overhead_seconds']:.2f}"]
+
+
 def _exact_rows(records: list[dict]) -> list[list]:
     """The exact-BC table's rows: the latest row of each (GPU, graph) over ``records``."""
     latest: dict = {}
@@ -189,60 +229,31 @@ def results_markdown(results: Path = RESULTS) -> str:
         parts += ["### Exact BC on the GPU (latest row per GPU and graph)", "",
                   _table(["GPU", "graph", "n", "stored edges", "seconds", "GTEPS", "peak GiB",
                           "run", "target s", "edge/vertex", "record"], _exact_rows(exact)), ""]
-    weighted = [r for r in records if r.get("benchmark") == "weighted_gpu"]
-    if weighted:
-        r = weighted[-1]
-        parts += [f"### Weighted BC on the GPU, lengths 1..100 [{r['_file']}]", "",
-                  "Random sources, the same for both runs; the exact-run estimates scale by "
-                  "n / sources (NetworKit's from `EstimateBetweenness` on all threads, "
-                  "bench/exact_gpu.py).", "",
-                  _table(["GPU", "graph", "sources", "unweighted s", "weighted s", "ratio",
-                          "distance s", "rounds", "exact est. s", "NetworKit est. s",
-                          "NetworKit threads", "NetworKit / turbobc"],
-                         [[_device(r), g["graph"], f"{g['sources']:,}",
-                           f"{g['unweighted_seconds']:.3f}",
-                           f"{g['weighted_' + g['best_path'] + '_seconds']:.3f}",
-                           f"{g['ratio']:.1f}x",
-                           f"{g['weighted_' + g['best_path'] + '_distance_seconds']:.3f}",
-                           g["weighted_" + g["best_path"] + "_rounds"],
-                           f"{g.get('turbobc_exact_estimate_seconds', float('nan')):.1f}",
-                           f"{g.get('networkit_exact_estimate_seconds', float('nan')):.1f}",
-                           g.get("networkit_threads", "-"),
-                           f"{g.get('networkit_over_turbobc', float('nan')):.1f}x"]
-                          for g in r["rows"]]), ""]
-    families = [r for r in records if r.get("benchmark") == "gpu_families"]
-    if families:
-        r = families[-1]
-        parts += [f"### The GPU's two families for unweighted BC [{r['_file']}]", "",
-                  "The batched kernels (a warp per vertex and 32 sources) against the queue "
-                  "family (`Tuning.gpu_family=\"queue\"`: a thread per source and vertex of "
-                  "each level), the same sources (the first in locality order), then exact "
-                  "runs where they fit (docs/deep-graphs.md).", "",
-                  _table(["GPU", "graph", "sources", "batched s", "queue s", "queue / batched",
-                          "exact batched s", "exact queue s", "max rel diff"],
-                         [[_device(r), g["graph"], f"{g['sources']:,}",
-                           f"{g['lanes_seconds']:.3f}", f"{g['queue_seconds']:.3f}",
-                           f"{g['queue_over_lanes']:.2f}x",
-                           f"{g.get('lanes_exact_seconds', float('nan')):.2f}",
-                           f"{g.get('queue_exact_seconds', float('nan')):.2f}",
-                           f"{g['max_rel_diff']:.1e}"] for g in r["rows"]]), ""]
-    for kind, title in (("dask_scaling", "one worker per GPU"),
-                        ("dask_scaling_cpu", "CPU LocalCluster, graphblas workers sharing the cores")):
-        dask = [r for r in records if r.get("benchmark") == kind]
-        if not dask:
-            continue
-        r = dask[-1]
-        parts += [f"### Scale-out through Dask, {title} [{r['_file']}]", "",
-                  "Overhead = wall seconds − the busiest worker's chunk seconds (validation, "
-                  "the graph's one transfer per worker, scheduling).", "",
-                  _table(["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
-                          "first chunk s", "median chunk s", "overhead s"],
-                         [[_device(r), g["graph"],
-                           "all (exact)" if g["exact"] else f"{g['sources']:,}",
-                           g["workers"], f"{g['seconds']:.2f}", f"{g['speedup']:.2f}x",
-                           g["chunks"], f"{g['first_chunk_seconds']:.2f}",
-                           f"{statistics.median(g['chunk_seconds']):.2f}",
-                           f"{g['overhead_seconds']:.2f}"] for g in r["rows"]]), ""]
+    parts += _latest_section(
+        records, "weighted_gpu", "Weighted BC on the GPU, lengths 1..100",
+        "Random sources, the same for both runs; the exact-run estimates scale by n / sources "
+        "(NetworKit's from `EstimateBetweenness` on all threads, bench/exact_gpu.py).",
+        ["GPU", "graph", "sources", "unweighted s", "weighted s", "ratio", "distance s",
+         "rounds", "exact est. s", "NetworKit est. s", "NetworKit threads",
+         "NetworKit / turbobc"], _weighted_row)
+    parts += _latest_section(
+        records, "gpu_families", "The GPU's two families for unweighted BC",
+        "The batched kernels (a warp per vertex and 32 sources) against the queue family "
+        "(`Tuning.gpu_family=\"queue\"`: a thread per source and vertex of each level), the "
+        "same sources (the first in locality order), then exact runs where they fit "
+        "(docs/deep-graphs.md).",
+        ["GPU", "graph", "sources", "batched s", "queue s", "queue / batched",
+         "exact batched s", "exact queue s", "max rel diff"], _families_row)
+    dask_note = ("Overhead = wall seconds − the busiest worker's chunk seconds (validation, the "
+                 "graph's one transfer per worker, scheduling).")
+    dask_header = ["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
+                   "first chunk s", "median chunk s", "overhead s"]
+    parts += _latest_section(records, "dask_scaling",
+                             "Scale-out through Dask, one worker per GPU", dask_note,
+                             dask_header, _dask_row)
+    parts += _latest_section(records, "dask_scaling_cpu",
+                             "Scale-out through Dask, CPU LocalCluster, graphblas workers "
+                             "sharing the cores", dask_note, dask_header, _dask_row)
     for suite, title in (("exact", "Exact BC, every engine in one run"),
                          ("cpu-small", "Exact BC on small graphs, every engine in one run"),
                          ("memory", "Memory footprint (Kronecker graphs)")):
