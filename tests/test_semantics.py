@@ -120,7 +120,7 @@ def test_signature_mirrors_networkx():
         assert ours[name].kind is inspect.Parameter.KEYWORD_ONLY
     assert list(ours)[1:] == ["sources", "targets", "k", "seed", "normalized", "endpoints",
                               "directed", "engine", "kernel", "progress", "memory_limit",
-                              "weight", "client"]
+                              "weight", "client", "epsilon", "delta"]
     subset = inspect.signature(nx.betweenness_centrality_subset).parameters
     assert list(subset)[1:3] == ["sources", "targets"]  # networkx's names for the subset
 
