@@ -25,7 +25,7 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
                      client) -> "Result":
     """:func:`run_bc` with ``epsilon``: sources sampled until every value is within epsilon
     with probability 1 − delta (turbobc/_approx.py)."""
-    from turbobc._approx import approximate_raw, checkpoints, hoeffding_samples, sample_range
+    from turbobc._approx import approximate_raw, sample_limit
 
     epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
                                      normalized=normalized)
@@ -36,8 +36,7 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
     if n < 3:  # nothing lies between two others: exact and all zero
         return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
                                                       "bound": 0.0, "stopped_by": "exact"})
-    limit = checkpoints(min(n, hoeffding_samples(n, epsilon, delta,
-                                                 sample_range(n, call.endpoints))))[-1]
+    limit = sample_limit(n, call.endpoints, epsilon, delta)  # the bar's length
     with contextlib.ExitStack() as stack:
         bar = call.progress
         if isinstance(bar, bool):

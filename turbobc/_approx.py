@@ -33,7 +33,7 @@ import numpy as np
 from turbobc.engines.protocol import Partial
 
 __all__ = ["FIRST_CHECKPOINT", "approximate_raw", "bernstein_radius", "checkpoints",
-           "hoeffding_samples", "sample_range", "scale_of"]
+           "hoeffding_samples", "sample_limit", "sample_range", "scale_of"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -57,6 +57,11 @@ def hoeffding_samples(n: int, epsilon: float, delta: float, R: float) -> int:
     """k_H = ⌈R² ln(4n/δ) / (2ε²)⌉: Hoeffding's sample size for every vertex within ε, with
     probability 1 − δ/2 (a union bound over the n vertices, both sides)."""
     return math.ceil(R * R * math.log(4 * n / delta) / (2 * epsilon * epsilon))
+
+
+def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float) -> int:
+    """The most sources a run may sweep: Hoeffding's k_H, or n (exact) when that is fewer."""
+    return min(n, hoeffding_samples(n, epsilon, delta, sample_range(n, endpoints)))
 
 
 def checkpoints(limit: int, first: int = FIRST_CHECKPOINT) -> list[int]:
@@ -109,8 +114,7 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
     R = sample_range(n, call.endpoints)
     scale = scale_of(n, call.endpoints)
     k_h = hoeffding_samples(n, epsilon, delta, R)
-    limit = min(n, k_h)
-    points = checkpoints(limit)
+    points = checkpoints(sample_limit(n, call.endpoints, epsilon, delta))
     bernstein = len(points) - 1  # the radii checked before the upper limit
     log_term = math.log(4 * n * max(bernstein, 1) / delta)  # δ' = δ / (2 n J), two-sided
     order = _permutation(seed, n)

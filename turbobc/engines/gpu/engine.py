@@ -106,7 +106,7 @@ class GpuSweeper(Sweeper):
 
             edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
             raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
-        elif sources.size > 1 and self._family(sources.size) == "queue":
+        elif self._queue_family(sources.size):
             # deep graphs: the layer kernels of the weighted family with every length 1, a
             # thread per (source, vertex) slot of each level (no idle lanes)
             from turbobc.engines.gpu.weighted import accumulate_on
@@ -139,12 +139,17 @@ class GpuSweeper(Sweeper):
             raise ValueError(f"Tuning.gpu_family must be one of {FAMILIES}; got {family!r}")
         return "lanes" if family == "auto" else family
 
+    def _queue_family(self, num_sources: int) -> bool:
+        """Whether a run of ``num_sources`` sources goes to the queue family: unweighted, more
+        than one source, and ``Tuning.gpu_family`` says so."""
+        return (not self.problem.weighted and num_sources > 1
+                and self._family(num_sources) == "queue")
+
     def planned_batch(self, num_sources: int) -> int:
         """About the sources one batch of a run of ``num_sources`` would take on this device
         now (:func:`turbobc.engines.gpu.batched.planned_batch`); a Dask run makes its chunks
         no smaller."""
-        hops = (not self.problem.weighted and num_sources > 1
-                and self._family(num_sources) == "queue")
+        hops = self._queue_family(num_sources)
         if self.problem.weighted or hops:
             from turbobc.engines.gpu.batched import _device_free_bytes
             from turbobc.engines.gpu.weighted import choose_batch

@@ -138,8 +138,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     done = 0
     while count:
         done += 1
-        grid = max(1, min(-(-count // RELAX_BLOCK), 1 << 20))
-        kernel((grid,), (RELAX_BLOCK,),
+        kernel((_launch_size(count),), (RELAX_BLOCK,),
                (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks))
         keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
         count = int(keys.size)
