@@ -473,17 +473,23 @@ class HopWalk:
     def add_edge_terms(self, edge_sums: Matrix, sigma_parent: Matrix,
                        row_weights: np.ndarray | None) -> None:
         """E<A> += ω-weighted σ̂_{d-1}ᵀ u : the term σ(v)/σ(w) (τ(w) + δ(w)) of each DAG
-        edge v -> w (v at d − 1, w at d), summed over the batch's sources."""
+        edge v -> w (v at d − 1, w at d), summed over the batch's sources.
+
+        A dot product over the batch per stored edge (``axb_method="dot"``): the sources
+        with v on level d − 1 against those with w on level d, so each edge's lists over
+        all levels add up to the batch twice. SuiteSparse's own choice, a masked saxpy, costs
+        |level d − 1| x |level d| per source and level (ego-Facebook, 1,010 sources: 6.5 s
+        for edge BC against 0.65 s for vertex BC; with dot products 0.97 s)."""
         parent = sigma_parent if row_weights is None else _row_scaling(row_weights).mxm(
             sigma_parent, semiring.any_times).new()
-        edge_sums(accum=binary.plus, mask=self.A.S) << parent.T.mxm(self.u,
-                                                                   semiring.plus_times)
+        edge_sums(accum=binary.plus, mask=self.A.S, axb_method="dot") << parent.T.mxm(
+            self.u, semiring.plus_times)
         if self.share is not None:  # E<A> += ω-weighted pattern(σ̂_{d-1})ᵀ q
             ones = sigma_parent.apply(unary.one).new()
             if row_weights is not None:
                 ones = _row_scaling(row_weights).mxm(ones, semiring.any_times).new()
-            edge_sums(accum=binary.plus, mask=self.A.S) << ones.T.mxm(self.share,
-                                                                      semiring.plus_times)
+            edge_sums(accum=binary.plus, mask=self.A.S, axb_method="dot") << ones.T.mxm(
+                self.share, semiring.plus_times)
 
     def children_sums(self, sigma_parent: Matrix) -> Matrix:
         """t<S == d-1> = A u : sum over the children w of each parent v."""
