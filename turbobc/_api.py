@@ -23,9 +23,11 @@ __all__ = ["bc", "edge_bc", "run_bc", "Result"]
 def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized, endpoints,
                      directed, engine, kernel, progress, memory_limit, weight,
                      client) -> "Result":
-    """:func:`run_bc` with ``epsilon``: sources sampled until every value is within epsilon
-    with probability 1 − delta (turbobc/_approx.py)."""
-    from turbobc._approx import approximate_raw, sample_limit
+    """:func:`run_bc` with ``epsilon``: sources, or shortest paths on the GPU, sampled until
+    every value is within epsilon with probability 1 − delta (turbobc/_approx.py,
+    turbobc/_pairs.py)."""
+    from turbobc._approx import approximate_pairs, approximate_raw, sample_limit
+    from turbobc._pairs import pair_sample_limit
 
     epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
                                      normalized=normalized)
@@ -36,11 +38,24 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
     if n < 3:  # nothing lies between two others: exact and all zero
         return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
                                                       "bound": 0.0, "stopped_by": "exact"})
-    limit = sample_limit(n, call.endpoints, epsilon, delta)  # the bar's length
+    pairs = _samples_pairs(call, pair_sample_limit(n, call.endpoints, epsilon, delta))
     with contextlib.ExitStack() as stack:
         bar = call.progress
-        if isinstance(bar, bool):
+        if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
+            limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
+                     else sample_limit(n, call.endpoints, epsilon, delta))
             bar = stack.enter_context(source_progress(limit, bar, call.engine))
+        if pairs:
+            sample, facts_of = _pair_sampler(call, bar)
+            try:
+                values, facts = approximate_pairs(call, epsilon, delta, seed, sample)
+                return Result(values, dict(facts_of(), **facts))
+            except ArithmeticError as error:  # path counts past float64: sample sources
+                overflow = str(error)
+                if bar is not None:
+                    bar.reset()
+        else:
+            overflow = None
         if call.client is None:
             from turbobc._run import engine_named
 
@@ -56,8 +71,59 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
         values, facts = approximate_raw(call, epsilon, delta, seed, sweep)
         if call.client is None:
             facts = dict(sweeper.facts, **facts)
+        if overflow is not None:
+            facts["pairs_declined"] = overflow
     _check_finite(values, call.engine)
     return Result(values, facts)
+
+
+def _samples_pairs(call, pair_limit: int) -> bool:
+    """Whether an approximate run samples shortest paths (turbobc/_pairs.py) rather than
+    sources: ``Tuning.approx_sampler`` ("auto": on the GPU engine, for unweighted graphs,
+    without Dask, unless Hoeffding's size for pairs costs about n source sweeps or more,
+    ``Tuning.pair_cost_in_sources`` each)."""
+    knobs = current_tuning()
+    choice = knobs.approx_sampler
+    if choice not in ("auto", "sources", "pairs"):
+        raise ValueError("Tuning.approx_sampler must be 'auto', 'sources' or 'pairs'; got "
+                         f"{choice!r}")
+    if choice == "pairs":
+        if call.graph.weighted or call.client is not None:
+            raise ValueError("approx_sampler='pairs' samples shortest paths in hops on this "
+                             "process: it takes neither weight nor client")
+        return True
+    return (choice == "auto" and call.engine == "gpu" and not call.graph.weighted
+            and call.client is None
+            and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
+
+
+def _pair_sampler(call, bar):
+    """``sample(seed, first, count)`` for :func:`turbobc._approx.approximate_pairs` on the
+    call's engine (the GPU kernel, or on the CPU the host reference of turbobc/_pairs.py),
+    and a function giving the run's engine facts."""
+    graph = call.graph
+    if call.engine == "gpu":
+        from turbobc.engines.gpu.pairs import PairSampler
+
+        sampler = PairSampler(graph, endpoints=call.endpoints)
+
+        def sample(seed, first, count):
+            return sampler(seed, first, count, bar)
+
+        return sample, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
+                                "path_counts_inexact": bool(sampler.status & 1)}
+    from turbobc._pairs import reference_counts
+
+    total = np.zeros(graph.n, dtype=np.uint64)
+
+    def sample(seed, first, count):
+        total[:] += reference_counts(graph.pattern, graph.directed, seed, first, count,
+                                     endpoints=call.endpoints)
+        if bar is not None:
+            bar.update(count)
+        return total
+
+    return sample, lambda: {"engine": call.engine}
 
 
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,

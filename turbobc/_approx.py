@@ -32,8 +32,9 @@ import numpy as np
 
 from turbobc.engines.protocol import Partial
 
-__all__ = ["FIRST_CHECKPOINT", "approximate_raw", "bernstein_radius", "checkpoints",
-           "hoeffding_samples", "sample_limit", "sample_range", "scale_of"]
+__all__ = ["FIRST_CHECKPOINT", "approximate_pairs", "approximate_raw", "bernstein_radius",
+           "checkpoints", "hoeffding_samples", "sample_limit", "sample_range", "scale_of",
+           "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -109,34 +110,81 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
     values and the facts: ``samples``, ``bound`` (the largest radius reached, 0 when exact),
     ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints``, ``hoeffding_samples``.
     """
-    graph = call.graph
-    n = graph.n
+    n = call.graph.n
     R = sample_range(n, call.endpoints)
     scale = scale_of(n, call.endpoints)
-    k_h = hoeffding_samples(n, epsilon, delta, R)
-    points = checkpoints(sample_limit(n, call.endpoints, epsilon, delta))
+    order = _permutation(seed, n)
+    total = [Partial.zeros(n)]
+
+    def draw(done: int, k: int) -> np.ndarray:
+        total[0] = total[0] + sweep(order[done:k])
+        return total[0].vertex * (n * scale / k)
+
+    limit = sample_limit(n, call.endpoints, epsilon, delta)
+    mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n)
+    facts.update(hoeffding_samples=hoeffding_samples(n, epsilon, delta, R), sample_range=R,
+                 sampler="sources")
+    return mean, facts
+
+
+def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
+                 factor: float = 1.0, exact_at: int | None = None) -> tuple[np.ndarray, dict]:
+    """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
+    ε (module docstring, "Stopping"); the loop both samplers share.
+
+    ``draw(done, k)`` adds samples ``done .. k − 1`` and returns the mean of X over the k
+    drawn (values in [0, R]); the estimate is ``factor`` times it, so a radius r of the mean
+    is ``factor · r`` of the estimate. ``limit`` is Hoeffding's size (at which the run stops
+    whatever the radii); ``exact_at``: the sample count at which the result is exact. Returns
+    the estimate and the facts ``samples``, ``bound``, ``stopped_by``, ``checkpoints``,
+    ``epsilon`` and ``delta``.
+    """
+    points = checkpoints(limit)
     bernstein = len(points) - 1  # the radii checked before the upper limit
     log_term = math.log(4 * n * max(bernstein, 1) / delta)  # δ' = δ / (2 n J), two-sided
-    order = _permutation(seed, n)
-    total, done, bound, stopped = Partial.zeros(n), 0, math.inf, "hoeffding"
+    done, bound, stopped, mean = 0, math.inf, "hoeffding", None
     for index, k in enumerate(points):
-        total = total + sweep(order[done:k])
+        mean = draw(done, k)
         done = k
-        mean = total.vertex * (n * scale / k)
-        if k == n:
+        if k == exact_at:
             bound, stopped = 0.0, "exact"
             break
         if index < bernstein:
-            bound = float(bernstein_radius(mean, k, R, log_term).max())
+            bound = factor * float(bernstein_radius(mean, k, R, log_term).max())
             if bound <= epsilon:
                 stopped = "radius"
                 break
         else:
-            bound = epsilon  # Hoeffding's guarantee at k_H
+            bound = epsilon  # Hoeffding's guarantee at the upper limit
     facts = {"samples": done, "bound": bound, "stopped_by": stopped,
-             "checkpoints": points[:points.index(done) + 1], "hoeffding_samples": k_h,
-             "epsilon": epsilon, "delta": delta, "sample_range": R}
-    return total.vertex * (n * scale / done), facts
+             "checkpoints": points[:points.index(done) + 1], "epsilon": epsilon,
+             "delta": delta}
+    return factor * mean, facts
+
+
+def approximate_pairs(call, epsilon: float, delta: float, seed, sample) -> tuple[np.ndarray,
+                                                                                dict]:
+    """Normalized BC within ``epsilon`` with probability 1 − ``delta`` from sampled shortest
+    paths (turbobc/_pairs.py): X is 0 or 1 (R = 1), the estimate is c times its mean, and
+    Hoeffding's size for pairs is the upper limit.
+
+    ``sample(seed64, first, count)`` adds the counts of samples ``first .. first + count − 1``
+    (uint64, one per vertex) to a running total and returns that total. Returns the values
+    and the facts of :func:`until_within` with ``sampler = "pairs"``.
+    """
+    from turbobc._pairs import pair_factor, pair_sample_limit, pair_seed
+
+    n = call.graph.n
+    seed64 = pair_seed(seed)
+    limit = pair_sample_limit(n, call.endpoints, epsilon, delta)
+
+    def draw(done: int, k: int) -> np.ndarray:
+        return sample(seed64, done, k - done).astype(np.float64) / k
+
+    values, facts = until_within(epsilon, delta, n, 1.0, limit, draw,
+                                 factor=pair_factor(n, call.endpoints))
+    facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
+    return values, facts
 
 
 def _permutation(seed, n: int) -> np.ndarray:

@@ -86,6 +86,16 @@ class Tuning:
         per vertex and 32 sources), ``"queue"``, the weighted family's layer kernels with
         every length 1 (a thread per source and vertex of each level), or ``"auto"`` (for
         now the batched kernels).
+    approx_sampler : str
+        What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
+        turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
+        pair, turbobc/_pairs.py: the GPU kernel, or on the CPU engine a plain-Python
+        reference for small graphs) or ``"auto"`` (pairs on the GPU engine for unweighted
+        graphs without Dask, sources otherwise).
+    pair_cost_in_sources : float
+        κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
+        Hoeffding's size for pairs times κ stays below n (else sources, exact when that
+        costs no more).
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -106,6 +116,8 @@ class Tuning:
     gpu_weighted_path: str = "kernels"
     gpu_family: str = "auto"
     dask_chunk_sources: int | None = None
+    approx_sampler: str = "auto"
+    pair_cost_in_sources: float = 0.05
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

@@ -1,0 +1,259 @@
+// Approximate BC by sampling shortest paths (turbobc/_pairs.py, docs/approximate.md,
+// "Sampling pairs"; launched from turbobc/engines/gpu/pairs.py).
+//
+// Sample i draws an ordered pair (s, t), s != t, from (seed, i) alone, finds the s-t shortest
+// paths by a balanced bidirectional BFS (KADABRA's: the side whose frontier has fewer edges
+// out of it grows by one level) and picks one of those paths uniformly at random; every vertex
+// on it strictly between s and t (and s and t too with endpoints) gets one count. A block
+// takes the samples first + blockIdx.x, first + blockIdx.x + gridDim.x, ... and has its own
+// workspace (levels, path counts and visit order of both sides); it leaves the workspace
+// clean (-1 and 0) after each sample, touching only what the sample visited.
+//
+// Every random choice is a function of (seed, sample, what is chosen), never of the order in
+// which threads run, and the path counts of a level are pulled (each new vertex sums its
+// parents in adjacency order, one warp, a fixed reduction tree), so the counts are the same
+// bits whatever the grid, the block size of the warps or the GPU; turbobc/_pairs.py
+// reproduces them on the host. The choices are exponential races: among candidates c with
+// weights w_c, the one with the largest log(u_c) / w_c, u_c uniform in (0, 1), has probability
+// w_c / sum(w); ties go to the smaller vertex.
+//
+// status |= 1: some path count passed 2^53 (no longer an exact integer; still the same bits
+// everywhere); status |= 2: a count overflowed to infinity (the caller samples otherwise).
+
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u64 pair_mix(u64 z) {  // splitmix64's finalizer
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// 64 random bits for (seed, sample, salt, v); salt 0 and 1: s and t, 2: the middle vertex,
+// 3: a step towards s, 4: a step towards t.
+__device__ __forceinline__ u64 pair_bits(u64 seed, u64 sample, u64 salt, u64 v) {
+    return pair_mix(pair_mix(pair_mix(seed) ^ sample) ^ (v * 8ull + salt));
+}
+
+// The race key log(u) / weight, u = (2 floor(bits / 2^12) + 1) / 2^53 in (0, 1).
+__device__ __forceinline__ double race_key(u64 bits, double weight) {
+    const double u = (double)(2ull * (bits >> 12) + 1ull) * 0x1.0p-53;
+    return log(u) / weight;
+}
+
+// (key, vertex) a is better than b: a larger key, or the same key and a smaller vertex.
+__device__ __forceinline__ bool better(double ka, long long va, double kb, long long vb) {
+    return ka > kb || (ka == kb && va < vb && va >= 0) || vb < 0;
+}
+
+// The block's best (key, vertex) of every thread's; vertex -1 when no thread has one.
+// Needs blockDim.x a multiple of 32, at most 1024; every thread gets the result.
+__device__ void block_best(double& key, long long& vertex) {
+    __shared__ double keys[32];
+    __shared__ long long vertices[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const double k = __shfl_xor_sync(0xffffffffu, key, offset);
+        const long long v = __shfl_xor_sync(0xffffffffu, vertex, offset);
+        if (better(k, v, key, vertex)) {
+            key = k;
+            vertex = v;
+        }
+    }
+    __syncthreads();  // keys[] may still be read by the last call
+    if (lane == 0) {
+        keys[warp] = key;
+        vertices[warp] = vertex;
+    }
+    __syncthreads();
+    key = -INFINITY;
+    vertex = -1;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+        if (better(keys[w], vertices[w], key, vertex)) {
+            key = keys[w];
+            vertex = vertices[w];
+        }
+    }
+}
+
+// One step of the walk from x towards the root of a side: among the neighbours y of x in
+// (p, q) one level nearer the root, the race on weights sigma[y]. Every thread gets it.
+template <typename I>
+__device__ long long walk_step(const I* __restrict__ p, const I* __restrict__ q,
+                               const int* level, const double* sigma, long long x, u64 seed,
+                               u64 sample, u64 salt) {
+    const int want = level[x] - 1;
+    double key = -INFINITY;
+    long long best = -1;
+    for (I e = p[x] + threadIdx.x; e < p[x + 1]; e += blockDim.x) {
+        const long long y = (long long)q[e];
+        if (level[y] == want) {
+            const double k = race_key(pair_bits(seed, sample, salt, (u64)y), sigma[y]);
+            if (better(k, y, key, best)) {
+                key = k;
+                best = y;
+            }
+        }
+    }
+    block_best(key, best);
+    return best;
+}
+
+// ptr/idx: the out-edges (CSR); rptr/ridx: the in-edges (the CSR of the transpose; the same
+// arrays for an undirected graph). level, sigma, order: 2 n entries per block (side 0 grows
+// from s along out-edges, side 1 from t along in-edges), level -1 and sigma 0 on entry.
+template <typename I>
+__global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
+                           const I* __restrict__ rptr, const I* __restrict__ ridx, long long n,
+                           u64 seed, long long first, long long count, int endpoints,
+                           int* levels, double* sigmas, I* orders, u64* counts, int* status) {
+    __shared__ long long lo[2], hi[2];
+    __shared__ unsigned long long tail[2], volume[2], grown;
+    __shared__ int depth[2], found;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    int* level[2] = {levels + (long long)blockIdx.x * 2 * n,
+                     levels + (long long)blockIdx.x * 2 * n + n};
+    double* sigma[2] = {sigmas + (long long)blockIdx.x * 2 * n,
+                        sigmas + (long long)blockIdx.x * 2 * n + n};
+    I* order[2] = {orders + (long long)blockIdx.x * 2 * n,
+                   orders + (long long)blockIdx.x * 2 * n + n};
+    const I* grow_p[2] = {ptr, rptr};   // side 0 grows along out-edges, side 1 along in-edges
+    const I* grow_q[2] = {idx, ridx};
+    const I* pull_p[2] = {rptr, ptr};   // and sums its counts over the edges into a vertex
+    const I* pull_q[2] = {ridx, idx};
+
+    for (long long sample = first + blockIdx.x; sample < first + count; sample += gridDim.x) {
+        const long long s = (long long)(pair_bits(seed, (u64)sample, 0, 0) % (u64)n);
+        long long t = (long long)(pair_bits(seed, (u64)sample, 1, 0) % (u64)(n - 1));
+        t += (t >= s);
+        if (threadIdx.x == 0) {
+            const long long root[2] = {s, t};
+            for (int side = 0; side < 2; ++side) {
+                const long long r = root[side];
+                level[side][r] = 0;
+                sigma[side][r] = 1.0;
+                order[side][0] = (I)r;
+                lo[side] = 0;
+                hi[side] = tail[side] = 1;
+                depth[side] = 0;
+                volume[side] = (u64)(grow_p[side][r + 1] - grow_p[side][r]);
+            }
+            found = 0;
+        }
+        __syncthreads();
+        long long middle = -1;
+        int side = 0;
+        while (true) {
+            side = volume[0] <= volume[1] ? 0 : 1;
+            const int other = 1 - side;
+            const int d = depth[side];
+            int* lv = level[side];
+            const I* gp = grow_p[side];
+            const I* gq = grow_q[side];
+            // discover level d + 1: the unvisited heads of the frontier's edges
+            for (long long f = lo[side] + warp; f < hi[side]; f += warps) {
+                const long long u = (long long)order[side][f];
+                for (I e = gp[u] + lane; e < gp[u + 1]; e += 32) {
+                    const long long w = (long long)gq[e];
+                    if (lv[w] < 0 && atomicCAS(lv + w, -1, d + 1) == -1) {
+                        order[side][atomicAdd(&tail[side], 1ull)] = (I)w;
+                    }
+                }
+            }
+            __syncthreads();
+            const long long first_new = hi[side], end_new = (long long)tail[side];
+            if (threadIdx.x == 0) {
+                grown = 0;
+            }
+            __syncthreads();
+            // sigma(w) = sum of sigma(u) over the edges u -> w from level d (a fixed order:
+            // lane-strided sums, then a butterfly); the new frontier's edge count; whether the
+            // other side has seen w
+            const I* pp = pull_p[side];
+            const I* pq = pull_q[side];
+            double* sg = sigma[side];
+            for (long long f = first_new + warp; f < end_new; f += warps) {
+                const long long w = (long long)order[side][f];
+                double sum = 0.0;
+                for (I e = pp[w] + lane; e < pp[w + 1]; e += 32) {
+                    const long long u = (long long)pq[e];
+                    if (lv[u] == d) {
+                        sum += sg[u];
+                    }
+                }
+                for (int offset = 16; offset > 0; offset >>= 1) {
+                    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+                }
+                if (lane == 0) {
+                    sg[w] = sum;
+                    if (sum > 9007199254740992.0) {
+                        atomicOr(status, isinf(sum) ? 3 : 1);
+                    }
+                    atomicAdd(&grown, (unsigned long long)(gp[w + 1] - gp[w]));
+                    if (level[other][w] >= 0) {
+                        found = 1;
+                    }
+                }
+            }
+            __syncthreads();
+            if (end_new == first_new) {
+                break;  // the side ran out: t is not reachable from s
+            }
+            if (found) {
+                // the middle layer: the new vertices the other side has seen; every shortest
+                // path crosses it once (turbobc/_pairs.py); the race on sigma_s(w) sigma_t(w)
+                double key = -INFINITY;
+                long long best = -1;
+                for (long long f = first_new + threadIdx.x; f < end_new; f += blockDim.x) {
+                    const long long w = (long long)order[side][f];
+                    if (level[other][w] >= 0) {
+                        const double k = race_key(pair_bits(seed, (u64)sample, 2, (u64)w),
+                                                  sigma[0][w] * sigma[1][w]);
+                        if (better(k, w, key, best)) {
+                            key = k;
+                            best = w;
+                        }
+                    }
+                }
+                block_best(key, best);
+                middle = best;
+                break;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                lo[side] = first_new;
+                hi[side] = end_new;
+                depth[side] = d + 1;
+                volume[side] = grown;
+            }
+            __syncthreads();
+        }
+        if (middle >= 0) {
+            // the path: the middle vertex, then steps towards s (parents along in-edges) and
+            // towards t (along out-edges), each a race on the path counts of its side
+            if (threadIdx.x == 0 && (endpoints || (middle != s && middle != t))) {
+                atomicAdd(counts + middle, 1ull);
+            }
+            for (int toward = 0; toward < 2; ++toward) {
+                long long x = middle;
+                while (level[toward][x] > 0) {
+                    x = walk_step(pull_p[toward], pull_q[toward], level[toward], sigma[toward],
+                                  x, seed, (u64)sample, 3 + toward);
+                    if (threadIdx.x == 0 && (endpoints || level[toward][x] > 0)) {
+                        atomicAdd(counts + x, 1ull);
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        // leave the workspace clean: only what this sample visited
+        for (int c = 0; c < 2; ++c) {
+            for (long long f = threadIdx.x; f < (long long)tail[c]; f += blockDim.x) {
+                const long long v = (long long)order[c][f];
+                level[c][v] = -1;
+                sigma[c][v] = 0.0;
+            }
+        }
+        __syncthreads();
+    }
+}

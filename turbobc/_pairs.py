@@ -1,0 +1,199 @@
+"""Approximate BC by sampling shortest paths: the GPU's sampler (docs/approximate.md,
+"Sampling pairs").
+
+Sample i is an ordered pair (s, t), s ≠ t, drawn from (seed, i) alone, and one shortest s–t
+path picked uniformly at random among all of them; ``X_i(v) = 1`` when v lies on it strictly
+between s and t (also at s and t with ``endpoints``, when t is reachable). Over uniform ordered
+pairs, ``E[X(v)] = Σ_{s≠t} σ_st(v)/σ_st / (n (n − 1))``, and networkx's normalized BC is
+``c · E[X(v)]`` with ``c = n / (n − 2)`` (``c = 1`` with endpoints): :func:`pair_factor`. X is
+a Bernoulli variable, so Bernstein's radius (turbobc/_approx.py) applies with R = 1 and the
+variance μ(1 − μ) exactly, samples being independent (drawn with replacement).
+
+A sample finds its paths by a balanced bidirectional BFS (NetworKit's KADABRA): the side whose
+frontier has fewer edges out of it grows by one level, until a new level meets the other side.
+Every shortest path then crosses the new level's vertices that the other side has seen (the
+middle layer: a vertex w of the new level d_s(w) = a + 1 seen by the other side at its depth b
+gives d(s, t) = a + 1 + b, since no vertex was seen by both before) exactly once; the middle
+vertex is picked with weight σ_s(w) σ_t(w), then a parent at a time towards each root with
+weight σ of the parent, which makes every shortest path equally likely (the weights
+telescope to 1 / σ_st).
+
+Every choice is an exponential race keyed by :func:`pair_bits` of (seed, sample, salt,
+candidate), and path counts are pulled in adjacency order, so a sample's path depends on the
+seed and the sample number only: :func:`reference_counts` reproduces the device kernel
+(spmv/kernels/pairs.cu) on the host, sample for sample.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["PathCountOverflow", "pair_bits", "pair_factor", "pair_of", "pair_sample_limit",
+           "pair_seed", "race_keys", "reference_counts"]
+
+_MASK = (1 << 64) - 1
+
+
+class PathCountOverflow(ArithmeticError):
+    """A sample's path counts overflowed float64: its path cannot be picked; the run samples
+    sources instead (turbobc._api)."""
+
+
+def _mix(z: int) -> int:
+    """splitmix64's finalizer on a Python int (64-bit wrap-around)."""
+    z = (z + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _mix_array(z: np.ndarray) -> np.ndarray:
+    """:func:`_mix` on a uint64 array (wrapping, as the device's unsigned arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def pair_bits(seed: int, sample: int, salt: int, v) -> np.ndarray:
+    """64 random bits for (seed, sample, salt, v), v an int or an int array; salt 0 and 1
+    draw s and t, 2 the middle vertex, 3 a step towards s, 4 a step towards t. The same
+    function as ``pair_bits`` in spmv/kernels/pairs.cu."""
+    head = np.uint64(_mix(_mix(seed & _MASK) ^ (sample & _MASK)))
+    v = np.asarray(v, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix_array(head ^ (v * np.uint64(8) + np.uint64(salt)))
+
+
+def pair_of(seed: int, sample: int, n: int) -> tuple[int, int]:
+    """The ordered pair (s, t), s ≠ t, of a sample."""
+    s = int(pair_bits(seed, sample, 0, 0)) % n
+    t = int(pair_bits(seed, sample, 1, 0)) % (n - 1)
+    return s, t + (t >= s)
+
+
+def race_keys(bits: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """log(u) / weight with u = (2 ⌊bits / 2^12⌋ + 1) / 2^53 in (0, 1): the candidate with the
+    largest key wins with probability weight / Σ weights."""
+    u = (np.uint64(2) * (bits >> np.uint64(12)) + np.uint64(1)).astype(np.float64) * 2.0**-53
+    return np.log(u) / weights
+
+
+def pair_factor(n: int, endpoints: bool) -> float:
+    """c: networkx's normalized BC is c · E[X(v)] (module docstring)."""
+    return 1.0 if endpoints else n / (n - 2)
+
+
+def pair_seed(seed) -> int:
+    """A 64-bit seed for the samples from ``seed`` (None, an int or a numpy Generator)."""
+    if seed is None:
+        return int(np.random.default_rng().integers(0, 2**63))
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        return int(seed) & _MASK
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63))
+    raise TypeError("with epsilon, seed must be None, an int or a numpy.random.Generator; "
+                    f"got {type(seed).__name__} {seed!r}")
+
+
+def _warp_sum(values: np.ndarray) -> float:
+    """The kernel's sum of a vertex's parent counts (in adjacency order): lane j adds the
+    values j, j + 32, ... in turn, then a butterfly over the 32 lanes; lane 0's result."""
+    lanes = np.zeros(32)
+    for j, value in enumerate(values):
+        lanes[j % 32] += value
+    for offset in (16, 8, 4, 2, 1):
+        lanes = lanes + lanes[np.arange(32) ^ offset]
+    return float(lanes[0])
+
+
+def _race(seed: int, sample: int, salt: int, candidates: np.ndarray,
+          weights: np.ndarray) -> int:
+    """The winner of the race among ``candidates`` (ties: the smaller vertex)."""
+    keys = race_keys(pair_bits(seed, sample, salt, candidates), weights)
+    best = keys.max()
+    return int(candidates[keys == best].min())
+
+
+def reference_counts(pattern, directed: bool, seed: int, first: int, count: int,
+                     endpoints: bool = False) -> np.ndarray:
+    """The counts of samples ``first .. first + count - 1`` on the host, as the device kernel
+    makes them (uint64, one per vertex). Plain Python, for tests and small graphs; raises
+    :class:`PathCountOverflow` where a path count overflows float64.
+
+    ``pattern``: the canonical CSR pattern (turbobc._graph.Graph.pattern); ``directed``:
+    whether side t follows the in-edges of a directed graph (else the pattern is symmetric).
+    """
+    n = pattern.shape[0]
+    out_ptr, out_idx = pattern.indptr, pattern.indices
+    if directed:
+        transpose = pattern.T.tocsr()
+        transpose.sort_indices()
+        in_ptr, in_idx = transpose.indptr, transpose.indices
+    else:
+        in_ptr, in_idx = out_ptr, out_idx
+    grow = ((out_ptr, out_idx), (in_ptr, in_idx))   # side 0 from s along out-edges
+    pull = ((in_ptr, in_idx), (out_ptr, out_idx))   # counts summed over the edges in
+    counts = np.zeros(n, dtype=np.uint64)
+    for sample in range(first, first + count):
+        s, t = pair_of(seed, sample, n)
+        level = [np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)]
+        sigma = [np.zeros(n), np.zeros(n)]
+        frontier, depth, volume = [[s], [t]], [0, 0], [0, 0]
+        for side, root in ((0, s), (1, t)):
+            level[side][root], sigma[side][root] = 0, 1.0
+            p = grow[side][0]
+            volume[side] = int(p[root + 1] - p[root])
+        middle = -1
+        while True:
+            side = 0 if volume[0] <= volume[1] else 1
+            other, d = 1 - side, depth[side]
+            gp, gq = grow[side]
+            new = set()
+            for u in frontier[side]:
+                for w in gq[gp[u]:gp[u + 1]]:
+                    if level[side][w] < 0:
+                        level[side][w] = d + 1
+                        new.add(int(w))
+            if not new:
+                break  # t is not reachable from s
+            pp, pq = pull[side]
+            for w in new:
+                parents = pq[pp[w]:pp[w + 1]]
+                parents = parents[level[side][parents] == d]
+                sigma[side][w] = _warp_sum(sigma[side][parents])
+                if math.isinf(sigma[side][w]):
+                    raise PathCountOverflow(f"sample {sample}: a shortest-path count from "
+                                            f"{(s, t)[side]} overflowed float64")
+            met = np.array(sorted(w for w in new if level[other][w] >= 0), dtype=np.int64)
+            if met.size:
+                middle = _race(seed, sample, 2, met, sigma[0][met] * sigma[1][met])
+                break
+            frontier[side] = sorted(new)
+            depth[side] = d + 1
+            volume[side] = int(sum(gp[w + 1] - gp[w] for w in new))
+        if middle < 0:
+            continue
+        if endpoints or middle not in (s, t):
+            counts[middle] += 1
+        for toward in (0, 1):
+            pp, pq = pull[toward]
+            x = middle
+            while level[toward][x] > 0:
+                near = pq[pp[x]:pp[x + 1]]
+                near = near[level[toward][near] == level[toward][x] - 1].astype(np.int64)
+                x = _race(seed, sample, 3 + toward, near, sigma[toward][near])
+                if endpoints or level[toward][x] > 0:
+                    counts[x] += 1
+    return counts
+
+
+def pair_sample_limit(n: int, endpoints: bool, epsilon: float, delta: float) -> int:
+    """Hoeffding's sample size for pairs: ``⌈c² ln(4n/δ) / (2ε²)⌉`` (X in [0, 1], every value
+    within ε / c of its mean with probability 1 − δ/2)."""
+    c = pair_factor(n, endpoints)
+    return math.ceil(c * c * math.log(4 * n / delta) / (2 * epsilon * epsilon))
