@@ -104,10 +104,11 @@ def _warp_sum(values: np.ndarray) -> float:
     """The kernel's sum of a vertex's parent counts (in adjacency order): lane j adds the
     values j, j + 32, ... in turn, then a butterfly over the 32 lanes; lane 0's result."""
     lanes = np.zeros(32)
-    for j, value in enumerate(values):
-        lanes[j % 32] += value
-    for offset in (16, 8, 4, 2, 1):
-        lanes = lanes + lanes[np.arange(32) ^ offset]
+    with np.errstate(over="ignore"):  # an overflow to inf is reported by the caller
+        for j, value in enumerate(values):
+            lanes[j % 32] += value
+        for offset in (16, 8, 4, 2, 1):
+            lanes = lanes + lanes[np.arange(32) ^ offset]
     return float(lanes[0])
 
 
