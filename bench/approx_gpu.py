@@ -1,21 +1,26 @@
 """Approximate BC with a guarantee (issue 16): turbobc ``bc(epsilon=, delta=)`` against
 NetworKit's KadabraBetweenness at the same ε and δ, in the same run.
 
-For each graph and each ε (δ = 0.1): turbobc's run (engine ``--engine``, the GPU by default)
-with its samples, bound and what stopped it, and ``networkit.centrality.KadabraBetweenness(G,
-ε, δ)`` on all threads (undirected, unweighted graphs: what KADABRA takes), both normalized
-like networkx; the largest difference between the two, and, on graphs whose exact BC fits
-``--exact-seconds`` (estimated from turbobc's own sample), the largest error of each against
-the exact values. A turbobc run whose Hoeffding size reaches n could be exact BC and is
-skipped; the record says so. Record ``approx``, rewritten after each graph.
+For each graph and each ε (δ = 0.1): turbobc's run (engine ``--engine``, the GPU by default;
+each sampler of ``--samplers``: "pairs", "sources" or "auto", ``Tuning.approx_sampler``) with
+its samples, bound and what stopped it, and ``networkit.centrality.KadabraBetweenness(G, ε,
+δ)`` on all threads (undirected, unweighted graphs: what KADABRA takes) in a child process
+stopped after ``--kadabra-seconds`` (the record then says KADABRA took longer, a lower bound on
+the ratio), both normalized like networkx; the largest difference between the two, and, on
+graphs whose exact BC fits ``--max-seconds`` (estimated from a sweep of 256 sources, also the
+per-source cost a sampled pair is compared with: ``pair_cost_in_sources``), the largest error
+of each against the exact values. A source-sampling run whose Hoeffding size reaches n would be
+exact BC and is skipped. Record ``approx``, rewritten after each row.
 
 Usage: python bench/approx_gpu.py [--graphs kron20 road1000 del20 ...] [--epsilons 0.01 0.001]
-       [--engine gpu] [--max-seconds 120] [--out DIR]
+       [--samplers pairs sources] [--engine gpu] [--max-seconds 120] [--kadabra-seconds 300]
+       [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -63,52 +68,107 @@ def kadabra(A, epsilon: float, delta: float) -> tuple[float, np.ndarray, dict]:
                              "kadabra_samples": int(algo.getNumberOfIterations())}
 
 
+def _kadabra_child(A, epsilon, delta, queue):
+    try:
+        queue.put(kadabra(A, epsilon, delta))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        queue.put(exc)
+
+
+def kadabra_within(A, epsilon: float, delta: float, limit: float):
+    """:func:`kadabra` in a child process stopped after ``limit`` seconds: its result, or
+    None when it ran longer."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_kadabra_child, args=(A, epsilon, delta, queue))
+    child.start()
+    try:
+        result = queue.get(timeout=limit + 60)  # the graph's build comes first
+    except Exception:  # noqa: BLE001 - queue.Empty: still running
+        result = None
+    child.kill()
+    child.join()
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def per_source_seconds(A, engine: str) -> float:
+    """Seconds per source of exact BC, from a sweep of 256 sources (after a warm-up)."""
+    sources = np.arange(min(256, A.shape[0]))
+    turbobc.bc(A, sources=sources[:8], engine=engine)
+    began = time.perf_counter()
+    turbobc.bc(A, sources=sources, engine=engine)
+    return (time.perf_counter() - began) / sources.size
+
+
 def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
-                max_seconds: float) -> list[dict]:
+                max_seconds: float, samplers: list[str], kadabra_seconds: float,
+                write) -> list[dict]:
     A = cached_graph(name)
     n = A.shape[0]
     rows, reference = [], None
+    source_seconds = per_source_seconds(A, engine)
+    if source_seconds * n <= max_seconds:
+        reference = turbobc.bc(A, engine=engine)
     for epsilon in epsilons:
-        row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(A.nnz),
-               "epsilon": epsilon, "delta": delta, "engine": engine,
-               "hoeffding_samples": hoeffding_samples(n, epsilon, delta,
-                                                      sample_range(n, False))}
-        if row["hoeffding_samples"] >= n:
-            # the run could reach every source, i.e. exact BC (kron20 at ε = 0.001 ran into
-            # the exact run and the call's time limit: approx-20261123T2343Z-h100.log)
-            row["skipped"] = "the sample could reach n: exact BC, timed in bench/exact_gpu.py"
-            rows.append(row)
-            continue
-        turbobc.run_bc(A, epsilon=0.5, delta=delta, seed=1, engine=engine)  # warm up
-        began = time.perf_counter()
-        result = turbobc.run_bc(A, epsilon=epsilon, delta=delta, seed=0, engine=engine)
-        seconds = time.perf_counter() - began
-        per_source = seconds / result.facts["samples"]
-        if reference is None and per_source * n <= max_seconds:
-            reference = turbobc.bc(A, engine=engine)
-        row.update(turbobc_seconds=seconds, samples=result.facts["samples"],
-                   bound=result.facts["bound"], stopped_by=result.facts["stopped_by"],
-                   exact_estimate_seconds=per_source * n)
-        try:
-            k_seconds, k_values, k_facts = kadabra(A, epsilon, delta)
-        except ImportError as exc:
-            row["networkit"] = f"not installed: {exc}"
-        else:
-            row.update(kadabra_seconds=k_seconds, **k_facts,
-                       kadabra_over_turbobc=k_seconds / seconds,
-                       target_met=bool(k_seconds / seconds >= TARGET_SPEEDUP),
-                       max_diff_from_kadabra=float(np.max(np.abs(k_values - result.values))))
+        k_result = None
+        for sampler in samplers:
+            row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(A.nnz),
+                   "epsilon": epsilon, "delta": delta, "engine": engine,
+                   "sampler_asked": sampler, "exact_seconds_per_source": source_seconds,
+                   "exact_estimate_seconds": source_seconds * n,
+                   "hoeffding_sources": hoeffding_samples(n, epsilon, delta,
+                                                          sample_range(n, False))}
+            if sampler == "sources" and row["hoeffding_sources"] >= n:
+                # the run could reach every source, i.e. exact BC (kron20 at ε = 0.001 ran
+                # into the exact run and the call's time limit: approx-20261123T2343Z-h100.log)
+                row["skipped"] = "the sample could reach n: exact BC, timed in exact_gpu.py"
+                rows.append(row)
+                write(rows)
+                continue
+            with turbobc.tuning(approx_sampler=sampler):
+                turbobc.run_bc(A, epsilon=0.5, delta=delta, seed=1, engine=engine)  # warm up
+                began = time.perf_counter()
+                result = turbobc.run_bc(A, epsilon=epsilon, delta=delta, seed=0,
+                                        engine=engine)
+                seconds = time.perf_counter() - began
+            facts = result.facts
+            row.update(turbobc_seconds=seconds, samples=facts["samples"], bound=facts["bound"],
+                       stopped_by=facts["stopped_by"], sampler=facts.get("sampler"),
+                       hoeffding_samples=facts.get("hoeffding_samples"),
+                       seconds_per_sample=seconds / max(facts["samples"], 1))
+            if facts.get("sampler") == "pairs":
+                row["pair_cost_in_sources"] = row["seconds_per_sample"] / source_seconds
+            if k_result is None:
+                try:
+                    k_result = kadabra_within(A, epsilon, delta, kadabra_seconds) or "timeout"
+                except ImportError as exc:
+                    k_result = f"not installed: {exc}"
+            if isinstance(k_result, str) and k_result.startswith("not installed"):
+                row["networkit"] = k_result
+            elif k_result == "timeout":
+                row.update(kadabra_seconds_above=kadabra_seconds,
+                           kadabra_over_turbobc_at_least=kadabra_seconds / seconds)
+            else:
+                k_seconds, k_values, k_facts = k_result
+                row.update(kadabra_seconds=k_seconds, **k_facts,
+                           kadabra_over_turbobc=k_seconds / seconds,
+                           target_met=bool(k_seconds / seconds >= TARGET_SPEEDUP),
+                           max_diff_from_kadabra=float(np.max(np.abs(k_values
+                                                                     - result.values))))
+                if reference is not None:
+                    row["kadabra_max_error"] = float(np.max(np.abs(k_values - reference)))
             if reference is not None:
-                row["kadabra_max_error"] = float(np.max(np.abs(k_values - reference)))
-        if reference is not None:
-            row["turbobc_max_error"] = float(np.max(np.abs(result.values - reference)))
-        rows.append(row)
-        print(f"{row['graph']:22s} eps={epsilon:<6g} turbobc {seconds:8.2f} s "
-              f"({row['samples']} samples, {row['stopped_by']}), KADABRA "
-              f"{row.get('kadabra_seconds', float('nan')):8.2f} s = "
-              f"x{row.get('kadabra_over_turbobc', float('nan')):.2f}; errors "
-              f"{row.get('turbobc_max_error', float('nan')):.2g} / "
-              f"{row.get('kadabra_max_error', float('nan')):.2g}", flush=True)
+                row["turbobc_max_error"] = float(np.max(np.abs(result.values - reference)))
+            rows.append(row)
+            write(rows)
+            ratio = row.get("kadabra_over_turbobc", row.get("kadabra_over_turbobc_at_least"))
+            print(f"{row['graph']:22s} eps={epsilon:<6g} {row['sampler']:7s} turbobc "
+                  f"{seconds:8.2f} s ({row['samples']} samples, {row['stopped_by']}), KADABRA "
+                  f"{row.get('kadabra_seconds', float('nan')):8.2f} s = x{ratio}; errors "
+                  f"{row.get('turbobc_max_error', float('nan')):.2g} / "
+                  f"{row.get('kadabra_max_error', float('nan')):.2g}", flush=True)
     return rows
 
 
@@ -118,15 +178,24 @@ def main(argv=None):
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.01, 0.001])
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--engine", default="gpu")
+    parser.add_argument("--samplers", nargs="+", default=["pairs"],
+                        choices=["pairs", "sources", "auto"])
     parser.add_argument("--max-seconds", type=float, default=120.0,
                         help="largest estimated exact run timed as the reference")
+    parser.add_argument("--kadabra-seconds", type=float, default=300.0,
+                        help="KADABRA runs stop after this long (a lower bound is recorded)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    rows, record = [], None
+    rows, record = [], [None]
+
+    def write(graph_rows):
+        record[0] = write_record("approx", {"rows": rows + graph_rows}, results=args.out,
+                                 path=record[0])
+
     for name in args.graphs:
-        rows += bench_graph(name, args.epsilons, args.delta, args.engine, args.max_seconds)
-        record = write_record("approx", {"rows": rows}, results=args.out, path=record)
-    print(f"record: {record}")
+        rows += bench_graph(name, args.epsilons, args.delta, args.engine, args.max_seconds,
+                            args.samplers, args.kadabra_seconds, write)
+    print(f"record: {record[0]}")
 
 
 if __name__ == "__main__":

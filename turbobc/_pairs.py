@@ -19,9 +19,10 @@ weight σ of the parent, which makes every shortest path equally likely (the wei
 telescope to 1 / σ_st).
 
 Every choice is an exponential race keyed by :func:`pair_bits` of (seed, sample, salt,
-candidate), and path counts are pulled in adjacency order, so a sample's path depends on the
-seed and the sample number only: :func:`reference_counts` reproduces the device kernel
-(spmv/kernels/pairs.cu) on the host, sample for sample.
+candidate), and path counts are sums of integers (exact in float64, in any order, below
+2^53), so a sample's path depends on the seed and the sample number only:
+:func:`reference_counts` reproduces the device kernel (spmv/kernels/pairs.cu) on the host,
+sample for sample, while the counts stay below 2^53.
 """
 
 from __future__ import annotations
@@ -100,18 +101,6 @@ def pair_seed(seed) -> int:
                     f"got {type(seed).__name__} {seed!r}")
 
 
-def _warp_sum(values: np.ndarray) -> float:
-    """The kernel's sum of a vertex's parent counts (in adjacency order): lane j adds the
-    values j, j + 32, ... in turn, then a butterfly over the 32 lanes; lane 0's result."""
-    lanes = np.zeros(32)
-    with np.errstate(over="ignore"):  # an overflow to inf is reported by the caller
-        for j, value in enumerate(values):
-            lanes[j % 32] += value
-        for offset in (16, 8, 4, 2, 1):
-            lanes = lanes + lanes[np.arange(32) ^ offset]
-    return float(lanes[0])
-
-
 def _race(seed: int, sample: int, salt: int, candidates: np.ndarray,
           weights: np.ndarray) -> int:
     """The winner of the race among ``candidates`` (ties: the smaller vertex)."""
@@ -166,7 +155,8 @@ def reference_counts(pattern, directed: bool, seed: int, first: int, count: int,
             for w in new:
                 parents = pq[pp[w]:pp[w + 1]]
                 parents = parents[level[side][parents] == d]
-                sigma[side][w] = _warp_sum(sigma[side][parents])
+                with np.errstate(over="ignore"):  # reported just below
+                    sigma[side][w] = sigma[side][parents].sum()
                 if math.isinf(sigma[side][w]):
                     raise PathCountOverflow(f"sample {sample}: a shortest-path count from "
                                             f"{(s, t)[side]} overflowed float64")

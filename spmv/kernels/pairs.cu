@@ -5,15 +5,22 @@
 // paths by a balanced bidirectional BFS (KADABRA's: the side whose frontier has fewer edges
 // out of it grows by one level) and picks one of those paths uniformly at random; every vertex
 // on it strictly between s and t (and s and t too with endpoints) gets one count. A block
-// takes the samples first + blockIdx.x, first + blockIdx.x + gridDim.x, ... and has its own
-// workspace (levels, path counts and visit order of both sides); it leaves the workspace
-// clean (-1 and 0) after each sample, touching only what the sample visited.
+// takes the next sample of first .. first + count - 1 from the counter *taken (zero at the
+// launch) when it is done with one, and has its own workspace (levels, path counts and visit
+// order of both sides); it leaves the workspace clean (-1 and 0) after each sample, touching
+// only what the sample visited.
+//
+// A level is grown in two passes over the frontier's edges: a probe (reads only) for a vertex
+// the other side has seen, then the discovery, which on the level that meets (the last, and
+// on a small-world graph the largest) keeps only those vertices, the middle layer.
 //
 // Every random choice is a function of (seed, sample, what is chosen), never of the order in
-// which threads run, and the path counts of a level are pulled (each new vertex sums its
-// parents in adjacency order, one warp, a fixed reduction tree), so the counts are the same
-// bits whatever the grid, the block size of the warps or the GPU; turbobc/_pairs.py
-// reproduces them on the host. The choices are exponential races: among candidates c with
+// which threads run, and path counts are sums of integers, exact in float64 below 2^53 in any
+// order, so the counts are the same whatever the grid, the block size or the GPU while every
+// path count stays below 2^53 (status bit 1 says when one did not); turbobc/_pairs.py
+// reproduces them on the host. (Pulling the counts in a fixed order instead, each new vertex
+// summing over its in-edges, read the whole adjacency of the level just found: on kron20 that
+// is most of the graph, 0.95 ms per sample against NetworKit's KADABRA's 1.0 on 16 threads.) The choices are exponential races: among candidates c with
 // weights w_c, the one with the largest log(u_c) / w_c, u_c uniform in (0, 1), has probability
 // w_c / sum(w); ties go to the smaller vertex.
 //
@@ -21,6 +28,9 @@
 // everywhere); status |= 2: a count overflowed to infinity (the caller samples otherwise).
 
 typedef unsigned long long u64;
+
+// -infinity, without math.h (NVRTC as CuPy runs it has no INFINITY)
+#define PAIR_NO_KEY __longlong_as_double((long long)0xfff0000000000000ull)
 
 __device__ __forceinline__ u64 pair_mix(u64 z) {  // splitmix64's finalizer
     z += 0x9E3779B97F4A7C15ull;
@@ -66,7 +76,7 @@ __device__ void block_best(double& key, long long& vertex) {
         vertices[warp] = vertex;
     }
     __syncthreads();
-    key = -INFINITY;
+    key = PAIR_NO_KEY;
     vertex = -1;
     for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
         if (better(keys[w], vertices[w], key, vertex)) {
@@ -83,7 +93,7 @@ __device__ long long walk_step(const I* __restrict__ p, const I* __restrict__ q,
                                const int* level, const double* sigma, long long x, u64 seed,
                                u64 sample, u64 salt) {
     const int want = level[x] - 1;
-    double key = -INFINITY;
+    double key = PAIR_NO_KEY;
     long long best = -1;
     for (I e = p[x] + threadIdx.x; e < p[x + 1]; e += blockDim.x) {
         const long long y = (long long)q[e];
@@ -106,8 +116,9 @@ template <typename I>
 __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                            const I* __restrict__ rptr, const I* __restrict__ ridx, long long n,
                            u64 seed, long long first, long long count, int endpoints,
-                           int* levels, double* sigmas, I* orders, u64* counts, int* status) {
-    __shared__ long long lo[2], hi[2];
+                           int* levels, double* sigmas, I* orders, u64* counts, int* status,
+                           u64* taken) {
+    __shared__ long long lo[2], hi[2], current;
     __shared__ unsigned long long tail[2], volume[2], grown;
     __shared__ int depth[2], found;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -119,10 +130,18 @@ __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                    orders + (long long)blockIdx.x * 2 * n + n};
     const I* grow_p[2] = {ptr, rptr};   // side 0 grows along out-edges, side 1 along in-edges
     const I* grow_q[2] = {idx, ridx};
-    const I* pull_p[2] = {rptr, ptr};   // and sums its counts over the edges into a vertex
+    const I* pull_p[2] = {rptr, ptr};   // a vertex's parents: the edges into it
     const I* pull_q[2] = {ridx, idx};
 
-    for (long long sample = first + blockIdx.x; sample < first + count; sample += gridDim.x) {
+    while (true) {
+        if (threadIdx.x == 0) {
+            current = first + (long long)atomicAdd(taken, 1ull);
+        }
+        __syncthreads();
+        const long long sample = current;
+        if (sample >= first + count) {
+            break;
+        }
         const long long s = (long long)(pair_bits(seed, (u64)sample, 0, 0) % (u64)n);
         long long t = (long long)(pair_bits(seed, (u64)sample, 1, 0) % (u64)(n - 1));
         t += (t >= s);
@@ -142,21 +161,49 @@ __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
         }
         __syncthreads();
         long long middle = -1;
-        int side = 0;
         while (true) {
-            side = volume[0] <= volume[1] ? 0 : 1;
+            const int side = volume[0] <= volume[1] ? 0 : 1;
             const int other = 1 - side;
             const int d = depth[side];
             int* lv = level[side];
             const I* gp = grow_p[side];
             const I* gq = grow_q[side];
-            // discover level d + 1: the unvisited heads of the frontier's edges
-            for (long long f = lo[side] + warp; f < hi[side]; f += warps) {
+            const int* lo_other = level[other];
+            // probe: does level d + 1 meet the other side? (reads only; then the level is the
+            // last, and only its vertices the other side has seen are needed: the middle)
+            for (long long f = lo[side] + warp; f < hi[side] && !*(volatile int*)&found;
+                 f += warps) {
                 const long long u = (long long)order[side][f];
                 for (I e = gp[u] + lane; e < gp[u + 1]; e += 32) {
+                    if (lo_other[gq[e]] >= 0) {
+                        found = 1;
+                    }
+                }
+            }
+            __syncthreads();
+            const int last = found;
+            // discover level d + 1 (the last: its middle only), the unvisited heads of the
+            // frontier's edges, and push the path counts along the edges into it:
+            // sigma(w) += sigma(u)
+            double* sg = sigma[side];
+            for (long long f = lo[side] + warp; f < hi[side]; f += warps) {
+                const long long u = (long long)order[side][f];
+                const double paths = sg[u];
+                for (I e = gp[u] + lane; e < gp[u + 1]; e += 32) {
                     const long long w = (long long)gq[e];
-                    if (lv[w] < 0 && atomicCAS(lv + w, -1, d + 1) == -1) {
-                        order[side][atomicAdd(&tail[side], 1ull)] = (I)w;
+                    if (last && lo_other[w] < 0) {
+                        continue;
+                    }
+                    int lw = lv[w];
+                    if (lw < 0) {
+                        lw = atomicCAS(lv + w, -1, d + 1);
+                        if (lw == -1) {
+                            order[side][atomicAdd(&tail[side], 1ull)] = (I)w;
+                            lw = d + 1;
+                        }
+                    }
+                    if (lw == d + 1) {
+                        atomicAdd(sg + w, paths);
                     }
                 }
             }
@@ -166,47 +213,27 @@ __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                 grown = 0;
             }
             __syncthreads();
-            // sigma(w) = sum of sigma(u) over the edges u -> w from level d (a fixed order:
-            // lane-strided sums, then a butterfly); the new frontier's edge count; whether the
-            // other side has seen w
-            const I* pp = pull_p[side];
-            const I* pq = pull_q[side];
-            double* sg = sigma[side];
-            for (long long f = first_new + warp; f < end_new; f += warps) {
+            // the new frontier's edge count, and counts past 2^53 (sums of integers are exact
+            // below: the same in any order)
+            for (long long f = first_new + threadIdx.x; f < end_new; f += blockDim.x) {
                 const long long w = (long long)order[side][f];
-                double sum = 0.0;
-                for (I e = pp[w] + lane; e < pp[w + 1]; e += 32) {
-                    const long long u = (long long)pq[e];
-                    if (lv[u] == d) {
-                        sum += sg[u];
-                    }
+                if (sg[w] > 9007199254740992.0) {
+                    atomicOr(status, isinf(sg[w]) ? 3 : 1);
                 }
-                for (int offset = 16; offset > 0; offset >>= 1) {
-                    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-                }
-                if (lane == 0) {
-                    sg[w] = sum;
-                    if (sum > 9007199254740992.0) {
-                        atomicOr(status, isinf(sum) ? 3 : 1);
-                    }
-                    atomicAdd(&grown, (unsigned long long)(gp[w + 1] - gp[w]));
-                    if (level[other][w] >= 0) {
-                        found = 1;
-                    }
-                }
+                atomicAdd(&grown, (unsigned long long)(gp[w + 1] - gp[w]));
             }
             __syncthreads();
             if (end_new == first_new) {
                 break;  // the side ran out: t is not reachable from s
             }
-            if (found) {
+            if (last) {
                 // the middle layer: the new vertices the other side has seen; every shortest
                 // path crosses it once (turbobc/_pairs.py); the race on sigma_s(w) sigma_t(w)
-                double key = -INFINITY;
+                double key = PAIR_NO_KEY;
                 long long best = -1;
                 for (long long f = first_new + threadIdx.x; f < end_new; f += blockDim.x) {
                     const long long w = (long long)order[side][f];
-                    if (level[other][w] >= 0) {
+                    {
                         const double k = race_key(pair_bits(seed, (u64)sample, 2, (u64)w),
                                                   sigma[0][w] * sigma[1][w]);
                         if (better(k, w, key, best)) {

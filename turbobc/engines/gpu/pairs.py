@@ -1,8 +1,8 @@
 """The GPU's shortest-path sampler: spmv/kernels/pairs.cu (``bcp_sample``) on a graph kept on
 the device (turbobc/_pairs.py says what a sample is).
 
-A launch hands each of ``blocks`` blocks every ``blocks``-th sample of a range; a block has its
-own workspace, 2 n levels (int32), 2 n path counts (float64) and 2 n visited vertices (the
+A launch runs ``blocks`` blocks, each taking the next sample of a range from a counter when it
+is done with one; a block has its own workspace, 2 n levels (int32), 2 n path counts (float64) and 2 n visited vertices (the
 index type), and leaves it clean after each sample, so one allocation serves the whole run.
 The counts of the samples add up on the device (uint64, the same whatever the grid) and come
 back after each call.
@@ -78,6 +78,7 @@ class PairSampler:
         self.orders = cupy.empty(self.blocks * 2 * n, dtype=dtype)
         self.counts = cupy.zeros(n, dtype=cupy.uint64)
         self._status = cupy.zeros(1, dtype=cupy.int32)
+        self._taken = cupy.zeros(1, dtype=cupy.uint64)  # samples handed out by the launch
         self.kernel = _module.get_kernel("pairs.cu",
                                          f"bcp_sample<{_module.c_index_type(dtype)}>")
         self.status = 0
@@ -89,11 +90,12 @@ class PairSampler:
         chunk = 64 * self.blocks
         for start in range(first, first + count, chunk):
             size = min(chunk, first + count - start)
+            self._taken.fill(0)
             self.kernel((self.blocks,), (PAIR_BLOCK,),
                         (self.ptr, self.idx, self.rptr, self.ridx, np.int64(self.n),
                          np.uint64(seed), np.int64(start), np.int64(size),
                          np.int32(self.endpoints), self.levels, self.sigmas, self.orders,
-                         self.counts, self._status))
+                         self.counts, self._status, self._taken))
             self.status = int(self._status.get()[0])
             if self.status & 2:
                 raise PathCountOverflow("a shortest-path count overflowed float64")
