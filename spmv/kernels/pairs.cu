@@ -109,6 +109,61 @@ __device__ long long walk_step(const I* __restrict__ p, const I* __restrict__ q,
     return best;
 }
 
+// A frontier vertex with more edges than this is grown by the whole block, not one warp
+// (a hub of a small-world graph would keep one warp busy while the others wait).
+#define PAIR_BIG_DEGREE 256
+#define PAIR_BIG_SLOTS 256  // big vertices per level listed for the block; the rest: warps
+
+// op(u, w) for every edge u -> w of (p, q) out of the frontier order[lo .. hi): vertices of
+// small degree a warp each, the big ones (up to PAIR_BIG_SLOTS of them) after, each by all
+// threads. Stops early (between vertices) once *stop is set, when stop is not null. Every
+// thread of the block must call it; it ends with the block synchronized.
+template <typename I, typename Op>
+__device__ void each_frontier_edge(const I* order, long long lo, long long hi,
+                                   const I* __restrict__ p, const I* __restrict__ q,
+                                   const volatile int* stop, Op op) {
+    __shared__ long long big[PAIR_BIG_SLOTS];
+    __shared__ int bigs;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (threadIdx.x == 0) {
+        bigs = 0;
+    }
+    __syncthreads();
+    for (long long f = lo + warp; f < hi; f += warps) {
+        // (lane 0's view of the flag for the whole warp: the shuffle below needs all lanes)
+        if (stop && __shfl_sync(0xffffffffu, (int)*stop, 0)) {
+            break;
+        }
+        const long long u = (long long)order[f];
+        const I begin = p[u], end = p[u + 1];
+        if (end - begin > PAIR_BIG_DEGREE) {
+            int slot = 0;
+            if (lane == 0) {
+                slot = atomicAdd(&bigs, 1);
+            }
+            slot = __shfl_sync(0xffffffffu, slot, 0);
+            if (slot < PAIR_BIG_SLOTS) {
+                if (lane == 0) {
+                    big[slot] = u;
+                }
+                continue;
+            }
+        }
+        for (I e = begin + lane; e < end; e += 32) {
+            op(u, (long long)q[e]);
+        }
+    }
+    __syncthreads();
+    const int listed = bigs < PAIR_BIG_SLOTS ? bigs : PAIR_BIG_SLOTS;
+    for (int b = 0; b < listed && !(stop && *stop); ++b) {
+        const long long u = big[b];
+        for (I e = p[u] + threadIdx.x; e < p[u + 1]; e += blockDim.x) {
+            op(u, (long long)q[e]);
+        }
+    }
+    __syncthreads();
+}
+
 // ptr/idx: the out-edges (CSR); rptr/ridx: the in-edges (the CSR of the transpose; the same
 // arrays for an undirected graph). level, sigma, order: 2 n entries per block (side 0 grows
 // from s along out-edges, side 1 from t along in-edges), level -1 and sigma 0 on entry.
@@ -121,7 +176,6 @@ __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
     __shared__ long long lo[2], hi[2], current;
     __shared__ unsigned long long tail[2], volume[2], grown;
     __shared__ int depth[2], found;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     int* level[2] = {levels + (long long)blockIdx.x * 2 * n,
                      levels + (long long)blockIdx.x * 2 * n + n};
     double* sigma[2] = {sigmas + (long long)blockIdx.x * 2 * n,
@@ -171,43 +225,36 @@ __global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
             const int* lo_other = level[other];
             // probe: does level d + 1 meet the other side? (reads only; then the level is the
             // last, and only its vertices the other side has seen are needed: the middle)
-            for (long long f = lo[side] + warp; f < hi[side] && !*(volatile int*)&found;
-                 f += warps) {
-                const long long u = (long long)order[side][f];
-                for (I e = gp[u] + lane; e < gp[u + 1]; e += 32) {
-                    if (lo_other[gq[e]] >= 0) {
-                        found = 1;
-                    }
-                }
-            }
-            __syncthreads();
+            each_frontier_edge(order[side], lo[side], hi[side], gp, gq, &found,
+                               [&](long long, long long w) {
+                                   if (lo_other[w] >= 0) {
+                                       found = 1;
+                                   }
+                               });
             const int last = found;
             // discover level d + 1 (the last: its middle only), the unvisited heads of the
             // frontier's edges, and push the path counts along the edges into it:
             // sigma(w) += sigma(u)
             double* sg = sigma[side];
-            for (long long f = lo[side] + warp; f < hi[side]; f += warps) {
-                const long long u = (long long)order[side][f];
-                const double paths = sg[u];
-                for (I e = gp[u] + lane; e < gp[u + 1]; e += 32) {
-                    const long long w = (long long)gq[e];
-                    if (last && lo_other[w] < 0) {
-                        continue;
-                    }
-                    int lw = lv[w];
-                    if (lw < 0) {
-                        lw = atomicCAS(lv + w, -1, d + 1);
-                        if (lw == -1) {
-                            order[side][atomicAdd(&tail[side], 1ull)] = (I)w;
-                            lw = d + 1;
-                        }
-                    }
-                    if (lw == d + 1) {
-                        atomicAdd(sg + w, paths);
-                    }
-                }
-            }
-            __syncthreads();
+            I* visited = order[side];
+            unsigned long long* visits = &tail[side];
+            each_frontier_edge(order[side], lo[side], hi[side], gp, gq, (const int*)nullptr,
+                               [&](long long u, long long w) {
+                                   if (last && lo_other[w] < 0) {
+                                       return;
+                                   }
+                                   int lw = lv[w];
+                                   if (lw < 0) {
+                                       lw = atomicCAS(lv + w, -1, d + 1);
+                                       if (lw == -1) {
+                                           visited[atomicAdd(visits, 1ull)] = (I)w;
+                                           lw = d + 1;
+                                       }
+                                   }
+                                   if (lw == d + 1) {
+                                       atomicAdd(sg + w, sg[u]);
+                                   }
+                               });
             const long long first_new = hi[side], end_new = (long long)tail[side];
             if (threadIdx.x == 0) {
                 grown = 0;
