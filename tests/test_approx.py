@@ -218,3 +218,16 @@ def test_gpu_samples_the_same_sources():
         gpu = turbobc.run_bc(A, epsilon=0.1, seed=5, engine="gpu")
     assert gpu.facts["samples"] == cpu.facts["samples"] < A.shape[0]
     np.testing.assert_allclose(gpu.values, cpu.values, rtol=1e-11, atol=1e-15)
+
+
+def test_largest_radius_is_the_largest_of_all():
+    """largest_radius, from the one mean nearest R/2, equals the largest radius over all."""
+    from turbobc._approx import largest_radius
+
+    rng = np.random.default_rng(6)
+    for R in (1.0, 1.02):
+        for k in (128, 5000):
+            for mean in (rng.uniform(0, R, 500), rng.uniform(0, 0.05, 500),
+                         np.array([0.0, R, 1.3 * R]), rng.uniform(0.9 * R, 1.1 * R, 40)):
+                every = bernstein_radius(mean, k, R, 12.0).max()
+                assert largest_radius(mean, k, R, 12.0) == pytest.approx(every, rel=1e-12)

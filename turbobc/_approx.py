@@ -33,8 +33,8 @@ import numpy as np
 from turbobc.engines.protocol import Partial
 
 __all__ = ["FIRST_CHECKPOINT", "approximate_pairs", "approximate_raw", "bernstein_radius",
-           "checkpoints", "hoeffding_samples", "sample_limit", "sample_range", "scale_of",
-           "until_within"]
+           "checkpoints", "hoeffding_samples", "largest_radius", "sample_limit", "sample_range",
+           "scale_of", "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -102,6 +102,16 @@ def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
     return x
 
 
+def largest_radius(mean: np.ndarray, k: int, R: float, log_term: float) -> float:
+    """The largest of :func:`bernstein_radius` over ``mean``: the radius of the mean nearest
+    R/2, whose variance bound G(x) is the largest at every x (so its fixed point is too). One
+    value instead of n: on kron20 (n = 2^20) the radii of every vertex took 0.4 s per
+    checkpoint."""
+    clipped = np.clip(mean, 0.0, R)
+    nearest = clipped[np.argmin(np.abs(clipped - R / 2))]
+    return float(bernstein_radius(np.array([nearest]), k, R, log_term)[0])
+
+
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` (module docstring).
 
@@ -150,7 +160,7 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             bound, stopped = 0.0, "exact"
             break
         if index < bernstein:
-            bound = factor * float(bernstein_radius(mean, k, R, log_term).max())
+            bound = factor * largest_radius(mean, k, R, log_term)
             if bound <= epsilon:
                 stopped = "radius"
                 break
