@@ -134,7 +134,9 @@ def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                                         engine=engine)
                 seconds = time.perf_counter() - began
             facts = result.facts
-            row.update(turbobc_seconds=seconds, samples=facts["samples"], bound=facts["bound"],
+            row.update(turbobc_seconds=seconds, samples=facts["samples"],
+                       pilot_samples=facts.get("pilot_samples", 0),
+                       checkpoints=len(facts.get("checkpoints", [])), bound=facts["bound"],
                        stopped_by=facts["stopped_by"], sampler=facts.get("sampler"),
                        hoeffding_samples=facts.get("hoeffding_samples"),
                        seconds_per_sample=seconds / max(facts["samples"], 1))

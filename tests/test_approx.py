@@ -4,6 +4,7 @@ the exact fallback, and the guarantee itself measured over many seeds."""
 from __future__ import annotations
 
 import math
+import re
 
 import networkx as nx
 import numpy as np
@@ -62,9 +63,11 @@ def test_scale_and_range_follow_networkx():
 
 
 def test_checkpoints_and_hoeffding():
-    assert checkpoints(1000, 128) == [128, 256, 512, 1000]
-    assert checkpoints(100, 128) == [100]
-    assert checkpoints(256, 128) == [128, 256]
+    assert checkpoints(1000, 128, 2.0) == [128, 256, 512, 1000]
+    assert checkpoints(100, 128, 2.0) == [100]
+    assert checkpoints(256, 128, 2.0) == [128, 256]
+    assert checkpoints(1000, 128, 1.5) == [128, 192, 288, 432, 648, 972, 1000]
+    assert checkpoints(5, 1, 1.25) == [1, 2, 3, 4, 5]  # at least one more each time
     assert hoeffding_samples(1000, 0.1, 0.1, 1.0) == math.ceil(math.log(40000) / 0.02)
 
 
@@ -188,7 +191,8 @@ def test_progress_counts_the_samples():
 
     bar = Recorder()
     result = turbobc.run_bc(_power(), epsilon=0.1, seed=0, progress=bar, **ENGINE)
-    assert bar.done == result.facts["samples"]
+    assert result.facts["pilot_samples"] > 0
+    assert bar.done == result.facts["samples"] + result.facts["pilot_samples"]
 
 
 def test_cli_prints_the_samples_and_the_bound(capsys):
@@ -197,8 +201,14 @@ def test_cli_prints_the_samples_and_the_bound(capsys):
     main(["bc", str(data_path("power.mtx")), "--epsilon", "0.1", "--seed", "1", "--engine",
           "graphblas", "--top", "0"])
     out = capsys.readouterr().out
-    assert "sampled sources of 4,941, every value within 0.1 of the exact one with " \
-           "probability 0.9" in out
+    line = re.search(r"approximate: ([\d,]+) sampled sources of 4,941 \(after a pilot of "
+                     r"([\d,]+)\), every value within ([\d.e-]+) of the exact one with "
+                     r"probability 0.9 \(stopped by (\w+)\)", out)
+    assert line is not None, out
+    if line[4] == "hoeffding":
+        assert float(line[3]) == 0.1
+    else:
+        assert line[4] == "radius" and float(line[3]) <= 0.1
     assert "(epsilon 0.1, normalized)" in out
 
 
@@ -231,3 +241,91 @@ def test_largest_radius_is_the_largest_of_all():
                          np.array([0.0, R, 1.3 * R]), rng.uniform(0.9 * R, 1.1 * R, 40)):
                 every = bernstein_radius(mean, k, R, 12.0).max()
                 assert largest_radius(mean, k, R, 12.0) == pytest.approx(every, rel=1e-12)
+
+
+def test_largest_radius_with_one_log_term_per_vertex():
+    """With an L per vertex, largest_radius equals the largest radius over all vertices, and
+    radius_above bounds every radius from above."""
+    from turbobc._approx import largest_radius, radius_above
+
+    rng = np.random.default_rng(7)
+    for R in (1.0, 1.02):
+        for k in (128, 5000, 10**6):
+            for mean in (rng.uniform(0, R, 500), rng.uniform(0, 0.05, 500),
+                         np.array([0.0, R, 1.3 * R]), rng.exponential(0.01, 2000)):
+                L = rng.uniform(2.0, 25.0, mean.size)
+                every = bernstein_radius(mean, k, R, L)
+                assert np.all(radius_above(mean, k, R, L) >= every * (1 - 1e-12))
+                assert largest_radius(mean, k, R, L) == pytest.approx(every.max(), rel=1e-12)
+
+
+def test_allocated_budgets_sum_within_the_budget():
+    """Σ exp(−L(v)) stays within the budget; the even share caps every L; vertices of large
+    pilot mean get smaller L (more of the budget) than those of small mean."""
+    from turbobc._approx import EVEN_SHARE, allocate_log_terms
+
+    rng = np.random.default_rng(8)
+    for n, budget, epsilon, pilot_k in ((1000, 0.1 / 40, 0.01, 500),
+                                        (200_000, 0.01 / 80, 0.001, 60_000),
+                                        (50, 0.2 / 4, 0.1, 128)):
+        pilot = np.minimum(rng.pareto(1.5, n) * 1e-3, 1.0)
+        pilot[: n // 10] = 0.0
+        L = allocate_log_terms(pilot, pilot_k, epsilon, 1.0, budget)
+        assert L.shape == (n,) and np.all(np.isfinite(L))
+        assert np.exp(-L).sum() <= budget * (1 + 1e-9)
+        assert L.max() <= math.log(n / (EVEN_SHARE * budget)) + 1e-12
+        order = np.argsort(pilot)
+        assert np.all(np.diff(L[order]) <= 1e-9)  # larger pilot mean, smaller (or equal) L
+
+
+def test_budgets_from_the_means_shrink_the_largest_radius():
+    """Budgets allocated from the true means (a perfect pilot) give a smaller largest radius
+    than the even split at the same sample count, on graphs with a few vertices of large BC."""
+    from turbobc._approx import allocate_log_terms, largest_radius
+
+    for G in (nx.barabasi_albert_graph(400, 2, seed=4), nx.karate_club_graph(),
+              nx.connected_watts_strogatz_graph(500, 6, 0.05, seed=5)):
+        n = G.number_of_nodes()
+        mean = np.array(list(nx.betweenness_centrality(G).values())) * (n - 2) / n
+        budget = 0.1 / (4 * 20)
+        for k, epsilon in ((10_000, 0.02), (200_000, 0.005)):
+            L = allocate_log_terms(mean, 10**6, epsilon, 1.0, budget)
+            even = math.log(n / budget)
+            assert largest_radius(mean, k, 1.0, L) < largest_radius(mean, k, 1.0, even)
+
+
+def test_pilot_takes_no_more_samples_than_the_even_split():
+    """A whole run with the pilot (pairs sampled on the host, a Barabási–Albert graph): it
+    stops by the radius, with no more samples than the even split takes on the same draws
+    (the pilot's own samples apart)."""
+    from turbobc._approx import until_within
+    from turbobc._pairs import reference_counts
+
+    G = nx.barabasi_albert_graph(300, 2, seed=4)
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    A.sort_indices()
+    n, seed = A.shape[0], 11
+    epsilon, delta, limit = 0.05, 0.1, 4096
+
+    def run(pilot):
+        total = np.zeros(n, dtype=np.uint64)
+        before = [np.zeros(n, dtype=np.uint64)]
+
+        def sample(first, count):
+            total[:] += reference_counts(A, False, seed, first, count)
+            return total
+
+        def pilot_mean(count):
+            before[0] = sample(limit, count).copy()
+            return before[0] / count
+
+        def draw(done, k):
+            return (sample(done, k - done) - before[0]).astype(np.float64) / k
+
+        return until_within(epsilon, delta, n, 1.0, limit, draw,
+                            pilot=pilot_mean if pilot else None)[1]
+
+    even, piloted = run(False), run(True)
+    assert even["pilot_samples"] == 0 and piloted["pilot_samples"] > 0
+    assert piloted["stopped_by"] == "radius"
+    assert piloted["samples"] <= even["samples"]

@@ -26,7 +26,7 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
     """:func:`run_bc` with ``epsilon``: sources, or shortest paths on the GPU, sampled until
     every value is within epsilon with probability 1 − delta (turbobc/_approx.py,
     turbobc/_pairs.py)."""
-    from turbobc._approx import approximate_pairs, approximate_raw, sample_limit
+    from turbobc._approx import approximate_pairs, approximate_raw, pilot_size, sample_limit
     from turbobc._pairs import pair_sample_limit
 
     epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
@@ -44,7 +44,8 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
         if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
             limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
                      else sample_limit(n, call.endpoints, epsilon, delta))
-            bar = stack.enter_context(source_progress(limit, bar, call.engine))
+            bar = stack.enter_context(source_progress(limit + pilot_size(limit), bar,
+                                                      call.engine))
         if pairs:
             sample, facts_of = _pair_sampler(call, bar)
             try:

@@ -15,6 +15,11 @@ not, directed or not:
   sampling without replacement (Hoeffding 1963, Theorem 4: every bound from the moment
   generating function carries over), the population variance of X(v) is at most
   μ(v)(R − μ(v)), and a union bound over the n vertices and the J checkpoints spends δ/2.
+- **Budgets per vertex (a pilot).** That δ/2 need not be split evenly: a small independent
+  pilot sample (:func:`pilot_size`, not part of the estimate) says which vertices have large
+  BC, and they get most of it, as NetworKit's KADABRA does (:func:`allocate_log_terms`). The
+  vertices of small BC, whose radii are small anyway, get little; a quarter of the budget stays
+  spread evenly, so no vertex's bound is worse than the even split's by more than ln 4.
 - **Upper limit.** The fixed sample size of Hoeffding's inequality, ``k_H = ⌈R² ln(4n/δ) /
   (2ε²)⌉`` (the other δ/2), ends the run whatever the radii; when k_H ≥ n the exact sweep of all
   n sources costs no more, and the result is exact.
@@ -32,12 +37,23 @@ import numpy as np
 
 from turbobc.engines.protocol import Partial
 
-__all__ = ["FIRST_CHECKPOINT", "approximate_pairs", "approximate_raw", "bernstein_radius",
-           "checkpoints", "hoeffding_samples", "largest_radius", "sample_limit", "sample_range",
+__all__ = ["FIRST_CHECKPOINT", "PILOT_SHARE", "allocate_log_terms", "approximate_pairs",
+           "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
+           "largest_radius", "pilot_size", "radius_above", "sample_limit", "sample_range",
            "scale_of", "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
+
+CHECKPOINT_GROWTH = 1.5
+"""Each checkpoint's sample count over the one before (:func:`checkpoints`)."""
+
+PILOT_SHARE = 32
+"""The pilot draws ``limit // PILOT_SHARE`` samples (:func:`pilot_size`)."""
+
+EVEN_SHARE = 0.25
+"""The share of the Bernstein budget spread evenly over the n vertices whatever the pilot
+says (:func:`allocate_log_terms`)."""
 
 
 def scale_of(n: int, endpoints: bool) -> float:
@@ -65,20 +81,23 @@ def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float) -> int:
     return min(n, hoeffding_samples(n, epsilon, delta, sample_range(n, endpoints)))
 
 
-def checkpoints(limit: int, first: int = FIRST_CHECKPOINT) -> list[int]:
-    """k₀, 2k₀, 4k₀, ... below ``limit``, then ``limit``: the sample counts at which the
-    radii are computed (all but the last; the last is the upper limit)."""
+def checkpoints(limit: int, first: int = FIRST_CHECKPOINT,
+                growth: float | None = None) -> list[int]:
+    """k₀, g k₀, g² k₀, ... (rounded up) below ``limit``, then ``limit``: the sample counts at
+    which the radii are computed (all but the last; the last is the upper limit). g is
+    :data:`CHECKPOINT_GROWTH` unless ``growth`` says otherwise."""
+    growth = CHECKPOINT_GROWTH if growth is None else growth
     points, k = [], max(1, min(first, limit))
     while k < limit:
         points.append(k)
-        k *= 2
+        k = max(k + 1, math.ceil(k * growth))
     return points + [limit]
 
 
 def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
                      iterations: int = 40) -> np.ndarray:
     r"""The radius r(v) such that ``|mean(v) − μ(v)| ≤ r(v)`` holds whenever Bernstein's bound
-    does (``log_term`` = L = ln(2 / δ') for that bound's δ').
+    does (``log_term`` = L = ln(2 / δ') for that bound's δ', one value or one per mean).
 
     Bernstein: with probability 1 − δ', ``|m − μ| ≤ t = a + sqrt(a² + 2 L σ² / k)`` with
     ``a = R L / (3k)`` (solving ``k t² = L (2 σ² + 2 R t / 3)``), and the variance of a value
@@ -89,9 +108,10 @@ def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
     (starting at f(∞), where G = R² / 4).
     """
     mean = np.clip(mean, 0.0, R)
+    log_term = np.asarray(log_term, dtype=np.float64)  # one L, or one per mean
     a = R * log_term / (3 * k)
     scale = 2 * log_term / k
-    x = np.full(mean.shape, a + math.sqrt(a * a + scale * R * R / 4))
+    x = np.broadcast_to(a + np.sqrt(a * a + scale * R * R / 4), mean.shape)
     half = R / 2
     for _ in range(iterations):
         low, high = mean - x, mean + x
@@ -102,14 +122,89 @@ def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
     return x
 
 
-def largest_radius(mean: np.ndarray, k: int, R: float, log_term: float) -> float:
-    """The largest of :func:`bernstein_radius` over ``mean``: the radius of the mean nearest
-    R/2, whose variance bound G(x) is the largest at every x (so its fixed point is too). One
-    value instead of n: on kron20 (n = 2^20) the radii of every vertex took 0.4 s per
-    checkpoint."""
+def radius_above(mean: np.ndarray, k: int, R: float, log_term) -> np.ndarray:
+    r"""A closed-form upper bound on :func:`bernstein_radius`, one pass over ``mean``.
+
+    With the variance bound ``μ (R − μ) ≤ R μ ≤ R (m + x)``, the fixed-point map f of
+    :func:`bernstein_radius` is at most ``h(x) = a + sqrt(a² + s R (m + x))`` (s = 2L/k), so
+    its largest fixed point is at most the root of ``x = h(x)``:
+    ``x = (2a + sR + sqrt((2a + sR)² + 4 s R m)) / 2``; and at most f(∞) as well.
+    """
+    mean = np.clip(mean, 0.0, R)
+    a = R * np.asarray(log_term, dtype=np.float64) / (3 * k)
+    s = 2 * np.asarray(log_term, dtype=np.float64) / k
+    b = 2 * a + s * R
+    root = (b + np.sqrt(b * b + 4 * s * R * mean)) / 2
+    return np.minimum(root, a + np.sqrt(a * a + s * R * R / 4))
+
+
+def largest_radius(mean: np.ndarray, k: int, R: float, log_term) -> float:
+    """The largest of :func:`bernstein_radius` over ``mean``, ``log_term`` one L for all or one
+    per vertex.
+
+    One L: the radius of the mean nearest R/2, whose variance bound G(x) is the largest at
+    every x (so its fixed point is too). One value instead of n: on kron20 (n = 2^20) the
+    radii of every vertex took 0.4 s per checkpoint. One L per vertex: the exact radius of the
+    vertex with the largest :func:`radius_above`, then of those whose bound above exceeds it.
+    """
     clipped = np.clip(mean, 0.0, R)
-    nearest = clipped[np.argmin(np.abs(clipped - R / 2))]
-    return float(bernstein_radius(np.array([nearest]), k, R, log_term)[0])
+    if np.ndim(log_term) == 0:
+        nearest = clipped[np.argmin(np.abs(clipped - R / 2))]
+        return float(bernstein_radius(np.array([nearest]), k, R, log_term)[0])
+    above = radius_above(clipped, k, R, log_term)
+    first = int(np.argmax(above))
+    largest = float(bernstein_radius(clipped[first:first + 1], k, R, log_term[first])[0])
+    rivals = np.flatnonzero(above > largest)
+    if rivals.size:
+        largest = max(largest, float(bernstein_radius(clipped[rivals], k, R,
+                                                      log_term[rivals]).max()))
+    return largest
+
+
+def pilot_size(limit: int) -> int:
+    """The pilot's samples for a run of at most ``limit``: ``limit // PILOT_SHARE``, at least
+    :data:`FIRST_CHECKPOINT`, or none where the run's own first checkpoint is its limit."""
+    if limit <= FIRST_CHECKPOINT:
+        return 0
+    return max(FIRST_CHECKPOINT, limit // PILOT_SHARE)
+
+
+def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
+                       budget: float) -> np.ndarray:
+    r"""One Bernstein log term L(v) per vertex, with ``Σ_v exp(−L(v)) ≤ budget``, from the
+    means of an independent pilot sample (values in [0, R]; ``epsilon``: the radius wanted, in
+    the units of the mean).
+
+    A vertex whose variance is σ²(v) reaches radius ε after about ``k = L(v) · c(v)⁻¹``
+    samples, ``c(v) = ε² / (2σ²(v) + 2Rε/3)`` (Bernstein). With ``L(v) = k c(v)`` every
+    vertex reaches ε at the same k, and the smallest k with ``Σ exp(−k c(v))`` within the
+    budget is found by bisection; what is left of the budget at that k lowers every L(v)
+    alike. σ²(v) is taken at the pilot's mean plus two of its standard errors, so that the
+    pilot's underestimates cost little. A share :data:`EVEN_SHARE` of the budget stays even
+    (``L = ln(n / (EVEN_SHARE · budget))``), and each vertex keeps the smaller of its two L:
+    the sum of the exp(−L) is at most the sum of both parts, the budget.
+    """
+    n = pilot.size
+    even = math.log(n / (EVEN_SHARE * budget))
+    spread = (1 - EVEN_SHARE) * budget
+    mean = np.clip(pilot, 0.0, R)
+    high = np.minimum(mean + 2 * np.sqrt(mean * R / pilot_samples) + 2 * R / pilot_samples,
+                      R / 2)
+    rate = epsilon * epsilon / (2 * high * (R - high) + 2 * R * epsilon / 3)
+
+    def excess(k: float) -> float:  # ln Σ exp(−k c(v)) − ln(spread), stable in k
+        exponents = -k * rate
+        top = exponents.max()
+        return top + math.log(np.exp(exponents - top).sum()) - math.log(spread)
+
+    low, up = 0.0, 1.0
+    while excess(up) > 0:
+        low, up = up, 2 * up
+    for _ in range(60):
+        middle = (low + up) / 2
+        low, up = (middle, up) if excess(middle) > 0 else (low, middle)
+    adaptive = up * rate + excess(up)  # excess ≤ 0: the rest of the budget shared out
+    return np.minimum(adaptive, even)
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np.ndarray, dict]:
@@ -117,41 +212,58 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
 
     ``call``: the validated call (turbobc/_validation.py); ``sweep(sources)`` returns the raw
     sums (a Partial) of the given new sources on the call's engine. Returns the normalized
-    values and the facts: ``samples``, ``bound`` (the largest radius reached, 0 when exact),
-    ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints``, ``hoeffding_samples``.
+    values and the facts: ``samples``, ``pilot_samples``, ``bound`` (the largest radius
+    reached, 0 when exact), ``stopped_by`` ("radius", "hoeffding" or "exact"),
+    ``checkpoints``, ``hoeffding_samples``. The pilot's sources are the first of a second
+    permutation drawn after the run's own.
     """
     n = call.graph.n
     R = sample_range(n, call.endpoints)
     scale = scale_of(n, call.endpoints)
-    order = _permutation(seed, n)
+    rng = _generator(seed)
+    order = rng.permutation(n).astype(np.int64)
     total = [Partial.zeros(n)]
 
     def draw(done: int, k: int) -> np.ndarray:
         total[0] = total[0] + sweep(order[done:k])
         return total[0].vertex * (n * scale / k)
 
+    def pilot(count: int) -> np.ndarray:
+        chosen = rng.permutation(n)[:count].astype(np.int64)
+        return sweep(chosen).vertex * (n * scale / count)
+
     limit = sample_limit(n, call.endpoints, epsilon, delta)
-    mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n)
+    mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n, pilot=pilot)
     facts.update(hoeffding_samples=hoeffding_samples(n, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts
 
 
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
-                 factor: float = 1.0, exact_at: int | None = None) -> tuple[np.ndarray, dict]:
+                 factor: float = 1.0, exact_at: int | None = None,
+                 pilot=None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
     ε (module docstring, "Stopping"); the loop both samplers share.
 
     ``draw(done, k)`` adds samples ``done .. k − 1`` and returns the mean of X over the k
     drawn (values in [0, R]); the estimate is ``factor`` times it, so a radius r of the mean
     is ``factor · r`` of the estimate. ``limit`` is Hoeffding's size (at which the run stops
-    whatever the radii); ``exact_at``: the sample count at which the result is exact. Returns
-    the estimate and the facts ``samples``, ``bound``, ``stopped_by``, ``checkpoints``,
+    whatever the radii); ``exact_at``: the sample count at which the result is exact.
+    ``pilot(count)``: the mean of X over ``count`` samples independent of those ``draw``
+    takes, from which each vertex gets its share of the failure budget
+    (:func:`allocate_log_terms`); without it the share is even. Returns the estimate and the
+    facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
     """
     points = checkpoints(limit)
     bernstein = len(points) - 1  # the radii checked before the upper limit
-    log_term = math.log(4 * n * max(bernstein, 1) / delta)  # δ' = δ / (2 n J), two-sided
+    # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
+    budget = delta / (4 * max(bernstein, 1))
+    piloted = pilot_size(limit) if (pilot is not None and bernstein > 0) else 0
+    if piloted:
+        log_term = allocate_log_terms(pilot(piloted), piloted, epsilon / factor, R, budget)
+    else:
+        log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean = 0, math.inf, "hoeffding", None
     for index, k in enumerate(points):
         mean = draw(done, k)
@@ -166,7 +278,7 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
                 break
         else:
             bound = epsilon  # Hoeffding's guarantee at the upper limit
-    facts = {"samples": done, "bound": bound, "stopped_by": stopped,
+    facts = {"samples": done, "pilot_samples": piloted, "bound": bound, "stopped_by": stopped,
              "checkpoints": points[:points.index(done) + 1], "epsilon": epsilon,
              "delta": delta}
     return factor * mean, facts
@@ -179,32 +291,37 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample) -> tuple
     Hoeffding's size for pairs is the upper limit.
 
     ``sample(seed64, first, count)`` adds the counts of samples ``first .. first + count − 1``
-    (uint64, one per vertex) to a running total and returns that total. Returns the values
-    and the facts of :func:`until_within` with ``sampler = "pairs"``.
+    (uint64, one per vertex) to a running total and returns that total. The run's samples are
+    numbered from 0, the pilot's from the upper limit on (numbers the run never reaches).
+    Returns the values and the facts of :func:`until_within` with ``sampler = "pairs"``.
     """
     from turbobc._pairs import pair_factor, pair_sample_limit, pair_seed
 
     n = call.graph.n
     seed64 = pair_seed(seed)
     limit = pair_sample_limit(n, call.endpoints, epsilon, delta)
+    before = [np.zeros(n, dtype=np.uint64)]  # the running total before the run's samples
+
+    def pilot(count: int) -> np.ndarray:
+        before[0] = np.array(sample(seed64, limit, count), dtype=np.uint64)
+        return before[0].astype(np.float64) / count
 
     def draw(done: int, k: int) -> np.ndarray:
-        return sample(seed64, done, k - done).astype(np.float64) / k
+        total = np.asarray(sample(seed64, done, k - done), dtype=np.uint64)
+        return (total - before[0]).astype(np.float64) / k
 
     values, facts = until_within(epsilon, delta, n, 1.0, limit, draw,
-                                 factor=pair_factor(n, call.endpoints))
+                                 factor=pair_factor(n, call.endpoints), pilot=pilot)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
     return values, facts
 
 
-def _permutation(seed, n: int) -> np.ndarray:
-    """The order the sources are drawn in: a permutation of the n vertices from ``seed``
-    (None, an int or a numpy Generator)."""
+def _generator(seed) -> np.random.Generator:
+    """The generator of the sources' order (a permutation of the n vertices, then the
+    pilot's) from ``seed``: None, an int or a numpy Generator."""
     if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)):
-        rng = np.random.default_rng(None if seed is None else int(seed))
-    elif isinstance(seed, np.random.Generator):
-        rng = seed
-    else:
-        raise TypeError("with epsilon, seed must be None, an int or a numpy.random.Generator; "
-                        f"got {type(seed).__name__} {seed!r}")
-    return rng.permutation(n).astype(np.int64)
+        return np.random.default_rng(None if seed is None else int(seed))
+    if isinstance(seed, np.random.Generator):
+        return seed
+    raise TypeError("with epsilon, seed must be None, an int or a numpy.random.Generator; "
+                    f"got {type(seed).__name__} {seed!r}")

@@ -317,7 +317,11 @@ def _bc(args) -> None:
     values = _in_vertex_order(result.values, order)
     if args.epsilon is not None:
         facts = result.facts
-        print(f"approximate: {facts['samples']:,} sampled sources of {graph.n:,}, every value "
+        drawn = ("shortest paths of pairs" if facts.get("sampler") == "pairs"
+                 else f"sources of {graph.n:,}")
+        pilot = (f" (after a pilot of {facts['pilot_samples']:,})"
+                 if facts.get("pilot_samples") else "")
+        print(f"approximate: {facts['samples']:,} sampled {drawn}{pilot}, every value "
               f"within {facts['bound']:.3g} of the exact one with probability "
               f"{1 - (args.delta if args.delta is not None else 0.1):g} "
               f"(stopped by {facts['stopped_by']})")
