@@ -26,7 +26,8 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
     """:func:`run_bc` with ``epsilon``: sources, or shortest paths on the GPU, sampled until
     every value is within epsilon with probability 1 − delta (turbobc/_approx.py,
     turbobc/_pairs.py)."""
-    from turbobc._approx import approximate_pairs, approximate_raw, pilot_size, sample_limit
+    from turbobc._approx import (FIRST_CHECKPOINT, approximate_pairs, approximate_raw,
+                                 pilot_size, sample_limit)
     from turbobc._pairs import pair_sample_limit
 
     epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
@@ -39,17 +40,23 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
         return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
                                                       "bound": 0.0, "stopped_by": "exact"})
     pairs = _samples_pairs(call, pair_sample_limit(n, call.endpoints, epsilon, delta))
+    first = FIRST_CHECKPOINT
+    if pairs:
+        sample, facts_of, in_flight = _pair_sampler(call)
+        first = max(first, in_flight)
     with contextlib.ExitStack() as stack:
         bar = call.progress
         if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
             limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
                      else sample_limit(n, call.endpoints, epsilon, delta))
-            bar = stack.enter_context(source_progress(limit + pilot_size(limit), bar,
+            bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
                                                       call.engine))
         if pairs:
-            sample, facts_of = _pair_sampler(call, bar)
             try:
-                values, facts = approximate_pairs(call, epsilon, delta, seed, sample)
+                values, facts = approximate_pairs(
+                    call, epsilon, delta, seed,
+                    lambda seed64, start, count: sample(seed64, start, count, bar),
+                    first=first)
                 return Result(values, dict(facts_of(), **facts))
             except ArithmeticError as error:  # path counts past float64: sample sources
                 overflow = str(error)
@@ -98,33 +105,34 @@ def _samples_pairs(call, pair_limit: int) -> bool:
             and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
 
 
-def _pair_sampler(call, bar):
-    """``sample(seed, first, count)`` for :func:`turbobc._approx.approximate_pairs` on the
-    call's engine (the GPU kernel, or on the CPU the host reference of turbobc/_pairs.py),
-    and a function giving the run's engine facts."""
+def _pair_sampler(call):
+    """``sample(seed, first, count, bar)`` for :func:`turbobc._approx.approximate_pairs` on
+    the call's engine (the GPU kernel, or on the CPU the host reference of
+    turbobc/_pairs.py), a function giving the run's engine facts, and the samples in flight
+    at once (the first checkpoint's least size)."""
     graph = call.graph
     if call.engine == "gpu":
         from turbobc.engines.gpu.pairs import PairSampler
 
         sampler = PairSampler(graph, endpoints=call.endpoints)
 
-        def sample(seed, first, count):
+        def sample(seed, first, count, bar):
             return sampler(seed, first, count, bar)
 
         return sample, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
-                                "path_counts_inexact": bool(sampler.status & 1)}
+                                "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
     from turbobc._pairs import reference_counts
 
     total = np.zeros(graph.n, dtype=np.uint64)
 
-    def sample(seed, first, count):
+    def sample(seed, first, count, bar):
         total[:] += reference_counts(graph.pattern, graph.directed, seed, first, count,
                                      endpoints=call.endpoints)
         if bar is not None:
             bar.update(count)
         return total
 
-    return sample, lambda: {"engine": call.engine}
+    return sample, lambda: {"engine": call.engine}, 1
 
 
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,

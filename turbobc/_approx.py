@@ -142,31 +142,39 @@ def largest_radius(mean: np.ndarray, k: int, R: float, log_term) -> float:
     """The largest of :func:`bernstein_radius` over ``mean``, ``log_term`` one L for all or one
     per vertex.
 
-    One L: the radius of the mean nearest R/2, whose variance bound G(x) is the largest at
-    every x (so its fixed point is too). One value instead of n: on kron20 (n = 2^20) the
-    radii of every vertex took 0.4 s per checkpoint. One L per vertex: the exact radius of the
-    vertex with the largest :func:`radius_above`, then of those whose bound above exceeds it.
+    Among means of one L, the largest radius is that of the mean nearest R/2, whose variance
+    bound G(x) is the largest at every x (so its fixed point is too): one value instead of n
+    (on kron20, n = 2^20, the radii of every vertex took 0.4 s per checkpoint). With one L per
+    vertex: so for the vertices of the largest L (after :func:`allocate_log_terms`, most of
+    them: the even share's), then the exact radius of each other vertex whose
+    :func:`radius_above` exceeds the largest so far (few: the vertices of large BC).
     """
     clipped = np.clip(mean, 0.0, R)
+
+    def of_one_log_term(means: np.ndarray, L: float) -> float:
+        nearest = means[np.argmin(np.abs(means - R / 2))]
+        return float(bernstein_radius(np.array([nearest]), k, R, L)[0])
+
     if np.ndim(log_term) == 0:
-        nearest = clipped[np.argmin(np.abs(clipped - R / 2))]
-        return float(bernstein_radius(np.array([nearest]), k, R, log_term)[0])
-    above = radius_above(clipped, k, R, log_term)
-    first = int(np.argmax(above))
-    largest = float(bernstein_radius(clipped[first:first + 1], k, R, log_term[first])[0])
-    rivals = np.flatnonzero(above > largest)
+        return of_one_log_term(clipped, log_term)
+    top = log_term.max()
+    shared = log_term == top
+    largest = of_one_log_term(clipped[shared], float(top))
+    others = np.flatnonzero(~shared)
+    rivals = others[radius_above(clipped[others], k, R, log_term[others]) > largest]
     if rivals.size:
         largest = max(largest, float(bernstein_radius(clipped[rivals], k, R,
                                                       log_term[rivals]).max()))
     return largest
 
 
-def pilot_size(limit: int) -> int:
+def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
     """The pilot's samples for a run of at most ``limit``: ``limit // PILOT_SHARE``, at least
-    :data:`FIRST_CHECKPOINT`, or none where the run's own first checkpoint is its limit."""
-    if limit <= FIRST_CHECKPOINT:
+    ``first`` (the run's first checkpoint), or none where that first checkpoint is the
+    limit."""
+    if limit <= first:
         return 0
-    return max(FIRST_CHECKPOINT, limit // PILOT_SHARE)
+    return max(first, limit // PILOT_SHARE)
 
 
 def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
@@ -187,15 +195,17 @@ def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R:
     n = pilot.size
     even = math.log(n / (EVEN_SHARE * budget))
     spread = (1 - EVEN_SHARE) * budget
-    mean = np.clip(pilot, 0.0, R)
+    # the pilot's distinct means (a few thousand at most: counts over the pilot's samples)
+    mean, vertex_of, many = np.unique(np.clip(pilot, 0.0, R), return_inverse=True,
+                                      return_counts=True)
     high = np.minimum(mean + 2 * np.sqrt(mean * R / pilot_samples) + 2 * R / pilot_samples,
                       R / 2)
     rate = epsilon * epsilon / (2 * high * (R - high) + 2 * R * epsilon / 3)
 
-    def excess(k: float) -> float:  # ln Σ exp(−k c(v)) − ln(spread), stable in k
+    def excess(k: float) -> float:  # ln Σ_v exp(−k c(v)) − ln(spread), stable in k
         exponents = -k * rate
         top = exponents.max()
-        return top + math.log(np.exp(exponents - top).sum()) - math.log(spread)
+        return top + math.log((many * np.exp(exponents - top)).sum()) - math.log(spread)
 
     low, up = 0.0, 1.0
     while excess(up) > 0:
@@ -204,7 +214,7 @@ def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R:
         middle = (low + up) / 2
         low, up = (middle, up) if excess(middle) > 0 else (low, middle)
     adaptive = up * rate + excess(up)  # excess ≤ 0: the rest of the budget shared out
-    return np.minimum(adaptive, even)
+    return np.minimum(adaptive, even)[vertex_of.reshape(-1)]
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np.ndarray, dict]:
@@ -240,8 +250,8 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
 
 
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
-                 factor: float = 1.0, exact_at: int | None = None,
-                 pilot=None) -> tuple[np.ndarray, dict]:
+                 factor: float = 1.0, exact_at: int | None = None, pilot=None,
+                 first: int = FIRST_CHECKPOINT) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
     ε (module docstring, "Stopping"); the loop both samplers share.
 
@@ -251,15 +261,16 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     whatever the radii); ``exact_at``: the sample count at which the result is exact.
     ``pilot(count)``: the mean of X over ``count`` samples independent of those ``draw``
     takes, from which each vertex gets its share of the failure budget
-    (:func:`allocate_log_terms`); without it the share is even. Returns the estimate and the
+    (:func:`allocate_log_terms`); without it the share is even. ``first``: the first
+    checkpoint (a GPU sampler's samples in flight). Returns the estimate and the
     facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
     """
-    points = checkpoints(limit)
+    points = checkpoints(limit, first)
     bernstein = len(points) - 1  # the radii checked before the upper limit
     # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
     budget = delta / (4 * max(bernstein, 1))
-    piloted = pilot_size(limit) if (pilot is not None and bernstein > 0) else 0
+    piloted = pilot_size(limit, first) if (pilot is not None and bernstein > 0) else 0
     if piloted:
         log_term = allocate_log_terms(pilot(piloted), piloted, epsilon / factor, R, budget)
     else:
@@ -284,16 +295,16 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     return factor * mean, facts
 
 
-def approximate_pairs(call, epsilon: float, delta: float, seed, sample) -> tuple[np.ndarray,
-                                                                                dict]:
+def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
+                      first: int = FIRST_CHECKPOINT) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` from sampled shortest
     paths (turbobc/_pairs.py): X is 0 or 1 (R = 1), the estimate is c times its mean, and
     Hoeffding's size for pairs is the upper limit.
 
     ``sample(seed64, first, count)`` adds the counts of samples ``first .. first + count − 1``
     (uint64, one per vertex) to a running total and returns that total. The run's samples are
-    numbered from 0, the pilot's from the upper limit on (numbers the run never reaches).
-    Returns the values and the facts of :func:`until_within` with ``sampler = "pairs"``.
+    numbered from 0, the pilot's from the upper limit on (numbers the run never reaches);
+    ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts of :func:`until_within` with ``sampler = "pairs"``.
     """
     from turbobc._pairs import pair_factor, pair_sample_limit, pair_seed
 
@@ -311,7 +322,8 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample) -> tuple
         return (total - before[0]).astype(np.float64) / k
 
     values, facts = until_within(epsilon, delta, n, 1.0, limit, draw,
-                                 factor=pair_factor(n, call.endpoints), pilot=pilot)
+                                 factor=pair_factor(n, call.endpoints), pilot=pilot,
+                                 first=first)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
     return values, facts
 
