@@ -48,7 +48,7 @@ FIRST_CHECKPOINT = 128
 CHECKPOINT_GROWTH = 1.5
 """Each checkpoint's sample count over the one before (:func:`checkpoints`)."""
 
-PILOT_SHARE = 32
+PILOT_SHARE = 128
 """The pilot draws ``limit // PILOT_SHARE`` samples (:func:`pilot_size`)."""
 
 EVEN_SHARE = 0.25

@@ -167,8 +167,20 @@ __device__ void each_frontier_edge(const I* order, long long lo, long long hi,
 // ptr/idx: the out-edges (CSR); rptr/ridx: the in-edges (the CSR of the transpose; the same
 // arrays for an undirected graph). level, sigma, order: 2 n entries per block (side 0 grows
 // from s along out-edges, side 1 from t along in-edges), level -1 and sigma 0 on entry.
+// PAIR_THREADS: the block size of every launch (turbobc/engines/gpu/pairs.py, PAIR_BLOCK);
+// PAIR_MIN_BLOCKS: the blocks each SM must hold at once, which caps the registers per thread
+// (65,536 / (PAIR_THREADS * PAIR_MIN_BLOCKS)); the samples are latency-bound, so more blocks in
+// flight hide more of it (bench/pairs_occupancy.py measures the choice).
+#ifndef PAIR_THREADS
+#define PAIR_THREADS 256
+#endif
+#ifndef PAIR_MIN_BLOCKS
+#define PAIR_MIN_BLOCKS 2
+#endif
+
 template <typename I>
-__global__ void bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
+__global__ void __launch_bounds__(PAIR_THREADS, PAIR_MIN_BLOCKS)
+bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                            const I* __restrict__ rptr, const I* __restrict__ ridx, long long n,
                            u64 seed, long long first, long long count, int endpoints,
                            int* levels, double* sigmas, I* orders, u64* counts, int* status,
