@@ -170,12 +170,13 @@ __device__ void each_frontier_edge(const I* order, long long lo, long long hi,
 // PAIR_THREADS: the block size of every launch (turbobc/engines/gpu/pairs.py, PAIR_BLOCK);
 // PAIR_MIN_BLOCKS: the blocks each SM must hold at once, which caps the registers per thread
 // (65,536 / (PAIR_THREADS * PAIR_MIN_BLOCKS)); the samples are latency-bound, so more blocks in
-// flight hide more of it (bench/pairs_occupancy.py measures the choice).
+// flight hide more of it: 6 (40 registers, some spilled) took 275 us a sample on road1000
+// against 519 with the compiler's 118 registers (2 blocks), H100 (bench/pairs_occupancy.py).
 #ifndef PAIR_THREADS
 #define PAIR_THREADS 256
 #endif
 #ifndef PAIR_MIN_BLOCKS
-#define PAIR_MIN_BLOCKS 2
+#define PAIR_MIN_BLOCKS 6
 #endif
 
 template <typename I>

@@ -18,10 +18,15 @@ from turbobc._pairs import PathCountOverflow
 __all__ = ["PAIR_BLOCK", "PAIR_BLOCKS_PER_SM", "PairSampler", "PathCountOverflow"]
 
 PAIR_BLOCK = 256
-"""Threads per block: a sample's levels are spread over its 8 warps."""
+"""Threads per block: a sample's levels are spread over its 8 warps (``PAIR_THREADS`` of
+spmv/kernels/pairs.cu)."""
 
-PAIR_BLOCKS_PER_SM = 4
-"""Blocks (samples at a time) per multiprocessor, fewer when their workspaces do not fit."""
+PAIR_BLOCKS_PER_SM = 6
+"""Blocks (samples at a time) per multiprocessor, fewer when their workspaces do not fit: the
+kernel is compiled to hold 6 at once (``PAIR_MIN_BLOCKS``, 40 registers a thread). A sample is
+latency-bound; H100, 8,192 samples (bench/results/pairs_occupancy-*.json): 2 blocks per SM
+(118 registers) 519 µs a sample on road1000 and 350 on del20, 4 blocks 321 and 221, 6 blocks
+275 and 206, 8 blocks 269 and 231."""
 
 
 class PairSampler:
