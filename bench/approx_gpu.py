@@ -142,6 +142,7 @@ def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                        seconds_per_sample=seconds / max(facts["samples"], 1))
             if facts.get("sampler") == "pairs":
                 row["pair_cost_in_sources"] = row["seconds_per_sample"] / source_seconds
+            write(rows + [dict(row, kadabra="running")])  # kept if the call's time runs out
             if k_result is None:
                 try:
                     k_result = kadabra_within(A, epsilon, delta, kadabra_seconds) or "timeout"
