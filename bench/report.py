@@ -162,6 +162,10 @@ def _nan(value, form: str) -> str:
     return format(float("nan") if value is None else value, form)
 
 
+def _or_dash(value, form: str) -> str:
+    return "-" if value is None else format(value, form)
+
+
 def _weighted_row(device, g) -> list:
     best = "weighted_" + g["best_path"]
     return [device, g["graph"], f"{g['sources']:,}", f"{g['unweighted_seconds']:.3f}",
@@ -205,6 +209,32 @@ def _exact_rows(records: list[dict]) -> list[list]:
     return rows
 
 
+def _approx_rows(records: list[dict]) -> list[list]:
+    """The approximate-BC table's rows: the latest row of each (GPU, graph, ε, sampler) over
+    ``records`` (bench/approx_gpu.py), KADABRA's time a lower bound where it was stopped."""
+    latest: dict = {}
+    for r in records:
+        for g in r["rows"]:
+            if "turbobc_seconds" in g:
+                latest[(_device(r), g["graph"], g["epsilon"], g.get("sampler"))] = (r, g)
+    rows = []
+    for (device, graph, epsilon, sampler), (r, g) in latest.items():
+        if "kadabra_seconds" in g:
+            kadabra, ratio = f"{g['kadabra_seconds']:.2f}", f"{g['kadabra_over_turbobc']:.1f}x"
+        elif "kadabra_seconds_above" in g:
+            kadabra = f"> {g['kadabra_seconds_above']:.0f}"
+            ratio = f"≥ {g['kadabra_over_turbobc_at_least']:.1f}x"
+        else:
+            kadabra, ratio = "-", "-"
+        rows.append([device, graph, f"{g['nnz']:,}", f"{epsilon:g}", sampler,
+                     f"{g['samples']:,} + {g.get('pilot_samples', 0):,}", g["stopped_by"],
+                     f"{g['turbobc_seconds']:.2f}", kadabra,
+                     f"{g['kadabra_samples']:,}" if "kadabra_samples" in g else "-", ratio,
+                     _or_dash(g.get("turbobc_max_error"), ".2g"),
+                     _or_dash(g.get("kadabra_max_error"), ".2g"), r["_file"]])
+    return rows
+
+
 def results_markdown(results: Path = RESULTS) -> str:
     """The README's results section, from the latest record of each kind and device."""
     records = load_records(results)
@@ -229,6 +259,20 @@ def results_markdown(results: Path = RESULTS) -> str:
         parts += ["### Exact BC on the GPU (latest row per GPU and graph)", "",
                   _table(["GPU", "graph", "n", "stored edges", "seconds", "GTEPS", "peak GiB",
                           "run", "target s", "edge/vertex", "record"], _exact_rows(exact)), ""]
+    approx = [r for r in records if r.get("benchmark") == "approx"
+              and r["_file"].startswith("approx-")]
+    if approx:
+        parts += ["### Approximate BC against NetworKit's KADABRA, δ = 0.1 (latest row per GPU, "
+                  "graph and ε)", "",
+                  "turbobc `bc(A, epsilon=ε, delta=0.1)` (samples: the run's + the pilot's) "
+                  "and `networkit.centrality.KadabraBetweenness(G, ε, 0.1)` on all the host's "
+                  "threads, in the same run; KADABRA stopped after a time limit gives a lower "
+                  "bound on the ratio. Largest errors against exact BC where it was computed "
+                  "(bench/approx_gpu.py, docs/approximate.md).", "",
+                  _table(["GPU", "graph", "stored edges", "ε", "sampler", "samples",
+                          "stopped by", "turbobc s", "KADABRA s", "KADABRA samples",
+                          "KADABRA / turbobc", "turbobc max error", "KADABRA max error",
+                          "record"], _approx_rows(approx)), ""]
     parts += _latest_section(
         records, "weighted_gpu", "Weighted BC on the GPU, lengths 1..100",
         "Random sources, the same for both runs; the exact-run estimates scale by n / sources "

@@ -315,9 +315,9 @@ def test_pilot_takes_no_more_samples_than_the_even_split():
             total[:] += reference_counts(A, False, seed, first, count)
             return total
 
-        def pilot_mean(count):
-            before[0] = sample(limit, count).copy()
-            return before[0] / count
+        def pilot_mean(done, k):
+            before[0] = sample(limit + done, k - done).copy()
+            return before[0] / k
 
         def draw(done, k):
             return (sample(done, k - done) - before[0]).astype(np.float64) / k

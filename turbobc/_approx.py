@@ -16,8 +16,9 @@ not, directed or not:
   generating function carries over), the population variance of X(v) is at most
   μ(v)(R − μ(v)), and a union bound over the n vertices and the J checkpoints spends δ/2.
 - **Budgets per vertex (a pilot).** That δ/2 need not be split evenly: a small independent
-  pilot sample (:func:`pilot_size`, not part of the estimate) says which vertices have large
-  BC, and they get most of it, as NetworKit's KADABRA does (:func:`allocate_log_terms`). The
+  pilot sample (not part of the estimate) says which vertices have large BC, and they get
+  most of it, as NetworKit's KADABRA does (:func:`allocate_log_terms`). The pilot doubles
+  until it is a sixteenth of the run it predicts (:func:`pilot_then_budgets`). The
   vertices of small BC, whose radii are small anyway, get little; a quarter of the budget stays
   spread evenly, so no vertex's bound is worse than the even split's by more than ln 4.
 - **Upper limit.** The fixed sample size of Hoeffding's inequality, ``k_H = ⌈R² ln(4n/δ) /
@@ -39,7 +40,7 @@ from turbobc.engines.protocol import Partial
 
 __all__ = ["FIRST_CHECKPOINT", "PILOT_SHARE", "allocate_log_terms", "approximate_pairs",
            "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
-           "largest_radius", "pilot_size", "radius_above", "sample_limit", "sample_range",
+           "largest_radius", "pilot_then_budgets", "pilot_size", "radius_above", "sample_limit", "sample_range",
            "scale_of", "until_within"]
 
 FIRST_CHECKPOINT = 128
@@ -48,8 +49,9 @@ FIRST_CHECKPOINT = 128
 CHECKPOINT_GROWTH = 1.5
 """Each checkpoint's sample count over the one before (:func:`checkpoints`)."""
 
-PILOT_SHARE = 128
-"""The pilot draws ``limit // PILOT_SHARE`` samples (:func:`pilot_size`)."""
+PILOT_SHARE = 16
+"""The pilot stops doubling at 1 / PILOT_SHARE of the samples it predicts the run takes, or
+of the upper limit (:func:`pilot_then_budgets`)."""
 
 EVEN_SHARE = 0.25
 """The share of the Bernstein budget spread evenly over the n vertices whatever the pilot
@@ -169,12 +171,33 @@ def largest_radius(mean: np.ndarray, k: int, R: float, log_term) -> float:
 
 
 def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
-    """The pilot's samples for a run of at most ``limit``: ``limit // PILOT_SHARE``, at least
-    ``first`` (the run's first checkpoint), or none where that first checkpoint is the
-    limit."""
+    """The most samples the pilot of a run of at most ``limit`` may draw: ``limit //
+    PILOT_SHARE``, at least ``first`` (the run's first checkpoint), or none where that first
+    checkpoint is the limit."""
     if limit <= first:
         return 0
     return max(first, limit // PILOT_SHARE)
+
+
+def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
+                       budget: float) -> tuple[np.ndarray, int]:
+    """Draw the pilot, ``first`` samples then doubling, until it is 1 / PILOT_SHARE of the
+    run its budgets predict (or reaches :func:`pilot_size`); return the budgets (one log term
+    per vertex, :func:`allocate_log_terms`) and the pilot's samples.
+
+    ``pilot(done, k)`` adds pilot samples ``done .. k − 1`` and returns the mean over the k.
+    The pilot's size depends on the pilot's samples alone, so the run's samples stay
+    independent of the budgets.
+    """
+    most = pilot_size(limit, first)
+    done, size = 0, min(first, most)
+    while True:
+        mean = pilot(done, size)
+        done = size
+        log_term, predicted = _allocation(mean, size, epsilon, R, budget)
+        if size >= most or size * PILOT_SHARE >= predicted:
+            return log_term, size
+        size = min(2 * size, most)
 
 
 def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
@@ -192,12 +215,25 @@ def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R:
     (``L = ln(n / (EVEN_SHARE · budget))``), and each vertex keeps the smaller of its two L:
     the sum of the exp(−L) is at most the sum of both parts, the budget.
     """
+    return _allocation(pilot, pilot_samples, epsilon, R, budget)[0]
+
+
+def _allocation(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
+                budget: float) -> tuple[np.ndarray, float]:
+    """:func:`allocate_log_terms` and the k at which its budgets put every vertex's radius at
+    ε (the run's predicted length)."""
     n = pilot.size
     even = math.log(n / (EVEN_SHARE * budget))
     spread = (1 - EVEN_SHARE) * budget
-    # the pilot's distinct means (a few thousand at most: counts over the pilot's samples)
-    mean, vertex_of, many = np.unique(np.clip(pilot, 0.0, R), return_inverse=True,
-                                      return_counts=True)
+    # the pilot's distinct means (a few thousand at most: counts over the pilot's samples);
+    # the zeros, most vertices of a large graph, apart, so that only the rest is sorted
+    clipped = np.clip(pilot, 0.0, R)
+    seen = np.flatnonzero(clipped)
+    mean, seen_of, many = np.unique(clipped[seen], return_inverse=True, return_counts=True)
+    mean = np.concatenate(([0.0], mean))
+    many = np.concatenate(([n - seen.size], many))
+    vertex_of = np.zeros(n, dtype=np.int64)
+    vertex_of[seen] = seen_of.reshape(-1) + 1
     high = np.minimum(mean + 2 * np.sqrt(mean * R / pilot_samples) + 2 * R / pilot_samples,
                       R / 2)
     rate = epsilon * epsilon / (2 * high * (R - high) + 2 * R * epsilon / 3)
@@ -214,7 +250,7 @@ def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R:
         middle = (low + up) / 2
         low, up = (middle, up) if excess(middle) > 0 else (low, middle)
     adaptive = up * rate + excess(up)  # excess ≤ 0: the rest of the budget shared out
-    return np.minimum(adaptive, even)[vertex_of.reshape(-1)]
+    return np.minimum(adaptive, even)[vertex_of], up
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np.ndarray, dict]:
@@ -238,9 +274,13 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
         total[0] = total[0] + sweep(order[done:k])
         return total[0].vertex * (n * scale / k)
 
-    def pilot(count: int) -> np.ndarray:
-        chosen = rng.permutation(n)[:count].astype(np.int64)
-        return sweep(chosen).vertex * (n * scale / count)
+    pilot_order, pilot_total = [], [Partial.zeros(n)]
+
+    def pilot(done: int, k: int) -> np.ndarray:
+        if not pilot_order:  # drawn after the run's own order, once
+            pilot_order.append(rng.permutation(n).astype(np.int64))
+        pilot_total[0] = pilot_total[0] + sweep(pilot_order[0][done:k])
+        return pilot_total[0].vertex * (n * scale / k)
 
     limit = sample_limit(n, call.endpoints, epsilon, delta)
     mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n, pilot=pilot)
@@ -259,9 +299,9 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     drawn (values in [0, R]); the estimate is ``factor`` times it, so a radius r of the mean
     is ``factor · r`` of the estimate. ``limit`` is Hoeffding's size (at which the run stops
     whatever the radii); ``exact_at``: the sample count at which the result is exact.
-    ``pilot(count)``: the mean of X over ``count`` samples independent of those ``draw``
-    takes, from which each vertex gets its share of the failure budget
-    (:func:`allocate_log_terms`); without it the share is even. ``first``: the first
+    ``pilot(done, k)``: like ``draw``, over samples independent of those ``draw`` takes,
+    from which each vertex gets its share of the failure budget
+    (:func:`pilot_then_budgets`); without it the share is even. ``first``: the first
     checkpoint (a GPU sampler's samples in flight). Returns the estimate and the
     facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
@@ -270,9 +310,10 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     bernstein = len(points) - 1  # the radii checked before the upper limit
     # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
     budget = delta / (4 * max(bernstein, 1))
-    piloted = pilot_size(limit, first) if (pilot is not None and bernstein > 0) else 0
-    if piloted:
-        log_term = allocate_log_terms(pilot(piloted), piloted, epsilon / factor, R, budget)
+    piloted = 0
+    if pilot is not None and pilot_size(limit, first) > 0 and bernstein > 0:
+        log_term, piloted = pilot_then_budgets(pilot, limit, first, epsilon / factor, R,
+                                               budget)
     else:
         log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean = 0, math.inf, "hoeffding", None
@@ -313,9 +354,9 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     limit = pair_sample_limit(n, call.endpoints, epsilon, delta)
     before = [np.zeros(n, dtype=np.uint64)]  # the running total before the run's samples
 
-    def pilot(count: int) -> np.ndarray:
-        before[0] = np.array(sample(seed64, limit, count), dtype=np.uint64)
-        return before[0].astype(np.float64) / count
+    def pilot(done: int, k: int) -> np.ndarray:
+        before[0] = np.array(sample(seed64, limit + done, k - done), dtype=np.uint64)
+        return before[0].astype(np.float64) / k
 
     def draw(done: int, k: int) -> np.ndarray:
         total = np.asarray(sample(seed64, done, k - done), dtype=np.uint64)
