@@ -40,6 +40,16 @@ def test_readme_python_examples_run(capsys):
     assert "[0. 2. 2. 0.]" in out
 
 
+def test_approximate_page_example_runs(capsys):
+    """docs/approximate.md's example (the CPU engine) runs and its bound holds."""
+    blocks = _python_blocks((ROOT / "docs" / "approximate.md").read_text())
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/approximate.md", "exec"), {})
+    sampler, samples, pilot, bound, stopped = capsys.readouterr().out.split()
+    assert sampler == "sources" and int(samples) > 0 and int(pilot) > 0
+    assert float(bound) <= 0.05 and stopped in ("radius", "hoeffding")
+
+
 def test_every_readme_code_block_is_run_or_is_a_shell_transcript():
     """Only ```python blocks are executed above: a ```py or ```pycon block would be skipped."""
     fences = re.findall(r"^```(\S*)$", (ROOT / "README.md").read_text(), flags=re.M)
