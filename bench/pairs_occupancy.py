@@ -36,12 +36,7 @@ def sampler_with(graph, min_blocks: int, grid_per_sm: int):
     import spmv._module as _module
     import turbobc.engines.gpu.pairs as pairs
 
-    saved = pairs.PAIR_BLOCKS_PER_SM
-    pairs.PAIR_BLOCKS_PER_SM = grid_per_sm
-    try:
-        sampler = pairs.PairSampler(graph)
-    finally:
-        pairs.PAIR_BLOCKS_PER_SM = saved
+    sampler = pairs.PairSampler(graph, blocks_per_sm=grid_per_sm)
     name = f"bcp_sample<{_module.c_index_type(sampler.ptr.dtype)}>"
     module = cupy.RawModule(code=f"#define PAIR_MIN_BLOCKS {min_blocks}\n"
                             + _module.source_text("pairs.cu"),

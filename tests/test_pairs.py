@@ -234,7 +234,7 @@ def test_overflow_falls_back_to_sources(monkeypatch):
     ("random undirected", nx.gnp_random_graph(200, 0.03, seed=8)),
     ("random directed 200", nx.gnp_random_graph(200, 0.03, seed=9, directed=True)),
 ], ids=lambda x: x if isinstance(x, str) else "")
-def test_device_counts_equal_the_reference(name, G, endpoints, monkeypatch):
+def test_device_counts_equal_the_reference(name, G, endpoints):
     """The kernel's counts of 3,000 samples equal the host reference's, bit for bit, with
     the default grid and with 3 blocks (samples split differently over the blocks)."""
     import turbobc.engines.gpu.pairs as pairs
@@ -246,8 +246,7 @@ def test_device_counts_equal_the_reference(name, G, endpoints, monkeypatch):
     np.testing.assert_array_equal(sampler(77, 0, 1000), reference_counts(
         graph.pattern, graph.directed, 77, 0, 1000, endpoints=endpoints))
     np.testing.assert_array_equal(sampler(77, 1000, 2000), expected)
-    monkeypatch.setattr(pairs, "PAIR_BLOCKS_PER_SM", 1)
-    small = pairs.PairSampler(graph, endpoints=endpoints)
+    small = pairs.PairSampler(graph, endpoints=endpoints, blocks_per_sm=1)
     small.blocks = 3
     np.testing.assert_array_equal(small(77, 0, 3000), expected)
 

@@ -40,6 +40,9 @@ class PairSampler:
         Count s and t too.
     memory_fraction : float
         The share of the free device memory the workspaces may take.
+    blocks_per_sm : int, optional
+        Blocks of the grid per multiprocessor (default :data:`PAIR_BLOCKS_PER_SM`); those
+        beyond the ones resident wait, then take samples from the counter.
 
     Attributes
     ----------
@@ -49,7 +52,8 @@ class PairSampler:
         Bit 1: some path count passed 2^53 (spmv/kernels/pairs.cu).
     """
 
-    def __init__(self, graph: Graph, *, endpoints: bool = False, memory_fraction: float = 0.5):
+    def __init__(self, graph: Graph, *, endpoints: bool = False, memory_fraction: float = 0.5,
+                 blocks_per_sm: int | None = None):
         import cupy
 
         import spmv._module as _module
@@ -77,7 +81,8 @@ class PairSampler:
         if fits < 1:
             raise MemoryError(f"one sample's workspace takes {per_block} bytes; "
                               f"{free} bytes of device memory are free")
-        self.blocks = int(max(1, min(PAIR_BLOCKS_PER_SM * sms, fits)))
+        per_sm = PAIR_BLOCKS_PER_SM if blocks_per_sm is None else blocks_per_sm
+        self.blocks = int(max(1, min(per_sm * sms, fits)))
         self.levels = cupy.full(self.blocks * 2 * n, -1, dtype=cupy.int32)
         self.sigmas = cupy.zeros(self.blocks * 2 * n, dtype=cupy.float64)
         self.orders = cupy.empty(self.blocks * 2 * n, dtype=dtype)
