@@ -12,7 +12,11 @@
 //
 // A level is grown in two passes over the frontier's edges: a probe (reads only) for a vertex
 // the other side has seen, then the discovery, which on the level that meets (the last, and
-// on a small-world graph the largest) keeps only those vertices, the middle layer.
+// on a small-world graph the largest) keeps only those vertices, the middle layer. The probe
+// pays only while the frontier is a large share of the edges swept so far (a small-world
+// graph's growth); on a deep graph (roads, meshes: hundreds of levels, each a sliver of the
+// work) the discovery goes alone and notes the meeting itself, and the new vertices the other
+// side has not seen are ignored on the last level (PAIR_PROBE_SHARE).
 //
 // Every random choice is a function of (seed, sample, what is chosen), never of the order in
 // which threads run, and path counts are sums of integers, exact in float64 below 2^53 in any
@@ -114,6 +118,9 @@ __device__ long long walk_step(const I* __restrict__ p, const I* __restrict__ q,
 #define PAIR_BIG_DEGREE 256
 #define PAIR_BIG_SLOTS 256  // big vertices per level listed for the block; the rest: warps
 
+// The probe runs while the frontier's edges times this exceed the edges swept before it.
+#define PAIR_PROBE_SHARE 4
+
 // op(u, w) for every edge u -> w of (p, q) out of the frontier order[lo .. hi): vertices of
 // small degree a warp each, the big ones (up to PAIR_BIG_SLOTS of them) after, each by all
 // threads. Stops early (between vertices) once *stop is set, when stop is not null. Every
@@ -187,7 +194,7 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                            int* levels, double* sigmas, I* orders, u64* counts, int* status,
                            u64* taken) {
     __shared__ long long lo[2], hi[2], current;
-    __shared__ unsigned long long tail[2], volume[2], grown;
+    __shared__ unsigned long long tail[2], volume[2], grown, swept;
     __shared__ int depth[2], found;
     int* level[2] = {levels + (long long)blockIdx.x * 2 * n,
                      levels + (long long)blockIdx.x * 2 * n + n};
@@ -225,6 +232,7 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                 volume[side] = (u64)(grow_p[side][r + 1] - grow_p[side][r]);
             }
             found = 0;
+            swept = 0;
         }
         __syncthreads();
         long long middle = -1;
@@ -237,14 +245,18 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
             const I* gq = grow_q[side];
             const int* lo_other = level[other];
             // probe: does level d + 1 meet the other side? (reads only; then the level is the
-            // last, and only its vertices the other side has seen are needed: the middle)
-            each_frontier_edge(order[side], lo[side], hi[side], gp, gq, &found,
-                               [&](long long, long long w) {
-                                   if (lo_other[w] >= 0) {
-                                       found = 1;
-                                   }
-                               });
-            const int last = found;
+            // last, and only its vertices the other side has seen are needed: the middle).
+            // Only while the frontier's edges are a large share of those swept so far.
+            const bool probe = volume[side] * PAIR_PROBE_SHARE > swept;
+            if (probe) {
+                each_frontier_edge(order[side], lo[side], hi[side], gp, gq, &found,
+                                   [&](long long, long long w) {
+                                       if (lo_other[w] >= 0) {
+                                           found = 1;
+                                       }
+                                   });
+            }
+            const int probed = found;
             // discover level d + 1 (the last: its middle only), the unvisited heads of the
             // frontier's edges, and push the path counts along the edges into it:
             // sigma(w) += sigma(u)
@@ -253,8 +265,11 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
             unsigned long long* visits = &tail[side];
             each_frontier_edge(order[side], lo[side], hi[side], gp, gq, (const int*)nullptr,
                                [&](long long u, long long w) {
-                                   if (last && lo_other[w] < 0) {
+                                   if (probed && lo_other[w] < 0) {
                                        return;
+                                   }
+                                   if (!probe && lo_other[w] >= 0) {
+                                       found = 1;  // the level meets the other side
                                    }
                                    int lw = lv[w];
                                    if (lw < 0) {
@@ -269,6 +284,7 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                                    }
                                });
             const long long first_new = hi[side], end_new = (long long)tail[side];
+            const int last = found;  // (each_frontier_edge ended synchronized)
             if (threadIdx.x == 0) {
                 grown = 0;
             }
@@ -277,6 +293,9 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
             // below: the same in any order)
             for (long long f = first_new + threadIdx.x; f < end_new; f += blockDim.x) {
                 const long long w = (long long)order[side][f];
+                if (last && lo_other[w] < 0) {
+                    continue;  // found without the probe: not on a shortest s-t path
+                }
                 if (sg[w] > 9007199254740992.0) {
                     atomicOr(status, isinf(sg[w]) ? 3 : 1);
                 }
@@ -293,7 +312,7 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
                 long long best = -1;
                 for (long long f = first_new + threadIdx.x; f < end_new; f += blockDim.x) {
                     const long long w = (long long)order[side][f];
-                    {
+                    if (lo_other[w] >= 0) {  // (all of them after a probe)
                         const double k = race_key(pair_bits(seed, (u64)sample, 2, (u64)w),
                                                   sigma[0][w] * sigma[1][w]);
                         if (better(k, w, key, best)) {
@@ -308,6 +327,7 @@ bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
             }
             __syncthreads();
             if (threadIdx.x == 0) {
+                swept += volume[side];
                 lo[side] = first_new;
                 hi[side] = end_new;
                 depth[side] = d + 1;
