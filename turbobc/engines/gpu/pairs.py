@@ -26,7 +26,8 @@ PAIR_BLOCKS_PER_SM = 6
 kernel is compiled to hold 6 at once (``PAIR_MIN_BLOCKS``, 40 registers a thread). A sample is
 latency-bound; H100, 8,192 samples (bench/results/pairs_occupancy-*.json): 2 blocks per SM
 (118 registers) 519 µs a sample on road1000 and 350 on del20, 4 blocks 321 and 221, 6 blocks
-275 and 206, 8 blocks 269 and 231."""
+275 and 206, 8 blocks 269 and 231 (then the probe rule of spmv/kernels/pairs.cu: 6 blocks
+226 and 183)."""
 
 
 class PairSampler:
