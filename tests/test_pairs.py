@@ -166,7 +166,66 @@ def test_facts_and_seed_determinism():
     assert facts["sampler"] == "pairs" and facts["sample_range"] == 1.0
     assert facts["hoeffding_samples"] == pair_sample_limit(34, False, 0.1, 0.1)
     assert facts["checkpoints"][-1] == facts["samples"]
-    assert facts["stopped_by"] in ("radius", "hoeffding")
+    assert facts["stopped_by"] in ("radius", "hoeffding", "riondato-kornaropoulos")
+
+
+@pytest.mark.parametrize("G", [
+    nx.path_graph(10), nx.grid_2d_graph(7, 9), nx.balanced_tree(3, 4),
+    nx.disjoint_union(nx.path_graph(20), nx.star_graph(5)),
+    nx.barabasi_albert_graph(300, 2, seed=1), nx.empty_graph(4),
+    nx.connected_watts_strogatz_graph(200, 4, 0.05, seed=2),
+], ids=["path", "grid", "tree", "disconnected", "barabasi-albert", "no edges", "small world"])
+def test_vertex_diameter_bound_bounds_networkx(G):
+    """The bound is at least the most vertices on a shortest path (networkx's largest
+    eccentricity plus one), and at most twice that plus one."""
+    from turbobc._pairs import vertex_diameter_bound
+
+    true = 1 + max(max(nx.eccentricity(G.subgraph(c)).values())
+                   for c in nx.connected_components(G))
+    bound = vertex_diameter_bound(_csr(nx.convert_node_labels_to_integers(G)))
+    assert true <= bound <= 2 * true + 1
+
+
+def test_rk_samples_formula():
+    """(c / ε²)(⌊log₂(VD − 2)⌋ + 1 + ln(1/δ)), c = 1/2, rounded up: VD = 4, ε = 0.1,
+    δ = 0.05 gives 50 (1 + 1 + 2.9957...) = 249.79 -> 250; VD = 1026, ε = 0.01, δ = 0.05:
+    5000 (10 + 1 + 2.9957...) = 69978.7 -> 69979; VD at most 3: the log term is 0."""
+    from turbobc._pairs import rk_samples
+
+    assert rk_samples(4, 0.1, 0.05) == 250
+    assert rk_samples(1026, 0.01, 0.05) == 69979
+    assert rk_samples(3, 0.1, 0.05) == rk_samples(2, 0.1, 0.05) == 200
+
+
+def _two_stars(leaves: int) -> nx.Graph:
+    """Two stars whose centres are joined: vertex diameter 4, both centres of BC near 1/2."""
+    G = nx.Graph([(0, 1)])
+    G.add_edges_from((0, 2 + i) for i in range(leaves))
+    G.add_edges_from((1, 2 + leaves + i) for i in range(leaves))
+    return G
+
+
+def test_riondato_kornaropoulos_ends_the_run():
+    """On two joined stars (vertex diameter 4, two vertices of BC near 1/2) Riondato and
+    Kornaropoulos's size comes before the radii and Hoeffding's size; the run stops there,
+    and every value is within ε over 10 seeds (their bound's guarantee)."""
+    from turbobc._pairs import rk_samples, vertex_diameter_bound
+
+    G = _two_stars(100)
+    A = _csr(G)
+    n, epsilon = A.shape[0], 0.1
+    exact = nx.betweenness_centrality(G)
+    exact = np.array([exact[v] for v in range(n)])
+    size = rk_samples(vertex_diameter_bound(A), epsilon / pair_factor(n, False), 0.05)
+    assert size < pair_sample_limit(n, False, epsilon, 0.1)
+    with turbobc.tuning(**PAIRS):
+        for seed in range(10):
+            result = turbobc.run_bc(A, epsilon=epsilon, delta=0.1, seed=seed,
+                                    engine="graphblas")
+            assert result.facts["stopped_by"] == "riondato-kornaropoulos"
+            assert result.facts["samples"] == size
+            assert result.facts["bound"] == epsilon
+            assert np.max(np.abs(result.values - exact)) <= epsilon
 
 
 def test_auto_samples_sources_on_the_cpu():

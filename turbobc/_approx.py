@@ -291,7 +291,8 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
 
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
                  factor: float = 1.0, exact_at: int | None = None, pilot=None,
-                 first: int = FIRST_CHECKPOINT) -> tuple[np.ndarray, dict]:
+                 first: int = FIRST_CHECKPOINT,
+                 second_limit=None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
     ε (module docstring, "Stopping"); the loop both samplers share.
 
@@ -302,8 +303,11 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     ``pilot(done, k)``: like ``draw``, over samples independent of those ``draw`` takes,
     from which each vertex gets its share of the failure budget
     (:func:`pilot_then_budgets`); without it the share is even. ``first``: the first
-    checkpoint (a GPU sampler's samples in flight). Returns the estimate and the
-    facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
+    checkpoint (a GPU sampler's samples in flight). ``second_limit``: ``(name, floor,
+    size)``, another upper limit that holds with the same δ/2 as Hoeffding's (the run stops
+    at the smaller): ``size()`` gives it, called only once a checkpoint passes ``floor`` (a
+    cheap lower bound of it), and ``name`` is then ``stopped_by``. Returns the estimate and
+    the facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
     """
     points = checkpoints(limit, first)
@@ -316,8 +320,15 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
                                                budget)
     else:
         log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
-    done, bound, stopped, mean = 0, math.inf, "hoeffding", None
+    done, bound, stopped, mean, second = 0, math.inf, "hoeffding", None, None
     for index, k in enumerate(points):
+        if second_limit is not None and k > second_limit[1]:
+            second = second_limit[2]() if second is None else second
+            if second < k:  # the other upper limit comes first: the run ends there
+                mean, done = draw(done, second), second
+                bound, stopped = epsilon, second_limit[0]
+                points = points[:index] + [second]
+                break
         mean = draw(done, k)
         done = k
         if k == exact_at:
@@ -347,7 +358,8 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     numbered from 0, the pilot's from the upper limit on (numbers the run never reaches);
     ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts of :func:`until_within` with ``sampler = "pairs"``.
     """
-    from turbobc._pairs import pair_factor, pair_sample_limit, pair_seed
+    from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
+                                vertex_diameter_bound)
 
     n = call.graph.n
     seed64 = pair_seed(seed)
@@ -362,9 +374,17 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
         total = np.asarray(sample(seed64, done, k - done), dtype=np.uint64)
         return (total - before[0]).astype(np.float64) / k
 
-    values, facts = until_within(epsilon, delta, n, 1.0, limit, draw,
-                                 factor=pair_factor(n, call.endpoints), pilot=pilot,
-                                 first=first)
+    c = pair_factor(n, call.endpoints)
+    second = None
+    if not call.graph.directed and not call.endpoints:
+        # Riondato and Kornaropoulos's size, with the same δ/2, once a checkpoint passes its
+        # smallest value (a vertex diameter of 3): the diameter bound is one search of the
+        # graph, needless where the radii stop the run first
+        second = ("riondato-kornaropoulos", rk_samples(3, epsilon / c, delta / 2),
+                  lambda: rk_samples(vertex_diameter_bound(call.graph.pattern), epsilon / c,
+                                     delta / 2))
+    values, facts = until_within(epsilon, delta, n, 1.0, limit, draw, factor=c, pilot=pilot,
+                                 first=first, second_limit=second)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
     return values, facts
 

@@ -188,3 +188,47 @@ def pair_sample_limit(n: int, endpoints: bool, epsilon: float, delta: float) -> 
     within ε / c of its mean with probability 1 − δ/2)."""
     c = pair_factor(n, endpoints)
     return math.ceil(c * c * math.log(4 * n / delta) / (2 * epsilon * epsilon))
+
+
+RK_CONSTANT = 0.5
+"""c of Riondato and Kornaropoulos's sample size (the universal constant of the
+ε-approximation bound, about 1/2: Löffler and Phillips)."""
+
+
+def vertex_diameter_bound(pattern) -> int:
+    """An upper bound on the vertex diameter of an undirected graph (the most vertices on a
+    shortest path): ``2D + 1``, D the largest breadth-first depth of a search started at one
+    vertex of every connected component at once (a component whose start has eccentricity e
+    has no shortest path longer than 2e hops). ``pattern``: a symmetric CSR pattern."""
+    from scipy.sparse.csgraph import connected_components
+
+    n = pattern.shape[0]
+    _, label = connected_components(pattern, directed=False)
+    starts = np.unique(label, return_index=True)[1]
+    seen = np.zeros(n, dtype=bool)
+    seen[starts] = True
+    frontier, depth = starts, 0
+    indptr, indices = pattern.indptr, pattern.indices
+    while True:
+        counts = indptr[frontier + 1] - indptr[frontier]
+        if counts.sum() == 0:
+            break
+        # the heads of every edge out of the frontier: ranges of indices, gathered at once
+        offsets = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
+        heads = indices[offsets + np.arange(counts.sum())]
+        heads = np.unique(heads[~seen[heads]])
+        if heads.size == 0:
+            break
+        seen[heads] = True
+        frontier, depth = heads, depth + 1
+    return 2 * depth + 1
+
+
+def rk_samples(vertex_diameter: int, epsilon: float, delta: float) -> int:
+    """Riondato and Kornaropoulos's sample size for sampled shortest paths:
+    ``⌈(c / ε²)(⌊log₂(VD − 2)⌋ + 1 + ln(1/δ))⌉``: with that many samples every vertex's
+    share of sampled paths through it is within ε of its expectation, with probability
+    1 − δ, whatever the graph (a bound on the VC dimension of the paths' vertex sets)."""
+    log_vd = math.floor(math.log2(vertex_diameter - 2)) if vertex_diameter > 3 else 0
+    return math.ceil(RK_CONSTANT / (epsilon * epsilon)
+                     * (log_vd + 1 + math.log(1 / delta)))
