@@ -115,12 +115,8 @@ def _pair_sampler(call):
         from turbobc.engines.gpu.pairs import PairSampler
 
         sampler = PairSampler(graph, endpoints=call.endpoints)
-
-        def sample(seed, first, count, bar):
-            return sampler(seed, first, count, bar)
-
-        return sample, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
-                                "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
+        return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
+                                 "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
     from turbobc._pairs import reference_counts
 
     total = np.zeros(graph.n, dtype=np.uint64)

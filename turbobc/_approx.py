@@ -18,9 +18,9 @@ not, directed or not:
 - **Budgets per vertex (a pilot).** That δ/2 need not be split evenly: a small independent
   pilot sample (not part of the estimate) says which vertices have large BC, and they get
   most of it, as NetworKit's KADABRA does (:func:`allocate_log_terms`). The pilot doubles
-  until it is a sixteenth of the run it predicts (:func:`pilot_then_budgets`). The
-  vertices of small BC, whose radii are small anyway, get little; a quarter of the budget stays
-  spread evenly, so no vertex's bound is worse than the even split's by more than ln 4.
+  until it is a sixteenth of the run it predicts (:func:`pilot_then_budgets`). The vertices
+  of small BC, whose radii are small anyway, get little; a quarter of the budget stays spread
+  evenly, so no vertex's bound is worse than the even split's by more than ln 4.
 - **Upper limit.** The fixed sample size of Hoeffding's inequality, ``k_H = ⌈R² ln(4n/δ) /
   (2ε²)⌉`` (the other δ/2), ends the run whatever the radii; when k_H ≥ n the exact sweep of all
   n sources costs no more, and the result is exact.
@@ -38,10 +38,11 @@ import numpy as np
 
 from turbobc.engines.protocol import Partial
 
-__all__ = ["FIRST_CHECKPOINT", "PILOT_SHARE", "allocate_log_terms", "approximate_pairs",
-           "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
-           "largest_radius", "pilot_then_budgets", "pilot_size", "radius_above", "sample_limit", "sample_range",
-           "scale_of", "until_within"]
+__all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
+           "allocate_log_terms", "approximate_pairs", "approximate_raw", "bernstein_radius",
+           "checkpoints", "hoeffding_samples", "largest_radius", "pilot_size",
+           "pilot_then_budgets", "radius_above", "sample_limit", "sample_range", "scale_of",
+           "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -267,26 +268,30 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np
     R = sample_range(n, call.endpoints)
     scale = scale_of(n, call.endpoints)
     rng = _generator(seed)
-    order = rng.permutation(n).astype(np.int64)
-    total = [Partial.zeros(n)]
-
-    def draw(done: int, k: int) -> np.ndarray:
-        total[0] = total[0] + sweep(order[done:k])
-        return total[0].vertex * (n * scale / k)
-
-    pilot_order, pilot_total = [], [Partial.zeros(n)]
-
-    def pilot(done: int, k: int) -> np.ndarray:
-        if not pilot_order:  # drawn after the run's own order, once
-            pilot_order.append(rng.permutation(n).astype(np.int64))
-        pilot_total[0] = pilot_total[0] + sweep(pilot_order[0][done:k])
-        return pilot_total[0].vertex * (n * scale / k)
+    order = rng.permutation(n).astype(np.int64)  # the run's; the pilot's is drawn after it
+    draw = _running_mean(sweep, lambda: order, n, scale)
+    pilot = _running_mean(sweep, lambda: rng.permutation(n).astype(np.int64), n, scale)
 
     limit = sample_limit(n, call.endpoints, epsilon, delta)
     mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n, pilot=pilot)
     facts.update(hoeffding_samples=hoeffding_samples(n, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts
+
+
+def _running_mean(sweep, order_of, n: int, scale: float):
+    """``mean(done, k)`` for :func:`until_within`: sweeps sources ``done .. k − 1`` of the
+    order ``order_of()`` gives (made at the first call) into a running total of raw sums and
+    returns the mean of ``X = n · scale · δ`` over the k."""
+    order, total = [], [Partial.zeros(n)]
+
+    def mean(done: int, k: int) -> np.ndarray:
+        if not order:
+            order.append(order_of())
+        total[0] = total[0] + sweep(order[0][done:k])
+        return total[0].vertex * (n * scale / k)
+
+    return mean
 
 
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
@@ -356,7 +361,8 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     ``sample(seed64, first, count)`` adds the counts of samples ``first .. first + count − 1``
     (uint64, one per vertex) to a running total and returns that total. The run's samples are
     numbered from 0, the pilot's from the upper limit on (numbers the run never reaches);
-    ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts of :func:`until_within` with ``sampler = "pairs"``.
+    ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts
+    of :func:`until_within` with ``sampler = "pairs"``.
     """
     from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
                                 vertex_diameter_bound)
