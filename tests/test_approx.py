@@ -181,6 +181,135 @@ def test_guarantee_holds_over_many_seeds(name, epsilon):
     assert max(errors) > 0  # an estimate, not the exact values
 
 
+# ---- edge BC ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(epsilon=0.1, k=3), r"give either epsilon \(and delta\) or k / sources, not both"),
+    (dict(epsilon=0.1, targets=[0, 1]), r"targets= \(subset BC\) is not sampled"),
+    (dict(epsilon=0.1, normalized=False), r"epsilon bounds the error of normalized values"),
+    (dict(epsilon=2.0), r"epsilon must lie strictly between 0 and 1; got 2.0"),
+    (dict(delta=0.1), r"delta= states the confidence of the epsilon guarantee"),
+])
+def test_edge_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        turbobc.edge_bc(_ring_of_cliques(), **ENGINE, **kwargs)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_edge_exact_when_sampling_would_cost_as_much(directed):
+    """Hoeffding's size over the edges is above n on a small graph: every source is swept and
+    the result is networkx's exact edge BC, at (i, j) and, undirected, (j, i)."""
+    G = (nx.gnp_random_graph(60, 0.08, seed=4, directed=True) if directed
+         else nx.karate_club_graph())
+    result = turbobc.run_edge_bc(G, epsilon=0.1, seed=0, **ENGINE)
+    assert result.facts["stopped_by"] == "exact" and result.facts["bound"] == 0.0
+    assert result.facts["samples"] == G.number_of_nodes()
+    want = nx.edge_betweenness_centrality(G)
+    E = result.values
+    assert E.nnz == (1 if directed else 2) * G.number_of_edges()
+    for (u, v), value in want.items():
+        assert E[u, v] == pytest.approx(value, rel=1e-12, abs=1e-15)
+        if not directed:
+            assert E[v, u] == E[u, v]
+
+
+def test_edge_sample_range_and_scale():
+    """An edge's term from one source is at most n − 1 targets, and networkx scales edge sums
+    by 1 / (n (n − 1)): X lies in [0, 1], the range and scale of vertex BC with endpoints."""
+    from turbobc._rescale import rescale
+
+    for n in (5, 40):
+        assert sample_range(n, True) == pytest.approx(1.0)
+        assert rescale(np.ones(3), normalized=True, directed=False, endpoints=True,
+                       n=n)[0] == pytest.approx(scale_of(n, True))
+    # the largest term: the edge of a leaf, from the leaf, carries all n − 1 targets
+    star = nx.star_graph(9)
+    one = turbobc.edge_bc(star, sources=[1], normalized=False, **ENGINE)
+    assert 2 * one[1, 0] == star.number_of_nodes() - 1  # unnormalized undirected: halved
+
+
+@pytest.mark.parametrize("name, epsilon", [("power", 0.1), ("barabasi_albert_1500", 0.1),
+                                           ("directed_gnp_1200", 0.1),
+                                           ("weighted_grid_20x30", 0.15)])
+def test_edge_guarantee_holds_over_many_seeds(name, epsilon):
+    """As for vertices: edge BC sampled (fewer than n sources) within ε of networkx's exact
+    edge BC in all but a binomial allowance of the runs."""
+    if name == "power":
+        A, weight = _power(), None
+        G = nx.from_scipy_sparse_array(A)
+    else:
+        G = A = _generated(name)
+        weight = "weight" if name.startswith("weighted") else None
+    want = nx.edge_betweenness_centrality(G, weight=weight)
+    index = {v: i for i, v in enumerate(G)}  # the result's rows follow list(G)
+    rows, cols = (np.array([index[v] for v in side]) for side in zip(*want))
+    exact = np.array(list(want.values()))
+    misses, errors = 0, []
+    for seed in range(SEEDS):
+        result = turbobc.run_edge_bc(A, epsilon=epsilon, seed=seed, weight=weight, **ENGINE)
+        assert result.facts["samples"] < G.number_of_nodes()
+        assert result.values.nnz == (1 if G.is_directed() else 2) * exact.size
+        error = float(np.max(np.abs(result.values[rows, cols] - exact)))
+        errors.append(error)
+        misses += error > epsilon
+    assert misses <= _allowed_misses(SEEDS, DELTA)
+    assert max(errors) > 0
+
+
+def test_edge_same_seed_same_values_whatever_the_batch():
+    A = _power()
+    first = turbobc.run_edge_bc(A, epsilon=0.1, seed=3, **ENGINE)
+    with turbobc.tuning(cpu_batch_cap=40 * A.shape[0]):
+        small = turbobc.run_edge_bc(A, epsilon=0.1, seed=3, **ENGINE)
+    assert small.facts["batch"] < first.facts["batch"]
+    assert small.facts["samples"] == first.facts["samples"] < A.shape[0]
+    np.testing.assert_allclose(small.values.toarray(), first.values.toarray(), rtol=1e-12,
+                               atol=1e-15)
+
+
+def test_edge_progress_counts_the_samples():
+    done = []
+
+    class Recorder:
+        def update(self, k):
+            done.append(k)
+
+    result = turbobc.run_edge_bc(_power(), epsilon=0.1, seed=0, progress=Recorder(),
+                                 **ENGINE)
+    assert sum(done) == result.facts["samples"] + result.facts["pilot_samples"]
+
+
+def test_cli_edge_bc_prints_the_samples_and_the_bound(capsys, tmp_path):
+    from turbobc.cli import main
+
+    out_csv = tmp_path / "edges.csv"
+    assert main(["edge-bc", str(data_path("power.mtx")), "--epsilon", "0.1", "--seed", "1",
+                 "--engine", "graphblas", "--top", "3", "-o", str(out_csv)]) in (None, 0)
+    out = capsys.readouterr().out
+    line = re.search(r"approximate: ([\d,]+) sampled sources of 4,941 \(after a pilot of "
+                     r"([\d,]+)\), every value within ([\d.e-]+) of the exact one with "
+                     r"probability 0.9 \(stopped by (\w+)\)", out)
+    assert line is not None, out
+    assert "edge betweenness centrality (epsilon 0.1, normalized)" in out
+    rows = out_csv.read_text().splitlines()
+    assert rows[0] == "src,dst,bc" and len(rows) == 1 + 6594  # each undirected edge once
+    # the same seed through the API: the same values
+    want = turbobc.edge_bc(load("power.mtx", directed=False), epsilon=0.1, seed=1, **ENGINE)
+    assert max(float(r.split(",")[2]) for r in rows[1:]) == pytest.approx(want.max(),
+                                                                          rel=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_edge_samples_the_same_sources():
+    A = _power()
+    cpu = turbobc.run_edge_bc(A, epsilon=0.1, seed=5, **ENGINE)
+    gpu = turbobc.run_edge_bc(A, epsilon=0.1, seed=5, engine="gpu")
+    assert gpu.facts["engine"] == "gpu"
+    assert gpu.facts["samples"] == cpu.facts["samples"] < A.shape[0]
+    np.testing.assert_allclose(gpu.values.toarray(), cpu.values.toarray(), rtol=1e-11,
+                               atol=1e-15)
+
+
 def test_progress_counts_the_samples():
     class Recorder:
         def __init__(self):

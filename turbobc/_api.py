@@ -17,15 +17,15 @@ from turbobc._run import sweep_sources
 from turbobc._tuning import current as current_tuning
 from turbobc._validation import check_guarantee, validate
 
-__all__ = ["bc", "edge_bc", "run_bc", "Result"]
+__all__ = ["bc", "edge_bc", "run_bc", "run_edge_bc", "Result"]
 
 
 def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized, endpoints,
                      directed, engine, kernel, progress, memory_limit, weight,
-                     client) -> "Result":
-    """:func:`run_bc` with ``epsilon``: sources, or shortest paths on the GPU, sampled until
-    every value is within epsilon with probability 1 − delta (turbobc/_approx.py,
-    turbobc/_pairs.py)."""
+                     client, edges=False) -> "Result":
+    """:func:`run_bc` (or with ``edges``, :func:`run_edge_bc`) with ``epsilon``: sources, or
+    shortest paths on the GPU, sampled until every value is within epsilon with probability
+    1 − delta (turbobc/_approx.py, turbobc/_pairs.py). Edge BC samples sources."""
     from turbobc._approx import (FIRST_CHECKPOINT, approximate_pairs, approximate_raw,
                                  pilot_size, sample_limit)
     from turbobc._pairs import pair_sample_limit
@@ -34,12 +34,19 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
                                      normalized=normalized)
     call = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=endpoints,
                     directed=directed, engine=engine, kernel=kernel, progress=progress,
-                    memory_limit=memory_limit, weight=weight, client=client)
+                    memory_limit=memory_limit, weight=weight, client=client, edges=edges)
     n = call.graph.n
-    if n < 3:  # nothing lies between two others: exact and all zero
+    if edges:
+        positions, raw_of = _distinct_edges(call.graph)
+        per_edge = (positions.size, raw_of)
+        if positions.size == 0:  # no edge to estimate
+            return Result(_edge_matrix(call.graph, np.zeros(0)), {
+                "engine": call.engine, "samples": 0, "bound": 0.0, "stopped_by": "exact"})
+    elif n < 3:  # nothing lies between two others: exact and all zero
         return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
                                                       "bound": 0.0, "stopped_by": "exact"})
-    pairs = _samples_pairs(call, pair_sample_limit(n, call.endpoints, epsilon, delta))
+    pairs = not edges and _samples_pairs(call, pair_sample_limit(n, call.endpoints, epsilon,
+                                                                 delta))
     first = FIRST_CHECKPOINT
     if pairs:
         sample, facts_of, in_flight = _pair_sampler(call)
@@ -48,7 +55,8 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
         bar = call.progress
         if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
             limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
-                     else sample_limit(n, call.endpoints, epsilon, delta))
+                     else sample_limit(n, call.endpoints or edges, epsilon, delta,
+                                       values=per_edge[0] if edges else None))
             bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
                                                       call.engine))
         if pairs:
@@ -76,13 +84,45 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
                 return sweep_sources(call.problem, call.engine, chosen, progress=bar,
                                      client=call.client)[0]
 
-        values, facts = approximate_raw(call, epsilon, delta, seed, sweep)
+        values, facts = approximate_raw(call, epsilon, delta, seed, sweep,
+                                        edges=per_edge if edges else None)
         if call.client is None:
             facts = dict(sweeper.facts, **facts)
         if overflow is not None:
             facts["pairs_declined"] = overflow
     _check_finite(values, call.engine)
+    if edges:
+        return Result(_edge_matrix(call.graph, values, positions), facts)
     return Result(values, facts)
+
+
+def _distinct_edges(graph):
+    """The positions (in the pattern's entries) of the graph's distinct edges, each
+    undirected edge once as i -> j with i < j, and ``raw_of(partial)``: their raw sums
+    (an undirected edge is crossed both ways, so {i, j} gets the sums of i -> j and j -> i)."""
+    pattern = graph.pattern
+    if graph.directed:
+        return np.arange(pattern.nnz, dtype=np.int64), lambda partial: partial.edge
+    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(pattern.indptr))
+    positions = np.flatnonzero(rows < pattern.indices)
+    reverse = reverse_edge_positions(pattern)[positions]
+    return positions, lambda partial: partial.edge[positions] + partial.edge[reverse]
+
+
+def _edge_matrix(graph, values: np.ndarray, positions: np.ndarray | None = None):
+    """The n x n csr_array with the graph's pattern holding ``values``: one per stored edge,
+    or one per distinct edge at ``positions`` (:func:`_distinct_edges`), an undirected
+    edge's value then stored at (i, j) and (j, i)."""
+    import scipy.sparse as sp
+
+    pattern = graph.pattern
+    if positions is not None and not graph.directed:
+        full = np.zeros(pattern.nnz, dtype=np.float64)
+        full[positions] = values
+        full[reverse_edge_positions(pattern)[positions]] = values
+        values = full
+    return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
+                        shape=pattern.shape)
 
 
 def _samples_pairs(call, pair_limit: int) -> bool:
@@ -382,7 +422,7 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
 
 def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
             directed=None, engine="auto", progress=False, memory_limit=None, weight=None,
-            client=None):
+            client=None, epsilon=None, delta=None):
     r"""Edge betweenness centrality: for every stored edge i -> j of ``A``, the share of
     shortest paths through it.
 
@@ -409,6 +449,10 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
         As for :func:`bc`: the GPU engine sums the edges in its batched kernels (one
         accumulator policy beside the vertex sums); edge subset BC (``targets``) runs on the
         CPU engine, which ``"auto"`` then takes.
+    epsilon, delta : float, optional
+        As for :func:`bc`: every normalized edge value within ``epsilon`` of the exact one
+        with probability at least 1 − ``delta`` (default 0.1), sources sampled until then
+        (docs/approximate.md); :func:`run_edge_bc` says how many.
 
     Returns
     -------
@@ -435,29 +479,49 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
     >>> turbobc.edge_bc(A, normalized=False).toarray().tolist()
     [[0.0, 2.0, 0.0], [2.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
     """
-    import scipy.sparse as sp
+    return run_edge_bc(A, k=k, seed=seed, sources=sources, targets=targets,
+                       normalized=normalized, directed=directed, engine=engine,
+                       progress=progress, memory_limit=memory_limit, weight=weight,
+                       client=client, epsilon=epsilon, delta=delta).values
 
+
+def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
+                directed=None, engine="auto", progress=False, memory_limit=None, weight=None,
+                client=None, epsilon=None, delta=None) -> "Result":
+    """:func:`edge_bc` with the facts of the run (as :func:`run_bc`: with ``epsilon``,
+    ``samples``, ``bound``, ``stopped_by``, ...). Same parameters, errors and values.
+
+    Examples
+    --------
+    >>> import turbobc
+    >>> A = turbobc.load_ego_facebook()
+    >>> result = turbobc.run_edge_bc(A, epsilon=0.05, seed=0, engine="graphblas")
+    >>> result.facts["samples"] < A.shape[0], result.facts["bound"] <= 0.05
+    (True, True)
+    """
+    if epsilon is not None or delta is not None:
+        return _run_approximate(A, epsilon=epsilon, delta=delta, sources=sources,
+                                targets=targets, k=k, seed=seed, normalized=normalized,
+                                endpoints=False, directed=directed, engine=engine,
+                                kernel="auto", progress=progress, memory_limit=memory_limit,
+                                weight=weight, client=client, edges=True)
     call = validate(A, sources=sources, k=k, seed=seed, normalized=normalized,
                     endpoints=False, directed=directed, engine=engine, kernel="auto",
                     progress=progress, memory_limit=memory_limit, targets=targets, edges=True,
                     weight=weight, client=client)
     graph = call.graph
-    pattern = graph.pattern
     if graph.n == 0:
-        return sp.csr_array((graph.n, graph.n), dtype=np.float64)
-    total, _ = sweep_sources(call.problem, call.engine, call.sources, progress=call.progress,
-                             client=call.client)
-    raw = total.edge
+        return Result(_edge_matrix(graph, np.zeros(0)), {"engine": call.engine})
+    total, facts = sweep_sources(call.problem, call.engine, call.sources,
+                                 progress=call.progress, client=call.client)
+    positions, raw_of = _distinct_edges(graph)
+    raw = raw_of(total)
     _check_finite(raw, call.engine)
-    if not graph.directed:
-        # an undirected edge is crossed both ways: {i, j} gets the sums of i -> j and j -> i
-        raw = raw + raw[reverse_edge_positions(pattern)]
     # networkx rescales edge BC with endpoints=True: every edge of a path counts
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=True, sampled_sources=call.sources if call.sampled else None,
                      n=graph.n)
-    return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
-                        shape=pattern.shape)
+    return Result(_edge_matrix(graph, values, positions), facts)
 
 
 def _raw_sums(call) -> tuple[np.ndarray, dict]:

@@ -9,6 +9,8 @@ not, directed or not:
   the mean of ``X_s(v) = n · scale · δ_s(v)`` over the k sources, where ``scale`` is
   networkx's normalization of the raw sums (turbobc/_rescale.py), so that the mean of X over
   all n sources is exactly the exact value; ``0 ≤ X_s(v) ≤ R`` (:func:`sample_range`).
+  Edge BC (``turbobc.edge_bc(A, epsilon=ε)``) samples the same way, one X per distinct edge
+  (:func:`approximate_raw`).
 - **Stopping (adaptive).** At checkpoints k = k₀, 2k₀, 4k₀, ... (:func:`checkpoints`) every
   vertex gets a Bernstein radius from its mean alone (:func:`bernstein_radius`); the first
   checkpoint whose largest radius is at most ε ends the run. Bernstein's inequality holds for
@@ -35,8 +37,6 @@ import math
 import numbers
 
 import numpy as np
-
-from turbobc.engines.protocol import Partial
 
 __all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
            "allocate_log_terms", "approximate_pairs", "approximate_raw", "bernstein_radius",
@@ -79,9 +79,13 @@ def hoeffding_samples(n: int, epsilon: float, delta: float, R: float) -> int:
     return math.ceil(R * R * math.log(4 * n / delta) / (2 * epsilon * epsilon))
 
 
-def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float) -> int:
-    """The most sources a run may sweep: Hoeffding's k_H, or n (exact) when that is fewer."""
-    return min(n, hoeffding_samples(n, epsilon, delta, sample_range(n, endpoints)))
+def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float, *,
+                 values: int | None = None) -> int:
+    """The most sources a run may sweep: Hoeffding's k_H, or n (exact) when that is fewer.
+    ``values``: how many values the guarantee covers (the union bound), n unless given (the
+    distinct edges of edge BC, whose scale and range are those of ``endpoints=True``)."""
+    covered = n if values is None else values
+    return min(n, hoeffding_samples(covered, epsilon, delta, sample_range(n, endpoints)))
 
 
 def checkpoints(limit: int, first: int = FIRST_CHECKPOINT,
@@ -254,42 +258,54 @@ def _allocation(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
     return np.minimum(adaptive, even)[vertex_of], up
 
 
-def approximate_raw(call, epsilon: float, delta: float, seed, sweep) -> tuple[np.ndarray, dict]:
+def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
+                    edges=None) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` (module docstring).
 
     ``call``: the validated call (turbobc/_validation.py); ``sweep(sources)`` returns the raw
-    sums (a Partial) of the given new sources on the call's engine. Returns the normalized
-    values and the facts: ``samples``, ``pilot_samples``, ``bound`` (the largest radius
-    reached, 0 when exact), ``stopped_by`` ("radius", "hoeffding" or "exact"),
-    ``checkpoints``, ``hoeffding_samples``. The pilot's sources are the first of a second
-    permutation drawn after the run's own.
+    sums (a Partial) of the given new sources on the call's engine. ``edges``: None for vertex
+    BC, or ``(count, raw_of)`` for edge BC: ``count`` distinct edges (each undirected edge
+    once), whose raw sums ``raw_of(partial)`` gives. networkx scales edge sums as vertex sums
+    with endpoints, ``1 / (n (n − 1))``, and a source's term on an edge is at most n − 1
+    (the targets beyond it), so ``X_s(e) = n δ_s(e) / (n (n − 1))`` lies in [0, 1]: the scale
+    and range of ``endpoints=True``, with the union bound over the ``count`` edges.
+
+    Returns the normalized values (one per vertex, or per distinct edge) and the facts:
+    ``samples``, ``pilot_samples``, ``bound`` (the largest radius reached, 0 when exact),
+    ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints``,
+    ``hoeffding_samples``. The pilot's sources are the first of a second permutation drawn
+    after the run's own.
     """
     n = call.graph.n
-    R = sample_range(n, call.endpoints)
-    scale = scale_of(n, call.endpoints)
+    endpoints = call.endpoints if edges is None else True
+    count, raw_of = (n, lambda partial: partial.vertex) if edges is None else edges
+    R = sample_range(n, endpoints)
+    scale = scale_of(n, endpoints)
     rng = _generator(seed)
     order = rng.permutation(n).astype(np.int64)  # the run's; the pilot's is drawn after it
-    draw = _running_mean(sweep, lambda: order, n, scale)
-    pilot = _running_mean(sweep, lambda: rng.permutation(n).astype(np.int64), n, scale)
+    draw = _running_mean(sweep, lambda: order, raw_of, n * scale)
+    pilot = _running_mean(sweep, lambda: rng.permutation(n).astype(np.int64), raw_of,
+                          n * scale)
 
-    limit = sample_limit(n, call.endpoints, epsilon, delta)
-    mean, facts = until_within(epsilon, delta, n, R, limit, draw, exact_at=n, pilot=pilot)
-    facts.update(hoeffding_samples=hoeffding_samples(n, epsilon, delta, R), sample_range=R,
+    limit = sample_limit(n, endpoints, epsilon, delta, values=count)
+    mean, facts = until_within(epsilon, delta, count, R, limit, draw, exact_at=n, pilot=pilot)
+    facts.update(hoeffding_samples=hoeffding_samples(count, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts
 
 
-def _running_mean(sweep, order_of, n: int, scale: float):
+def _running_mean(sweep, order_of, raw_of, factor: float):
     """``mean(done, k)`` for :func:`until_within`: sweeps sources ``done .. k − 1`` of the
-    order ``order_of()`` gives (made at the first call) into a running total of raw sums and
-    returns the mean of ``X = n · scale · δ`` over the k."""
-    order, total = [], [Partial.zeros(n)]
+    order ``order_of()`` gives (made at the first call) into a running total (a Partial) and
+    returns the mean of ``X = factor · raw`` over the k, ``raw_of(total)`` the raw sums."""
+    order, total = [], []
 
     def mean(done: int, k: int) -> np.ndarray:
         if not order:
             order.append(order_of())
-        total[0] = total[0] + sweep(order[0][done:k])
-        return total[0].vertex * (n * scale / k)
+        part = sweep(order[0][done:k])
+        total[:] = [part if not total else total[0] + part]
+        return raw_of(total[0]) * (factor / k)
 
     return mean
 
@@ -299,7 +315,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
                  first: int = FIRST_CHECKPOINT,
                  second_limit=None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
-    ε (module docstring, "Stopping"); the loop both samplers share.
+    ε (module docstring, "Stopping"); the loop both samplers share. ``n``: how many values
+    the guarantee covers (vertices, or the distinct edges of edge BC).
 
     ``draw(done, k)`` adds samples ``done .. k − 1`` and returns the mean of X over the k
     drawn (values in [0, R]); the estimate is ``factor`` times it, so a radius r of the mean

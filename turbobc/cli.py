@@ -197,10 +197,17 @@ def _parser() -> argparse.ArgumentParser:
                                help="estimate from K randomly sampled sources")
     edge_sampling.add_argument("--sources", metavar="SFILE",
                                help="use exactly the sources listed in SFILE")
+    edge_sampling.add_argument("--epsilon", type=float, metavar="EPS",
+                               help="approximate edge BC with a guarantee: every normalized "
+                                    "value within EPS of the exact one with probability "
+                                    "1 - DELTA (docs/approximate.md)")
+    edge.add_argument("--delta", type=float, metavar="DELTA",
+                      help="with --epsilon: the probability the guarantee may fail "
+                           "(default 0.1)")
     edge.add_argument("--targets", metavar="TFILE",
                       help="count only paths that end at the vertices listed in TFILE: "
                            "networkx's edge_betweenness_centrality_subset; not with -k")
-    edge.add_argument("--seed", type=int, metavar="S", help="random seed for -k")
+    edge.add_argument("--seed", type=int, metavar="S", help="random seed for -k or --epsilon")
     edge.add_argument("--weight", action="store_true", help=_WEIGHT_HELP)
     edge.add_argument("--raw", action="store_true",
                       help="unnormalized: path counts summed (halved for undirected graphs)")
@@ -316,15 +323,7 @@ def _bc(args) -> None:
     seconds = time.perf_counter() - start
     values = _in_vertex_order(result.values, order)
     if args.epsilon is not None:
-        facts = result.facts
-        drawn = ("shortest paths of pairs" if facts.get("sampler") == "pairs"
-                 else f"sources of {graph.n:,}")
-        pilot = (f" (after a pilot of {facts['pilot_samples']:,})"
-                 if facts.get("pilot_samples") else "")
-        print(f"approximate: {facts['samples']:,} sampled {drawn}{pilot}, every value "
-              f"within {facts['bound']:.3g} of the exact one with probability "
-              f"{1 - (args.delta if args.delta is not None else 0.1):g} "
-              f"(stopped by {facts['stopped_by']})")
+        _print_approximate(result.facts, graph, args)
     print(f"betweenness centrality ({_run_words(args, sources, targets)}"
           f"{', endpoints' if args.endpoints else ''}) on {_engine_words(result.facts)} in "
           f"{seconds:.2f} s")
@@ -338,10 +337,26 @@ def _bc(args) -> None:
         # graphblas pinned the CPU
         edges = _edge_run(args, graph, sources, targets, matrix, order,
                           "graphblas" if args.engine == "graphblas" else "auto")
+        if args.epsilon is not None:
+            _print_approximate(edges.facts, graph, args, "approximate edge BC")
         print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
               f"{edges.seconds:.2f} s")
         _write_edges_csv(args.edges, edges, graph)
         print(f"wrote {edges.values.size:,} edge values to {args.edges}")
+
+
+def _print_approximate(facts: dict, graph, args, what: str = "approximate") -> None:
+    """What an --epsilon run sampled and the bound it reached."""
+    from turbobc._validation import DEFAULT_DELTA
+
+    drawn = ("shortest paths of pairs" if facts.get("sampler") == "pairs"
+             else f"sources of {graph.n:,}")
+    pilot = (f" (after a pilot of {facts['pilot_samples']:,})"
+             if facts.get("pilot_samples") else "")
+    print(f"{what}: {facts['samples']:,} sampled {drawn}{pilot}, every value "
+          f"within {facts['bound']:.3g} of the exact one with probability "
+          f"{1 - (args.delta if args.delta is not None else DEFAULT_DELTA):g} "
+          f"(stopped by {facts['stopped_by']})")
 
 
 def _prepare(args):
@@ -574,6 +589,19 @@ def _print_top(values: np.ndarray, labels: np.ndarray, top: int) -> None:
         print(f"{rank:>4}  {name:>{width}}  {values[v]:>14.8g}")
 
 
+def _run_record(graph, args) -> dict:
+    """The graph and the options of a JSON output; epsilon and delta when given."""
+    record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
+              "weighted": graph.weighted, "normalized": not args.raw, "k": args.k,
+              "seed": args.seed}
+    if args.epsilon is not None:
+        from turbobc._validation import DEFAULT_DELTA
+
+        record.update(epsilon=args.epsilon,
+                      delta=args.delta if args.delta is not None else DEFAULT_DELTA)
+    return record
+
+
 def _write(path: str, values: np.ndarray, graph, args) -> None:
     suffix = Path(path).suffix.lower()
     if suffix == ".npy":
@@ -586,10 +614,8 @@ def _write(path: str, values: np.ndarray, graph, args) -> None:
             writer.writerow(["label", "bc"])
             writer.writerows(zip(labels, (_CSV_VALUE_FORMAT % x for x in values.tolist())))
         return
-    record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
-              "weighted": graph.weighted, "normalized": not args.raw,
-              "endpoints": args.endpoints, "k": args.k,
-              "seed": args.seed, "vertices": labels, "betweenness": values.tolist()}
+    record = dict(_run_record(graph, args), endpoints=args.endpoints, vertices=labels,
+                  betweenness=values.tolist())
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
 
@@ -604,12 +630,15 @@ class _Edges(NamedTuple):
     cols: np.ndarray
     values: np.ndarray
     seconds: float
+    facts: dict
 
 
 def _edge_bc(args) -> None:
     _check_options(args)
     graph, sources, targets, matrix, order = _prepare(args)
     edges = _edge_run(args, graph, sources, targets, matrix, order, args.engine)
+    if args.epsilon is not None:
+        _print_approximate(edges.facts, graph, args)
     print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
           f"{edges.seconds:.2f} s")
     if args.top:
@@ -624,15 +653,18 @@ def _edge_bc(args) -> None:
 
 def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edges:
     """Edge BC of the run the options describe, on ``matrix`` (in sampling order)."""
-    from turbobc._api import edge_bc
+    from turbobc._api import run_edge_bc
 
     start = time.perf_counter()
     with _memory_limit_in_command_words(), _dask_client(args) as client:
-        E = edge_bc(matrix, sources=sources, targets=targets, k=args.k, seed=args.seed,
-                    normalized=not args.raw, directed=graph.directed, engine=engine,
-                    progress=args.progress, memory_limit=args.memory_limit,
-                    weight=True if args.weight else None, client=client).tocoo()
+        result = run_edge_bc(matrix, sources=sources, targets=targets, k=args.k,
+                             seed=args.seed, normalized=not args.raw,
+                             directed=graph.directed, engine=engine, progress=args.progress,
+                             memory_limit=args.memory_limit,
+                             weight=True if args.weight else None, client=client,
+                             epsilon=args.epsilon, delta=args.delta)
     seconds = time.perf_counter() - start
+    E = result.values.tocoo()
     rows, cols, values = E.row.astype(np.int64), E.col.astype(np.int64), E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
         rows, cols = order[rows], order[cols]
@@ -640,7 +672,7 @@ def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edg
         once = rows < cols
         rows, cols, values = rows[once], cols[once], values[once]
     ordered = np.lexsort((cols, rows))
-    return _Edges(rows[ordered], cols[ordered], values[ordered], seconds)
+    return _Edges(rows[ordered], cols[ordered], values[ordered], seconds, result.facts)
 
 
 def _print_top_edges(edges: _Edges, graph, top: int) -> None:
@@ -671,10 +703,8 @@ def _write_edges_csv(path: str, edges: _Edges, graph) -> None:
 
 
 def _write_edges_json(path: str, edges: _Edges, graph, args) -> None:
-    record = {"file": str(args.file), "n": graph.n, "m": graph.m, "directed": graph.directed,
-              "weighted": graph.weighted, "normalized": not args.raw, "k": args.k,
-              "seed": args.seed, "edges": _edge_labels(edges, graph),
-              "betweenness": edges.values.tolist()}
+    record = dict(_run_record(graph, args), edges=_edge_labels(edges, graph),
+                  betweenness=edges.values.tolist())
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
 
