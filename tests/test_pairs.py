@@ -186,6 +186,47 @@ def test_vertex_diameter_bound_bounds_networkx(G):
     assert true <= bound <= 2 * true + 1
 
 
+def _directed_vertex_diameter(G) -> int:
+    """The most vertices on a shortest path of a directed graph, by brute force."""
+    return max(1 + max(lengths.values()) for _, lengths in nx.all_pairs_shortest_path_length(G))
+
+
+@pytest.mark.parametrize("G", [
+    nx.gnp_random_graph(200, 0.02, seed=1, directed=True),
+    nx.path_graph(12, create_using=nx.DiGraph), nx.cycle_graph(10, create_using=nx.DiGraph),
+    nx.DiGraph(nx.scale_free_graph(300, seed=2)), nx.gn_graph(200, seed=3),
+    nx.disjoint_union(nx.cycle_graph(7, create_using=nx.DiGraph),
+                      nx.gnp_random_graph(60, 0.06, seed=5, directed=True)),
+    nx.DiGraph(nx.grid_2d_graph(6, 7)), nx.empty_graph(3, create_using=nx.DiGraph),
+], ids=["random", "path", "cycle", "scale-free", "growing network", "disconnected",
+        "grid both ways", "no edges"])
+def test_directed_vertex_diameter_bound_bounds_networkx(G):
+    """Directed: the bound (components of the condensation, each crossed in at most
+    e_in + e_out hops) is at least the brute-force vertex diameter, exact on a path and a
+    cycle, and at most the vertices of the graph."""
+    from turbobc._pairs import vertex_diameter_bound
+
+    G = nx.convert_node_labels_to_integers(G)
+    G.remove_edges_from(list(nx.selfloop_edges(G)))
+    true = _directed_vertex_diameter(G)
+    bound = vertex_diameter_bound(_csr(G), directed=True)
+    assert true <= bound <= G.number_of_nodes()
+    if G.number_of_edges() in (11, 10) and G.number_of_nodes() in (12, 10):
+        assert bound == true  # the path, the cycle
+
+
+def test_directed_vertex_diameter_bound_gives_up_on_long_chains():
+    """A directed chain longer than MAX_DAG_LEVELS: no bound (the levels would cost a step
+    each); the run then has Hoeffding's size as its only upper limit."""
+    from turbobc import _pairs
+
+    n = _pairs.MAX_DAG_LEVELS + 10
+    chain = sp.csr_array((np.ones(n - 1), (np.arange(n - 1), np.arange(1, n))), shape=(n, n))
+    assert _pairs.vertex_diameter_bound(chain, directed=True) is None
+    short = chain[:100, :100]
+    assert _pairs.vertex_diameter_bound(sp.csr_array(short), directed=True) == 100
+
+
 def test_rk_samples_formula():
     """(c / ε²)(⌊log₂(VD − 2)⌋ + 1 + ln(1/δ)), c = 1/2, rounded up: VD = 4, ε = 0.1,
     δ = 0.05 gives 50 (1 + 1 + 2.9957...) = 249.79 -> 250; VD = 1026, ε = 0.01, δ = 0.05:
@@ -205,23 +246,29 @@ def _two_stars(leaves: int) -> nx.Graph:
     return G
 
 
-def test_riondato_kornaropoulos_ends_the_run():
-    """On two joined stars (vertex diameter 4, two vertices of BC near 1/2) Riondato and
+@pytest.mark.parametrize("directed", [False, True])
+def test_riondato_kornaropoulos_ends_the_run(directed):
+    """On two joined stars (vertex diameter 4, two vertices of BC near 1/2; directed: leaves
+    into the first centre, on to the second, out to its leaves) Riondato and
     Kornaropoulos's size comes before the radii and Hoeffding's size; the run stops there,
     and every value is within ε over 10 seeds (their bound's guarantee)."""
     from turbobc._pairs import rk_samples, vertex_diameter_bound
 
     G = _two_stars(100)
+    if directed:
+        G = nx.DiGraph([(v, 0) for v in G[0] if v != 1] + [(0, 1)]
+                       + [(1, v) for v in G[1] if v != 0])
     A = _csr(G)
     n, epsilon = A.shape[0], 0.1
     exact = nx.betweenness_centrality(G)
     exact = np.array([exact[v] for v in range(n)])
-    size = rk_samples(vertex_diameter_bound(A), epsilon / pair_factor(n, False), 0.05)
+    assert vertex_diameter_bound(A, directed) == (4 if directed else 5)
+    size = rk_samples(vertex_diameter_bound(A, directed), epsilon / pair_factor(n, False), 0.05)
     assert size < pair_sample_limit(n, False, epsilon, 0.1)
     with turbobc.tuning(**PAIRS):
         for seed in range(10):
             result = turbobc.run_bc(A, epsilon=epsilon, delta=0.1, seed=seed,
-                                    engine="graphblas")
+                                    engine="graphblas", directed=directed)
             assert result.facts["stopped_by"] == "riondato-kornaropoulos"
             assert result.facts["samples"] == size
             assert result.facts["bound"] == epsilon

@@ -399,13 +399,16 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
 
     c = pair_factor(n, call.endpoints)
     second = None
-    if not call.graph.directed and not call.endpoints:
+    if not call.endpoints:
         # Riondato and Kornaropoulos's size, with the same δ/2, once a checkpoint passes its
-        # smallest value (a vertex diameter of 3): the diameter bound is one search of the
-        # graph, needless where the radii stop the run first
-        second = ("riondato-kornaropoulos", rk_samples(3, epsilon / c, delta / 2),
-                  lambda: rk_samples(vertex_diameter_bound(call.graph.pattern), epsilon / c,
-                                     delta / 2))
+        # smallest value (a vertex diameter of 3): the diameter bound is one or two searches
+        # of the graph, needless where the radii stop the run first
+        def rk_size() -> float:
+            diameter = vertex_diameter_bound(call.graph.pattern, call.graph.directed)
+            return math.inf if diameter is None else rk_samples(diameter, epsilon / c,
+                                                                delta / 2)
+
+        second = ("riondato-kornaropoulos", rk_samples(3, epsilon / c, delta / 2), rk_size)
     values, facts = until_within(epsilon, delta, n, 1.0, limit, draw, factor=c, pilot=pilot,
                                  first=first, second_limit=second)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")

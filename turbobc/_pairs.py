@@ -31,6 +31,7 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["PathCountOverflow", "pair_bits", "pair_factor", "pair_of", "pair_sample_limit",
            "pair_seed", "race_keys", "reference_counts"]
@@ -195,33 +196,101 @@ RK_CONSTANT = 0.5
 ε-approximation bound, about 1/2: Löffler and Phillips)."""
 
 
-def vertex_diameter_bound(pattern) -> int:
-    """An upper bound on the vertex diameter of an undirected graph (the most vertices on a
-    shortest path): ``2D + 1``, D the largest breadth-first depth of a search started at one
-    vertex of every connected component at once (a component whose start has eccentricity e
-    has no shortest path longer than 2e hops). ``pattern``: a symmetric CSR pattern."""
+def vertex_diameter_bound(pattern, directed: bool = False) -> int | None:
+    """An upper bound on the vertex diameter (the most vertices on a shortest path).
+
+    Undirected: ``2D + 1``, D the largest breadth-first depth of a search started at one
+    vertex of every connected component at once (a component whose start r has eccentricity
+    e has no shortest path longer than 2e hops, through r).
+
+    Directed: a shortest path visits the strongly connected components in the order of their
+    condensation (a DAG), never coming back to one, and its stretch inside a component C is a
+    shortest path of C, of at most ``e_in(r) + e_out(r)`` hops (in and out through a start r
+    of C; both eccentricities from one search of C's own edges, forward and backward). So the
+    bound is the largest sum of ``min(|C|, e_in + e_out + 1)`` along a path of the DAG, found
+    a DAG level at a time; None when the DAG has more than ``MAX_DAG_LEVELS`` levels (a
+    directed chain: the levels would cost a step each, and a bound near n would not beat
+    Hoeffding's size anyway). ``pattern``: the CSR pattern (symmetric when undirected).
+    """
     from scipy.sparse.csgraph import connected_components
 
     n = pattern.shape[0]
-    _, label = connected_components(pattern, directed=False)
+    if n == 0:
+        return 1
+    _, label = connected_components(pattern, directed=directed, connection="strong")
     starts = np.unique(label, return_index=True)[1]
+    if not directed:
+        return 2 * int(_depths(pattern, starts).max()) + 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
+    cols = pattern.indices.astype(np.int64)
+    inside = label[rows] == label[cols]
+    within = sp.csr_array((np.ones(int(inside.sum())), (rows[inside], cols[inside])),
+                          shape=(n, n))
+    # per component: e_out(r) + e_in(r), the most hops of a shortest path inside it
+    hops = np.zeros(starts.size, dtype=np.int64)
+    for edges in (within, sp.csr_array(within.T)):
+        reach = np.zeros(starts.size, dtype=np.int64)
+        np.maximum.at(reach, label, _depths(edges, starts))
+        hops += reach
+    size = np.bincount(label, minlength=starts.size)
+    weight = np.minimum(size, hops + 1)
+    return _longest_dag_path(label[rows[~inside]], label[cols[~inside]], weight)
+
+
+MAX_DAG_LEVELS = 16_384
+"""The most levels of the condensation DAG :func:`vertex_diameter_bound` walks."""
+
+
+def _depths(pattern, starts: np.ndarray) -> np.ndarray:
+    """Breadth-first depth of every vertex from the nearest of ``starts`` (searched at once,
+    a level a step); 0 where unreached."""
+    n = pattern.shape[0]
+    depth = np.zeros(n, dtype=np.int64)
     seen = np.zeros(n, dtype=bool)
     seen[starts] = True
-    frontier, depth = starts, 0
+    frontier, level = starts, 0
     indptr, indices = pattern.indptr, pattern.indices
     while True:
-        counts = indptr[frontier + 1] - indptr[frontier]
-        if counts.sum() == 0:
-            break
-        # the heads of every edge out of the frontier: ranges of indices, gathered at once
-        offsets = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
-        heads = indices[offsets + np.arange(counts.sum())]
+        heads = _heads(indptr, indices, frontier)
         heads = np.unique(heads[~seen[heads]])
         if heads.size == 0:
-            break
+            return depth
+        level += 1
         seen[heads] = True
-        frontier, depth = heads, depth + 1
-    return 2 * depth + 1
+        depth[heads] = level
+        frontier = heads
+
+
+def _heads(indptr, indices, frontier: np.ndarray) -> np.ndarray:
+    """The heads of every edge out of ``frontier``: its ranges of indices, gathered at once."""
+    counts = indptr[frontier + 1] - indptr[frontier]
+    total = int(counts.sum())
+    offsets = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
+    return indices[offsets + np.arange(total)]
+
+
+def _longest_dag_path(tails: np.ndarray, heads: np.ndarray, weight: np.ndarray) -> int | None:
+    """The largest sum of ``weight`` along a path of the DAG with edges ``tails -> heads``
+    (Kahn's order a level at a time: a node's best sum is final once its in-edges are done);
+    None past :data:`MAX_DAG_LEVELS` levels."""
+    nodes = weight.size
+    order = np.argsort(tails, kind="stable")
+    tails, heads = tails[order], heads[order]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(tails, minlength=nodes))))
+    waiting = np.bincount(heads, minlength=nodes)
+    best = weight.astype(np.int64)
+    frontier = np.flatnonzero(waiting == 0)
+    for _ in range(MAX_DAG_LEVELS):
+        counts = indptr[frontier + 1] - indptr[frontier]
+        if counts.sum() == 0:
+            return int(best.max())
+        sources = np.repeat(frontier, counts)
+        offsets = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
+        ends = heads[offsets + np.arange(int(counts.sum()))]
+        np.maximum.at(best, ends, best[sources] + weight[ends])
+        waiting -= np.bincount(ends, minlength=nodes)
+        frontier = np.unique(ends[waiting[ends] == 0])
+    return None
 
 
 def rk_samples(vertex_diameter: int, epsilon: float, delta: float) -> int:
