@@ -12,9 +12,12 @@ per-source cost a sampled pair is compared with: ``pair_cost_in_sources``), the 
 of each against the exact values. A source-sampling run whose Hoeffding size reaches n would be
 exact BC and is skipped. Record ``approx``, rewritten after each row.
 
+``--edges`` also times ``edge_bc(epsilon=)`` (fields ``edge_*``). With ``--kadabra-detach DIR`` KADABRA is started detached instead and collected by a later
+call on the same machine (bench/kadabra_detached.py): for runs past a call's ten minutes.
+
 Usage: python bench/approx_gpu.py [--graphs kron20 road1000 del20 ...] [--epsilons 0.01 0.001]
        [--samplers pairs sources] [--engine gpu] [--max-seconds 120] [--kadabra-seconds 300]
-       [--out DIR]
+       [--out DIR] [--kadabra-detach DIR]
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def per_source_seconds(A, engine: str) -> float:
 
 def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                 max_seconds: float, samplers: list[str], kadabra_seconds: float,
-                write) -> list[dict]:
+                write, kadabra_detach: Path | None = None, edges: bool = False) -> list[dict]:
     A = cached_graph(name)
     n = A.shape[0]
     rows, reference = [], None
@@ -142,6 +145,27 @@ def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                        seconds_per_sample=seconds / max(facts["samples"], 1))
             if facts.get("sampler") == "pairs":
                 row["pair_cost_in_sources"] = row["seconds_per_sample"] / source_seconds
+            if edges:  # edge BC with the same guarantee (sources sampled), no peer to race
+                turbobc.run_edge_bc(A, epsilon=0.5, delta=delta, seed=1, engine=engine)
+                began = time.perf_counter()
+                edge = turbobc.run_edge_bc(A, epsilon=epsilon, delta=delta, seed=0,
+                                           engine=engine)
+                row.update(edge_seconds=time.perf_counter() - began,
+                           edge_samples=edge.facts["samples"],
+                           edge_pilot_samples=edge.facts.get("pilot_samples", 0),
+                           edge_bound=edge.facts["bound"],
+                           edge_stopped_by=edge.facts["stopped_by"])
+            if kadabra_detach is not None:  # KADABRA runs on past this call
+                from kadabra_detached import start
+
+                rows.append(dict(row, kadabra="detached"))
+                path = write(rows)
+                start(kadabra_detach / f"{name}-{epsilon:g}", name, row["graph"], epsilon,
+                      delta, result.values, path)
+                print(f"{row['graph']:22s} eps={epsilon:<6g} turbobc {seconds:8.2f} s "
+                      f"({row['samples']} samples, {row['stopped_by']}); KADABRA detached",
+                      flush=True)
+                continue
             write(rows + [dict(row, kadabra="running")])  # kept if the call's time runs out
             if k_result is None:
                 try:
@@ -188,16 +212,24 @@ def main(argv=None):
     parser.add_argument("--kadabra-seconds", type=float, default=300.0,
                         help="KADABRA runs stop after this long (a lower bound is recorded)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--edges", action="store_true",
+                        help="also time edge_bc(epsilon=) at each ε (sources sampled)")
+    parser.add_argument("--kadabra-detach", type=Path, metavar="DIR",
+                        help="start each KADABRA run detached, to be collected by a later "
+                             "call (bench/kadabra_detached.py); give one graph and one ε: "
+                             "two KADABRA runs at once would share the host's threads")
     args = parser.parse_args(argv)
     rows, record = [], [None]
 
     def write(graph_rows):
         record[0] = write_record("approx", {"rows": rows + graph_rows}, results=args.out,
                                  path=record[0])
+        return record[0]
 
     for name in args.graphs:
         rows += bench_graph(name, args.epsilons, args.delta, args.engine, args.max_seconds,
-                            args.samplers, args.kadabra_seconds, write)
+                            args.samplers, args.kadabra_seconds, write, args.kadabra_detach,
+                            args.edges)
     print(f"record: {record[0]}")
 
 
