@@ -67,8 +67,10 @@ def collect(folder: Path, wait: float, out: Path | None) -> dict:
         time.sleep(2)
     record_path = Path(job["record"])
     record = json.loads(record_path.read_text())
+    # the row approx_gpu.py marked, or an earlier collect updated (it may be collected again)
     row = next(row for row in record["rows"] if row["graph"] == job["label"]
-               and row["epsilon"] == job["epsilon"] and row.get("kadabra") == "detached")
+               and row["epsilon"] == job["epsilon"]
+               and (row.get("kadabra") == "detached" or row.get("kadabra_detached")))
     turbobc_seconds = row["turbobc_seconds"]
     row.pop("kadabra", None)
     if (folder / "kadabra.json").exists():
