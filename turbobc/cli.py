@@ -100,6 +100,18 @@ def _add_graph_options(parser: argparse.ArgumentParser) -> None:
                                 "file's header says")
 
 
+def _add_guarantee_options(sampling, parser: argparse.ArgumentParser, what: str) -> None:
+    """--epsilon (in the group exclusive with -k and --sources) and --delta."""
+    sampling.add_argument("--epsilon", type=float, metavar="EPS",
+                          help=f"approximate {what} with a guarantee: every normalized value "
+                               "within EPS of the exact one with probability 1 - DELTA; "
+                               "sources (or shortest paths) are sampled until the bound is "
+                               "reached (docs/approximate.md)")
+    parser.add_argument("--delta", type=float, metavar="DELTA",
+                        help="with --epsilon: the probability the guarantee may fail "
+                             "(default 0.1)")
+
+
 def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--scheduler", metavar="ADDRESS",
@@ -146,12 +158,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="count only paths that end at the vertices listed in TFILE (same "
                          "format as SFILE): networkx's betweenness_centrality_subset; not "
                          "with -k or --endpoints")
-    sampling.add_argument("--epsilon", type=float, metavar="EPS",
-                          help="approximate BC with a guarantee: every normalized value within "
-                               "EPS of the exact one with probability 1 - DELTA; sources are "
-                               "sampled until the bound is reached (docs/approximate.md)")
-    bc.add_argument("--delta", type=float, metavar="DELTA",
-                    help="with --epsilon: the probability the guarantee may fail (default 0.1)")
+    _add_guarantee_options(sampling, bc, "BC")
     bc.add_argument("--seed", type=int, metavar="S",
                     help="random seed for -k or --epsilon (with -k the same seed samples the "
                          "same vertices as networkx on the graph read by nx.read_edgelist)")
@@ -197,13 +204,7 @@ def _parser() -> argparse.ArgumentParser:
                                help="estimate from K randomly sampled sources")
     edge_sampling.add_argument("--sources", metavar="SFILE",
                                help="use exactly the sources listed in SFILE")
-    edge_sampling.add_argument("--epsilon", type=float, metavar="EPS",
-                               help="approximate edge BC with a guarantee: every normalized "
-                                    "value within EPS of the exact one with probability "
-                                    "1 - DELTA (docs/approximate.md)")
-    edge.add_argument("--delta", type=float, metavar="DELTA",
-                      help="with --epsilon: the probability the guarantee may fail "
-                           "(default 0.1)")
+    _add_guarantee_options(edge_sampling, edge, "edge BC")
     edge.add_argument("--targets", metavar="TFILE",
                       help="count only paths that end at the vertices listed in TFILE: "
                            "networkx's edge_betweenness_centrality_subset; not with -k")
