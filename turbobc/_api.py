@@ -36,10 +36,11 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
                     directed=directed, engine=engine, kernel=kernel, progress=progress,
                     memory_limit=memory_limit, weight=weight, client=client, edges=edges)
     n = call.graph.n
+    distinct = per_edge = None
     if edges:
-        positions, raw_of = _distinct_edges(call.graph)
-        per_edge = (positions.size, raw_of)
-        if positions.size == 0:  # no edge to estimate
+        distinct = _distinct_edges(call.graph)
+        per_edge = (distinct.positions.size, distinct.raw_of)
+        if distinct.positions.size == 0:  # no edge to estimate
             return Result(_edge_matrix(call.graph, np.zeros(0)), {
                 "engine": call.engine, "samples": 0, "bound": 0.0, "stopped_by": "exact"})
     elif n < 3:  # nothing lies between two others: exact and all zero
@@ -56,7 +57,7 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
         if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
             limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
                      else sample_limit(n, call.endpoints or edges, epsilon, delta,
-                                       values=per_edge[0] if edges else None))
+                                       values=None if per_edge is None else per_edge[0]))
             bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
                                                       call.engine))
         if pairs:
@@ -84,42 +85,51 @@ def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized
                 return sweep_sources(call.problem, call.engine, chosen, progress=bar,
                                      client=call.client)[0]
 
-        values, facts = approximate_raw(call, epsilon, delta, seed, sweep,
-                                        edges=per_edge if edges else None)
+        values, facts = approximate_raw(call, epsilon, delta, seed, sweep, edges=per_edge)
         if call.client is None:
             facts = dict(sweeper.facts, **facts)
         if overflow is not None:
             facts["pairs_declined"] = overflow
     _check_finite(values, call.engine)
     if edges:
-        return Result(_edge_matrix(call.graph, values, positions), facts)
+        return Result(_edge_matrix(call.graph, values, distinct), facts)
     return Result(values, facts)
 
 
-def _distinct_edges(graph):
-    """The positions (in the pattern's entries) of the graph's distinct edges, each
-    undirected edge once as i -> j with i < j, and ``raw_of(partial)``: their raw sums
-    (an undirected edge is crossed both ways, so {i, j} gets the sums of i -> j and j -> i)."""
+class _DistinctEdges(NamedTuple):
+    """The graph's distinct edges, each undirected edge once as i -> j with i < j."""
+
+    positions: np.ndarray  # in the pattern's entries
+    reverse: np.ndarray | None  # undirected: the positions of j -> i; directed: None
+
+    def raw_of(self, partial) -> np.ndarray:
+        """Their raw sums: an undirected edge is crossed both ways, so {i, j} gets the sums
+        of i -> j and j -> i."""
+        if self.reverse is None:
+            return partial.edge
+        return partial.edge[self.positions] + partial.edge[self.reverse]
+
+
+def _distinct_edges(graph) -> _DistinctEdges:
     pattern = graph.pattern
     if graph.directed:
-        return np.arange(pattern.nnz, dtype=np.int64), lambda partial: partial.edge
+        return _DistinctEdges(np.arange(pattern.nnz, dtype=np.int64), None)
     rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(pattern.indptr))
     positions = np.flatnonzero(rows < pattern.indices)
-    reverse = reverse_edge_positions(pattern)[positions]
-    return positions, lambda partial: partial.edge[positions] + partial.edge[reverse]
+    return _DistinctEdges(positions, reverse_edge_positions(pattern)[positions])
 
 
-def _edge_matrix(graph, values: np.ndarray, positions: np.ndarray | None = None):
+def _edge_matrix(graph, values: np.ndarray, edges: _DistinctEdges | None = None):
     """The n x n csr_array with the graph's pattern holding ``values``: one per stored edge,
-    or one per distinct edge at ``positions`` (:func:`_distinct_edges`), an undirected
-    edge's value then stored at (i, j) and (j, i)."""
+    or one per distinct edge of ``edges``, an undirected edge's value then stored at (i, j)
+    and (j, i)."""
     import scipy.sparse as sp
 
     pattern = graph.pattern
-    if positions is not None and not graph.directed:
+    if edges is not None and edges.reverse is not None:
         full = np.zeros(pattern.nnz, dtype=np.float64)
-        full[positions] = values
-        full[reverse_edge_positions(pattern)[positions]] = values
+        full[edges.positions] = values
+        full[edges.reverse] = values
         values = full
     return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
                         shape=pattern.shape)
@@ -514,14 +524,14 @@ def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=
         return Result(_edge_matrix(graph, np.zeros(0)), {"engine": call.engine})
     total, facts = sweep_sources(call.problem, call.engine, call.sources,
                                  progress=call.progress, client=call.client)
-    positions, raw_of = _distinct_edges(graph)
-    raw = raw_of(total)
+    distinct = _distinct_edges(graph)
+    raw = distinct.raw_of(total)
     _check_finite(raw, call.engine)
     # networkx rescales edge BC with endpoints=True: every edge of a path counts
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=True, sampled_sources=call.sources if call.sampled else None,
                      n=graph.n)
-    return Result(_edge_matrix(graph, values, positions), facts)
+    return Result(_edge_matrix(graph, values, distinct), facts)
 
 
 def _raw_sums(call) -> tuple[np.ndarray, dict]:

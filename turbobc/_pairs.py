@@ -274,20 +274,17 @@ def _longest_dag_path(tails: np.ndarray, heads: np.ndarray, weight: np.ndarray) 
     (Kahn's order a level at a time: a node's best sum is final once its in-edges are done);
     None past :data:`MAX_DAG_LEVELS` levels."""
     nodes = weight.size
-    order = np.argsort(tails, kind="stable")
-    tails, heads = tails[order], heads[order]
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(tails, minlength=nodes))))
-    waiting = np.bincount(heads, minlength=nodes)
+    dag = sp.csr_array((np.ones(tails.size), (tails, heads)), shape=(nodes, nodes))
+    out_degree = np.diff(dag.indptr)
+    waiting = np.bincount(dag.indices, minlength=nodes)
     best = weight.astype(np.int64)
     frontier = np.flatnonzero(waiting == 0)
     for _ in range(MAX_DAG_LEVELS):
-        counts = indptr[frontier + 1] - indptr[frontier]
+        counts = out_degree[frontier]
         if counts.sum() == 0:
             return int(best.max())
-        sources = np.repeat(frontier, counts)
-        offsets = np.repeat(indptr[frontier] - np.cumsum(counts) + counts, counts)
-        ends = heads[offsets + np.arange(int(counts.sum()))]
-        np.maximum.at(best, ends, best[sources] + weight[ends])
+        ends = _heads(dag.indptr, dag.indices, frontier)
+        np.maximum.at(best, ends, np.repeat(best[frontier], counts) + weight[ends])
         waiting -= np.bincount(ends, minlength=nodes)
         frontier = np.unique(ends[waiting[ends] == 0])
     return None
