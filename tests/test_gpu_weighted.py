@@ -169,9 +169,15 @@ def test_exact_tables(name, path):
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7", "self_loops", "edgeless", "scale_free_directed"])
 @pytest.mark.parametrize("index", ["int32", "int64"])
-def test_device_distances_equal_dijkstra(name, kind, index):
-    """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit."""
+@pytest.mark.parametrize("rounds_by", ["auto", "marks", "queue"])
+def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, monkeypatch):
+    """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
+    mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE)."""
     import cupy
+
+    if rounds_by != "auto":
+        monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE",
+                            0 if rounds_by == "marks" else 10**12)
 
     G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
     graph = _graph_of(G)

@@ -8,17 +8,40 @@
 //
 // One round: every slot of the frontier (keys, the slots lowered in the last round) relaxes
 // its out-edges, d(w) = min(d(w), d(v) + len(v, w)) in float64 (the sum the CPU engine's
-// min-plus product and networkx's Dijkstra make), and marks in next every head it lowered.
+// min-plus product and networkx's Dijkstra make), and records every head it lowered for the
+// next round.
 // A stale read of d(v) (lowered again by another thread during the round) only relaxes with
-// a larger value: the thread that lowered it also marked v for the next round. The rounds
+// a larger value: the thread that lowered it also recorded v for the next round. The rounds
 // stop when a round lowers nothing: the fixed point is the least one, whatever the order.
 
-// keys[i] = b * n + v, i < count; next[slot] = 1 for every slot lowered this round.
+// Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
+// same instruction take consecutive places after the one their leader reserved for all.
+__device__ __forceinline__ void append(long long* list, unsigned long long* count,
+                                       long long value) {
+    const unsigned active = __activemask();
+    const int lane = threadIdx.x & 31;
+    const int leader = __ffs(active) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) {
+        base = atomicAdd(count, (unsigned long long)__popc(active));
+    }
+    base = __shfl_sync(active, base, leader);
+    list[base + __popc(active & ((1u << lane) - 1u))] = value;
+}
+
+// keys[i] = b * n + v, i < count: the slots lowered in the last round. A slot this round lowers
+// is recorded for the next round in one of two ways (the host picks one per round,
+// turbobc/engines/gpu/weighted.py, distances): with queued == 0, next[slot] = 1, a mark the host
+// finds by a scan of all B x n marks (rounds whose frontier covers much of the batch); with
+// queued != 0, the first thread to stamp it with this round's number appends it to queue
+// (rounds with a small frontier: the scan would cost more than the frontier).
 template <typename I>
 __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           const double* __restrict__ len, long long n,
                           const long long* __restrict__ keys, long long count,
-                          unsigned long long* dist, unsigned char* next) {
+                          unsigned long long* dist, unsigned char* next, int queued,
+                          int* stamp, int round, long long* queue,
+                          unsigned long long* queue_count) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
         const long long key = __ldg(keys + i);
@@ -34,26 +57,15 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
             if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
                 const unsigned long long old = atomicMin(dist + slot, bits);
                 if (bits < old) {
-                    next[slot] = 1;
+                    if (!queued) {
+                        next[slot] = 1;
+                    } else if (atomicExch(stamp + slot, round) != round) {
+                        append(queue, queue_count, slot);
+                    }
                 }
             }
         }
     }
-}
-
-// Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
-// same instruction take consecutive places after the one their leader reserved for all.
-__device__ __forceinline__ void append(long long* list, unsigned long long* count,
-                                       long long value) {
-    const unsigned active = __activemask();
-    const int lane = threadIdx.x & 31;
-    const int leader = __ffs(active) - 1;
-    unsigned long long base = 0;
-    if (lane == leader) {
-        base = atomicAdd(count, (unsigned long long)__popc(active));
-    }
-    base = __shfl_sync(active, base, leader);
-    list[base + __popc(active & ((1u << lane) - 1u))] = value;
 }
 
 // ---- the sweep of the shortest-path DAG with plain float64 counts ------------------------------

@@ -49,15 +49,15 @@ WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
 """The format parts a weighted run sweeps with (turbobc/engines/gpu/resident.py)."""
 
 BYTES_PER_SLOT = 112
-"""Device bytes per (source, vertex) slot of a weighted batch: distances 8, frontier mark 1
-and key 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), its level lists
-(key, M, E: 24) and its δ lists (16), rounded up."""
+"""Device bytes per (source, vertex) slot of a batch of the wide sweep (``"wide"`` path):
+distances 8, frontier mark 1 and key 8, the DAG sweep's dense M, E, in-degree, pending count
+and δ (40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
 
 BYTES_PER_HOP_SLOT = 48
-"""Device bytes per (source, vertex) slot of an unweighted (``hops``) batch of the layer
-kernels: the larger of its two phases, the distances (dist 8, frontier mark 1, keys 8: 17)
-and the layer sweep (dist 8, in-degree 4, σ 8, layer order 8,
-δ 8: 36; the first phase's arrays are freed by then), rounded up. The lanes out of float64
+"""Device bytes per (source, vertex) slot of a batch of the layer kernels (the ``"kernels"``
+path, weighted or ``hops``): the larger of its two phases, the distances (dist 8, frontier
+mark 1 and its block's dirty flag, keys 8: 17) and the layer sweep (dist 8, in-degree 4, σ 8,
+layer order 8, δ 8: 36; the first phase's arrays are freed by then), rounded up. The lanes out of float64
 range go to the wide sweep in batches of the full model."""
 
 BYTES_PER_EDGE_SLOT = 64
@@ -65,6 +65,11 @@ BYTES_PER_EDGE_SLOT = 64
 out-edges (position, offset, edge, head, child key, tests: about 7 int64), at worst all."""
 
 RELAX_BLOCK = 256
+
+QUEUE_BELOW_SHARE = 16
+"""A Bellman–Ford round queues what it lowers (and the queue is sorted) when its frontier's
+edges, estimated as frontier x mean degree, are under 1/QUEUE_BELOW_SHARE of the B x n slots;
+otherwise it marks them and the marks are scanned (:func:`distances`)."""
 
 
 PATHS = ("wide", "kernels")
@@ -121,6 +126,16 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
 
     ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
     aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
+
+    Each round's frontier comes in slot order from the round before, in one of two ways
+    (:data:`QUEUE_BELOW_SHARE` picks): a round whose frontier covers much of the batch marks
+    what it lowers and the B x n marks are scanned; a round with a small frontier appends what
+    it lowers to a queue (each slot once: a per-slot stamp of the round that queued it), which
+    is sorted. The scan alone cost about 0.25 ms a round however small the frontier: 1,357
+    rounds per batch of 142 sources on road-luxembourg-osm, 9.7 of the 12.7 s of weighted BC
+    from 4,096 sources (bench/results/weighted_gpu-20261123T234334Z.json), and kept batches
+    that small; queueing every round instead costs atomics where the frontier is wide
+    (ego-Facebook distances 0.14 s against 0.055 s).
     """
     import cupy
 
@@ -133,17 +148,29 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
     keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
     dist[keys] = 0  # the bit pattern of +0.0
-    marks = cupy.zeros(B * n, dtype=cupy.uint8)
+    marks = cupy.zeros(B * n, dtype=cupy.uint8)  # a dense round's record
+    stamp = cupy.full(B * n, -1, dtype=cupy.int32)  # a queued round's: the round that queued
+    queue = cupy.empty(B * n, dtype=cupy.int64)
+    queue_count = cupy.zeros(1, dtype=cupy.uint64)
+    mean_degree = max(1.0, int(ptr[-1]) / max(n, 1))
     count = int(keys.size)
     done = 0
     while count:
-        done += 1
+        queued = count * mean_degree * QUEUE_BELOW_SHARE < B * n
+        if queued:
+            queue_count.fill(0)
         kernel((_launch_size(count),), (RELAX_BLOCK,),
-               (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks))
-        keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
-        count = int(keys.size)
-        if count:
-            marks.fill(0)
+               (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks,
+                np.int32(queued), stamp, np.int32(done), queue, queue_count))
+        done += 1
+        if queued:
+            count = int(queue_count.get()[0])
+            keys = cupy.sort(queue[:count])  # slot order: neighbouring threads, nearby slots
+        else:
+            keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
+            count = int(keys.size)
+            if count:
+                marks.fill(0)
     if rounds is not None:
         rounds.append(done)
     return dist.view(cupy.float64).reshape(B, n)
@@ -251,7 +278,9 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                                   edges=edges, memory_limit=budget)
         if _batch is not None:
             batch = wide_batch = max(1, min(int(_batch), sources.size))
-        elif hops:
+        elif hops or path == "kernels":
+            # the layer kernels hold a slot in BYTES_PER_HOP_SLOT whatever the lengths: their
+            # batch is not capped by the wide sweep's, which takes its own (smaller) batches
             batch = choose_batch(n, m, sources.size, free, index_bytes=index_dtype.itemsize,
                                  edges=edges, memory_limit=budget, hops=True)
         else:
