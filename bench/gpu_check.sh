@@ -9,7 +9,10 @@
 # LocalCluster of graphblas workers; FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
 # for unweighted BC on the same sources (exact_gpu.py --families); APPROX="GRAPH ..." approximate
 # BC against NetworKit's KADABRA (bench/approx_gpu.py, APPROX_ARGS); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
-# NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu); SINGLE=0,
+# NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu);
+# CPU_WEIGHTED="GRAPH ..." the CPU engine's weighted and edge BC against NetworKit on the host's
+# cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the CPU engine's batches spread over
+# threads against NetworKit (bench/cpu_threads.py); SINGLE=0,
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
@@ -105,6 +108,19 @@ if [ -n "${APPROX:-}" ]; then  # APPROX="GRAPH ...": bc(epsilon=) against Networ
         ${APPROX_ARGS:-} 2>&1 | tee "$OUT/approx.log" | tail -n 12
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] approx done"
+fi
+if [ -n "${CPU_WEIGHTED:-}" ]; then  # CPU_WEIGHTED="GRAPH ...": the CPU engine's weighted and edge
+    # BC against NetworKit on this host's cores (bench/cpu_weighted.py; record cpu_weighted)
+    timeout ${CPU_WEIGHTED_TIMEOUT:-240} python3 bench/cpu_weighted.py --out "$OUT" --graphs $CPU_WEIGHTED \
+        ${CPU_WEIGHTED_ARGS:-} 2>&1 | tee "$OUT/cpu_weighted.log" | tail -n 6
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] cpu_weighted done"
+fi
+if [ -n "${CPU_THREADS:-}" ]; then  # CPU_THREADS="GRAPH ...": bench/cpu_threads.py on this host
+    timeout ${CPU_THREADS_TIMEOUT:-300} python3 bench/cpu_threads.py --out "$OUT" $CPU_THREADS \
+        2>&1 | tee "$OUT/cpu_threads.log" | tail -n 8
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] cpu_threads done"
 fi
 if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
     timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \

@@ -170,14 +170,17 @@ def test_exact_tables(name, path):
                                   "grid_6x7", "self_loops", "edgeless", "scale_free_directed"])
 @pytest.mark.parametrize("index", ["int32", "int64"])
 @pytest.mark.parametrize("rounds_by", ["auto", "marks", "queue"])
-def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, monkeypatch):
+@pytest.mark.parametrize("near_far", [None, 0.3, 2.0])
+def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far, monkeypatch):
     """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
-    mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE)."""
+    mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE), in one phase or in
+    near-far phases of a narrow or a wide threshold step (NEAR_FAR_WIDTH)."""
     import cupy
 
     if rounds_by != "auto":
         monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE",
                             0 if rounds_by == "marks" else 10**12)
+    monkeypatch.setattr(_gpu_weighted, "NEAR_FAR_WIDTH", near_far)
 
     G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
     graph = _graph_of(G)

@@ -35,13 +35,16 @@ __device__ __forceinline__ void append(long long* list, unsigned long long* coun
 // finds by a scan of all B x n marks (rounds whose frontier covers much of the batch); with
 // queued != 0, the first thread to stamp it with this round's number appends it to queue
 // (rounds with a small frontier: the scan would cost more than the frontier).
+// Near-far phases: a key whose distance is not below `below` is not relaxed now but listed in
+// far (once per phase, by far_stamp) for the host to start the next phase with.
 template <typename I>
 __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           const double* __restrict__ len, long long n,
                           const long long* __restrict__ keys, long long count,
                           unsigned long long* dist, unsigned char* next, int queued,
                           int* stamp, int round, long long* queue,
-                          unsigned long long* queue_count) {
+                          unsigned long long* queue_count, double below, int* far_stamp,
+                          int phase, long long* far, unsigned long long* far_count) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (long long)gridDim.x * blockDim.x) {
         const long long key = __ldg(keys + i);
@@ -49,6 +52,12 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
         const long long base = key - v;  // b * n
         const double dv = __longlong_as_double(
             (long long)atomicAdd(dist + key, 0ull));  // the value now, not a cached one
+        if (dv >= below) {  // far: deferred to a later phase, listed once per phase
+            if (atomicExch(far_stamp + key, phase) != phase) {
+                append(far, far_count, key);
+            }
+            continue;
+        }
         const I end = __ldg(ptr + v + 1);
         for (I e = __ldg(ptr + v); e < end; ++e) {
             const double candidate = dv + __ldg(len + e);
