@@ -9,7 +9,9 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
    the last round relaxes its out-edges with an atomic min on the float64 bit pattern (the
    order of non-negative doubles), until a round lowers nothing. The fixed point is the least
    one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
-   and the sums networkx's Dijkstra compares;
+   and the sums networkx's Dijkstra compares. A round's frontier is found by a scan of marks
+   or from a queue, whichever its size favours, and the rounds run in near-far phases
+   (:func:`distances`);
 2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
    d(v) + len(v, w) == d(w) (exact float64 equality), on the device: path counts as
    (mantissa, exponent) pairs over the DAG's hop layers (Kahn's order), the dependencies
@@ -21,10 +23,12 @@ This is not (yet) the batched persistent kernel family (spmv/kernels/batched.cuh
 default (``Tuning.gpu_weighted_path``, ``"kernels"``, :data:`PATHS`) the DAG is swept with
 three kernels of spmv/kernels/weighted.cu and plain float64 counts, lanes whose counts reach
 +inf going to the wide sweep; the other path, ``"wide"``, runs that sweep for every lane, as
-CuPy array operations over lists of (source, vertex) entries, one layer at a time. ``kernel=`` is accepted and ignored.
+CuPy array operations over lists of (source, vertex) entries, one layer at a time.
+``kernel=`` is accepted and ignored.
 
-Device memory per batch of B sources, n vertices, m stored edges: about
-:data:`BYTES_PER_SLOT` per (source, vertex) slot (distances, frontier marks and keys, the
+Device memory per batch of B sources, n vertices, m stored edges: on the ``"kernels"`` path
+:data:`BYTES_PER_HOP_SLOT` per (source, vertex) slot; on the ``"wide"`` path (and for the
+kernels' lanes out of float64 range) about :data:`BYTES_PER_SLOT` per slot (distances, the
 sweep's dense counts, exponents, in-degrees and δ, its level lists) and up to
 :data:`BYTES_PER_EDGE_SLOT` per (source, stored edge) (one level's edge expansion, at worst
 every edge); besides, the CSR format, the lengths (8 m) and bc (8 n), and the edge sums (8 m)
@@ -50,15 +54,19 @@ WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
 
 BYTES_PER_SLOT = 112
 """Device bytes per (source, vertex) slot of a batch of the wide sweep (``"wide"`` path):
-distances 8, frontier mark 1 and key 8, the DAG sweep's dense M, E, in-degree, pending count
-and δ (40), its level lists (key, M, E: 24) and its δ lists (16), rounded up."""
+distances 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), its level lists
+(key, M, E: 24) and its δ lists (16), rounded up; more than the distances' own arrays take
+while they are found (:data:`BYTES_PER_HOP_SLOT`)."""
 
-BYTES_PER_HOP_SLOT = 48
+BYTES_PER_HOP_SLOT = 56
 """Device bytes per (source, vertex) slot of a batch of the layer kernels (the ``"kernels"``
-path, weighted or ``hops``): the larger of its two phases, the distances (dist 8, frontier
-mark 1 and its block's dirty flag, keys 8: 17) and the layer sweep (dist 8, in-degree 4, σ 8,
-layer order 8, δ 8: 36; the first phase's arrays are freed by then), rounded up. The lanes out of float64
-range go to the wide sweep in batches of the full model."""
+path, weighted or ``hops``): the larger of its two phases, the distances and the layer sweep.
+The distances (:func:`distances`): dist 8, frontier mark 1, the round stamps 4 and the
+near-far phase stamps 4, the queue 8 and the far list 8, a round's keys 8, and while a marks
+round's keys are found, CuPy's prefix sum over the marks (8 once a batch passes 2^31 slots)
+and its condition 1: 50. The layer sweep (the distances' other arrays freed by then): dist 8,
+in-degree 4, σ 8, layer order 8, δ 8: 36. Rounded up. The lanes out of float64 range go to
+the wide sweep in batches of the full model."""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
@@ -99,7 +107,8 @@ def format_bytes(n: int, m: int, index_bytes: int) -> int:
 def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = False,
                  hops: bool = False) -> int:
     """Device bytes of a weighted run with ``batch`` sources per batch (module docstring);
-    ``hops``: of an unweighted run of the layer kernels (:data:`BYTES_PER_HOP_SLOT`)."""
+    ``hops``: of a run of the layer kernels (:data:`BYTES_PER_HOP_SLOT`), unweighted or the
+    ``"kernels"`` path of a weighted one."""
     per_source = (BYTES_PER_HOP_SLOT * n if hops
                   else BYTES_PER_SLOT * n + BYTES_PER_EDGE_SLOT * m)
     return format_bytes(n, m, index_bytes) + 8 * n + (8 * m if edges else 0) + batch * per_source
@@ -366,7 +375,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=memory_model(n, m, batch=batch,
                                               index_bytes=index_dtype.itemsize, edges=edges,
-                                              hops=hops),
+                                              hops=hops or path == "kernels"),
                      **resident.run_facts())
     return raw
 
