@@ -2,7 +2,7 @@
 
 For each ``GRAPH:K`` (integer lengths 1..100 from ``exact_gpu.with_random_lengths``, K random
 sources), weighted BC through the GPU engine's protocol with
-``turbobc.engines.gpu.weighted.NEAR_FAR_WIDTH`` = None (one phase), 0.5, 1, 2, 4 and 8 mean
+``Tuning.gpu_near_far_width`` = None (one phase), 0.5, 1, 2, 4 and 8 mean
 edge lengths: total and distance seconds, rounds, batch, and the largest relative difference
 of the values from the one-phase run (the distances are equal; the sums differ by the order
 of the sweep's atomic adds).
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exact_gpu import LABELS, cached_graph, with_random_lengths  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
-import turbobc.engines.gpu.weighted as weighted  # noqa: E402
 from turbobc._run import engine_named  # noqa: E402
+from turbobc._tuning import tuning  # noqa: E402
 from turbobc._validation import _weighted_graph  # noqa: E402
 from turbobc.engines.protocol import Problem  # noqa: E402
 
@@ -38,27 +38,23 @@ def bench(name: str, k: int) -> list[dict]:
     rng = np.random.default_rng(0)
     sources = np.sort(rng.choice(graph.n, size=min(graph.n, k), replace=False)).astype(np.int64)
     rows, reference = [], None
-    chosen = weighted.NEAR_FAR_WIDTH
-    try:
-        for width in WIDTHS:
-            weighted.NEAR_FAR_WIDTH = width
-            with engine_named("gpu").open(Problem(graph)) as sweeper:
-                sweeper.run(sources[:64])  # compile and warm up
-                began = time.perf_counter()
-                values = sweeper.run(sources).vertex
-                seconds = time.perf_counter() - began
-                facts = dict(sweeper.facts)
-            reference = values if reference is None else reference
-            row = {"graph": LABELS.get(name, name), "n": graph.n, "sources": int(sources.size),
-                   "width": width, "seconds": seconds,
-                   "distance_seconds": facts.get("distance_seconds"),
-                   "rounds": facts.get("rounds"), "batch": facts.get("batch"),
-                   "max_rel_diff": float(np.max(np.abs(values - reference)
-                                                / np.maximum(np.abs(reference), 1e-300)))}
-            print(row, flush=True)
-            rows.append(row)
-    finally:
-        weighted.NEAR_FAR_WIDTH = chosen
+    for width in WIDTHS:
+        with tuning(gpu_near_far_width=width), \
+                engine_named("gpu").open(Problem(graph)) as sweeper:
+            sweeper.run(sources[:64])  # compile and warm up
+            began = time.perf_counter()
+            values = sweeper.run(sources).vertex
+            seconds = time.perf_counter() - began
+            facts = dict(sweeper.facts)
+        reference = values if reference is None else reference
+        row = {"graph": LABELS.get(name, name), "n": graph.n, "sources": int(sources.size),
+               "width": width, "seconds": seconds,
+               "distance_seconds": facts.get("distance_seconds"),
+               "rounds": facts.get("rounds"), "batch": facts.get("batch"),
+               "max_rel_diff": float(np.max(np.abs(values - reference)
+                                            / np.maximum(np.abs(reference), 1e-300)))}
+        print(row, flush=True)
+        rows.append(row)
     return rows
 
 

@@ -174,22 +174,24 @@ def test_exact_tables(name, path):
 def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far, monkeypatch):
     """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
     mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE), in one phase or in
-    near-far phases of a narrow or a wide threshold step (NEAR_FAR_WIDTH)."""
+    near-far phases of a narrow or a wide threshold step (Tuning.gpu_near_far_width)."""
     import cupy
+
+    from turbobc._tuning import tuning
 
     if rounds_by != "auto":
         monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE",
                             0 if rounds_by == "marks" else 10**12)
-    monkeypatch.setattr(_gpu_weighted, "NEAR_FAR_WIDTH", near_far)
-
     G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
     graph = _graph_of(G)
     A = graph.pattern
     sources = np.arange(0, graph.n, 2)
     rounds: list = []
-    got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
-                                  cupy.asarray(A.indices.astype(index)),
-                                  cupy.asarray(graph.lengths), graph.n, sources, rounds).get()
+    with tuning(gpu_near_far_width=near_far):
+        got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
+                                      cupy.asarray(A.indices.astype(index)),
+                                      cupy.asarray(graph.lengths), graph.n, sources,
+                                      rounds).get()
     assert got.shape == (sources.size, graph.n) and rounds[0] >= 1
     for b, s in enumerate(sources):
         np.testing.assert_array_equal(got[b], _dijkstra(G, int(s)))

@@ -316,3 +316,67 @@ def test_a_tqdm_bar_of_the_caller_is_advanced_and_left_open():
     assert bar.n == n and not bar.disable  # tqdm disables a bar when it closes
     bar.close()
     assert "mine" in out.getvalue()
+
+
+# ---- the CPU engine's concurrent batches (Tuning.cpu_concurrent_batches) -----------------------
+
+CONCURRENT_CASES = {
+    "gnp_undirected": lambda: nx.gnp_random_graph(80, 0.06, seed=11),
+    "gnp_directed": lambda: nx.gnp_random_graph(70, 0.07, seed=12, directed=True),
+    "disconnected": lambda: nx.disjoint_union(nx.path_graph(25), nx.cycle_graph(30)),
+    "deep_grid": lambda: nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 40)),
+    "trees_on_a_cycle": lambda: nx.Graph(  # folded into the cycle before the sweeps
+        list(nx.cycle_graph(12).edges())
+        + [(0, 12), (12, 13), (13, 14), (13, 15), (3, 16), (16, 17), (5, 18)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONCURRENT_CASES))
+@pytest.mark.parametrize("workers", [2, 3])
+def test_concurrent_batches_equal_networkx(name, workers):
+    """Batches swept at once in threads (each its own GraphBLAS context and sums, added in
+    batch order) give networkx's vertex, subset, edge and weighted BC."""
+    from oracles import assert_edge_values
+    from graph_cases import with_lengths
+    from turbobc._tuning import tuning
+
+    G = CONCURRENT_CASES[name]()
+    nodes = list(G)
+    with tuning(cpu_concurrent_batches=workers):
+        got = run_bc(G, engine="graphblas", endpoints=True)
+        assert got.facts["concurrent_batches"] == workers and got.facts["batches"] >= workers
+        np.testing.assert_allclose(
+            got.values, networkx_bc(G, selection="all", normalized=True, endpoints=True),
+            rtol=1e-12, atol=1e-15)
+        sources, targets = nodes[::3], nodes[1::2]
+        want = nx.betweenness_centrality_subset(G, sources, targets, normalized=True)
+        np.testing.assert_allclose(
+            turbobc.bc(G, engine="graphblas", sources=sources, targets=targets),
+            [want[v] for v in nodes], rtol=1e-12, atol=1e-15)
+        assert_edge_values(turbobc.edge_bc(G, engine="graphblas"), G,
+                           nx.edge_betweenness_centrality(G), rtol=1e-12, atol=1e-15)
+        L = with_lengths(G, "int3", seed=3)
+        np.testing.assert_allclose(
+            turbobc.bc(L, engine="graphblas", weight="weight"),
+            networkx_bc(L, selection="all", normalized=True, endpoints=False,
+                        weight="weight"), rtol=1e-12, atol=1e-15)
+        assert_edge_values(turbobc.edge_bc(L, engine="graphblas", weight="weight"), L,
+                           nx.edge_betweenness_centrality(L, weight="weight"),
+                           rtol=1e-12, atol=1e-15)
+
+
+def test_concurrent_batches_auto_and_errors(monkeypatch):
+    """"auto" sweeps a quarter of GraphBLAS's threads' worth of batches at once from 8
+    threads up, one batch at a time below; never more than half the sources; 0 is refused."""
+    from turbobc.engines import graphblas as engine
+    from turbobc._tuning import tuning
+
+    for threads, want in [(1, 1), (2, 1), (7, 1), (8, 2), (16, 4), (64, 16)]:
+        monkeypatch.setattr(engine, "graphblas_threads", lambda t=threads: t)
+        assert engine.concurrent_batches(1000, 10) == want
+    assert engine.concurrent_batches(5, 1) == 2  # 16 threads, but 5 sources: 2 at once
+    with tuning(cpu_concurrent_batches=3):
+        assert engine.concurrent_batches(1000, 10) == 3
+    with tuning(cpu_concurrent_batches=0):
+        with pytest.raises(ValueError, match="cpu_concurrent_batches"):
+            engine.concurrent_batches(1000, 10)

@@ -62,6 +62,14 @@ class Tuning:
         resident set after each batch, GiB): never 6.35 / 2.22 4.19 5.85 6.29; after every
         batch 2.36 / 0.18 0.23 0.18 0.18 (bench/results/cpu_memory-20261123T144734Z.json,
         ``python -m bench.cpu_memory --mechanisms``).
+    cpu_concurrent_batches : int or str
+        Batches the CPU engine sweeps at once, each in its own thread with its share of
+        GraphBLAS's threads (a ``graphblas.ss.Context``), their sums added in batch order.
+        ``"auto"``: a quarter of GraphBLAS's threads when it has at least 8, else 1 (one
+        batch at a time with every thread). A batch's calls on a sparse level are too small
+        to keep 16 threads busy, and independent batches still share Python's lock between
+        calls: on 16 cores, batches over threads against one call of all threads
+        (bench/results/cpu_threads-*.json; NetworKit on the same cores beside them).
     fold_trees : bool
         Before exact BC of an undirected graph (every vertex a source), fold the trees hanging
         off it into the vertices they hang from and sweep the smaller core with source and
@@ -80,6 +88,17 @@ class Tuning:
         spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
         3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
         bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
+    gpu_near_far_width : float or None
+        The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
+        (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below
+        its threshold, the least distance waiting plus this many mean edge lengths; None: one
+        phase (every lowered slot relaxed in the next round). Equal lengths take one phase
+        whatever this is. Lengths 1..100, H200, weighted BC from 4,039 / 8,192 / 4,096
+        sources of ego-Facebook / delaunay_n16 / road-luxembourg-osm, seconds with one phase:
+        0.120 / 3.52 / 1.64; width 0.5: 0.146 / 2.63 / 3.77; 1: 0.128 / 1.96 / 2.55;
+        2: 0.121 / 1.83 / 1.82; 4: 0.116 / 1.86 / 1.42; 8: 0.117 / 1.95 / 1.34
+        (bench/results/weighted_nearfar-20261125T075000Z.json). A narrow phase relaxes fewer
+        slots before their distance is final but takes more rounds.
     gpu_family : str
         The GPU engine's family for unweighted runs of many sources
         (``turbobc.engines.gpu.engine.FAMILIES``): ``"lanes"``, the batched kernels (a warp
@@ -111,9 +130,11 @@ class Tuning:
     cpu_memory_fraction: float = 0.5
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
+    cpu_concurrent_batches: int | str = "auto"
     fold_trees: bool = True
     fold_min_share: float = 0.05
     gpu_weighted_path: str = "kernels"
+    gpu_near_far_width: float | None = 4.0
     gpu_family: str = "auto"
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"

@@ -50,6 +50,7 @@ live data.
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -174,6 +175,29 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
     return int(max(1, min(num_sources, knobs.cpu_batch_cap // max(n, 1), fits)))
 
 
+def graphblas_threads() -> int:
+    """The threads SuiteSparse:GraphBLAS uses for a call made here: the engaged context's,
+    else the global setting."""
+    from graphblas.core.ss.context import threadlocal
+
+    context = getattr(threadlocal, "context", None)
+    engaged = int(context["nthreads"]) if context is not None else 0
+    return engaged if engaged > 0 else max(1, int(graphblas.ss.config["nthreads"]))
+
+
+def concurrent_batches(num_sources: int, step: int) -> int:
+    """Batches to sweep at once (``Tuning.cpu_concurrent_batches``): at most one per two
+    batches' worth of sources, and 1 when there are too few for two batches."""
+    wanted = current_tuning().cpu_concurrent_batches
+    if wanted == "auto":
+        threads = graphblas_threads()
+        wanted = threads // 4 if threads >= 8 else 1
+    wanted = int(wanted)
+    if wanted < 1:
+        raise ValueError(f"cpu_concurrent_batches must be 'auto' or at least 1, not {wanted}")
+    return max(1, min(wanted, num_sources // 2))
+
+
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,
                memory_limit: int | None = None) -> np.ndarray:
     """Raw betweenness sums over ordered pairs from the given sources.
@@ -250,21 +274,15 @@ class GraphblasSweeper(Sweeper):
         step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
                               memory_limit=self.problem.memory_limit,
                               weighted=graph.weighted)
-        wide, batches = [], 0
-        collect_above = current_tuning().cpu_collect_above_slots
-        # While a progress bar is shown, batches are paced to update it about twice a second.
-        for start, stop in paced_batches(len(sources), step, progress):
-            batch = sources[start:stop]
-            wide_here = _accumulate_batch(self.walks, problem, batch, raw, edge_sums)
-            wide.extend(wide_here)
-            batches += 1
-            if len(batch) * graph.n >= collect_above:
-                # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
-                # refers back to its Matrix): collect the batch's matrices now, so the next
-                # batch reuses their memory instead of stacking on it (docstring, "Memory").
-                gc.collect()
-            if progress is not None:
-                progress.update(len(batch) - len(wide_here))
+        workers = concurrent_batches(len(sources), step)
+        if workers > 1:
+            # as many batches at once: each within its share of the memory budget, and at
+            # least two per worker while the sources allow
+            step = max(1, min(step // workers, -(-len(sources) // (2 * workers))))
+            wide, batches = self._run_concurrently(sources, step, workers, raw, edge_sums,
+                                                   progress)
+        else:
+            wide, batches = self._run_in_turn(sources, step, raw, edge_sums, progress)
         if wide:
             # Sources whose levels span more than per-level scaling holds: per-vertex
             # exponents, in batches no larger than this engine's (fewer bytes per slot).
@@ -278,8 +296,68 @@ class GraphblasSweeper(Sweeper):
         if edge_sums is not None:
             edge_raw += self.walks.edge_array(edge_sums)
         self.facts.update(engine="graphblas", batch=step, batches=batches,
-                          wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
+                          concurrent_batches=workers, wide_sources=len(wide),
+                          sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
+
+    def _run_in_turn(self, sources, step, raw, edge_sums, progress) -> tuple[list, int]:
+        """One batch after another with every GraphBLAS thread, added into ``raw`` (and
+        ``edge_sums``); returns the sources for the wide sweep and the number of batches."""
+        wide, batches = [], 0
+        collect_above = current_tuning().cpu_collect_above_slots
+        # While a progress bar is shown, batches are paced to update it about twice a second.
+        for start, stop in paced_batches(len(sources), step, progress):
+            batch = sources[start:stop]
+            wide_here = _accumulate_batch(self.walks, self.problem, batch, raw, edge_sums)
+            wide.extend(wide_here)
+            batches += 1
+            if len(batch) * self.problem.graph.n >= collect_above:
+                # python-graphblas objects are freed by the cyclic collector only (Matrix.ss
+                # refers back to its Matrix): collect the batch's matrices now, so the next
+                # batch reuses their memory instead of stacking on it (docstring, "Memory").
+                gc.collect()
+            if progress is not None:
+                progress.update(len(batch) - len(wide_here))
+        return wide, batches
+
+    def _run_concurrently(self, sources, step, workers, raw, edge_sums,
+                          progress) -> tuple[list, int]:
+        """``workers`` batches at once, each in a thread with its share of GraphBLAS's
+        threads and its own sums, added into ``raw`` (and ``edge_sums``) in batch order, so
+        the result does not depend on which thread finished first; returns as
+        :meth:`_run_in_turn`."""
+        from graphblas.core.ss.context import Context
+
+        threads = max(1, graphblas_threads() // workers)
+        walks, problem, n = self.walks, self.problem, self.problem.graph.n
+
+        def sweep(batch):
+            context = Context(nthreads=threads)  # this thread's calls only
+            try:
+                own = np.zeros(n, dtype=np.float64)
+                own_edges = walks.new_edge_sums() if edge_sums is not None else None
+                wide_here = _accumulate_batch(walks, problem, batch, own, own_edges)
+                return own, own_edges, wide_here
+            finally:
+                context.disengage()
+
+        batches = [sources[start:start + step] for start in range(0, len(sources), step)]
+        wide = []
+        with ThreadPoolExecutor(workers) as pool:
+            # each task in a copy of this thread's context: the Tuning knobs in force here
+            futures = [pool.submit(contextvars.copy_context().run, sweep, batch)
+                       for batch in batches]
+            for number, (batch, future) in enumerate(zip(batches, futures), 1):
+                own, own_edges, wide_here = future.result()
+                raw += own
+                if own_edges is not None:
+                    walks.add_edge_sums(edge_sums, own_edges)
+                wide.extend(wide_here)
+                if number % workers == 0:
+                    gc.collect()  # the finished batches' matrices (docstring, "Memory")
+                if progress is not None:
+                    progress.update(len(batch) - len(wide_here))
+        return wide, len(batches)
 
     def close(self) -> None:
         self.walks = None
@@ -416,6 +494,10 @@ class HopLevels:
         """E, n x n: the per-edge sums, pattern within A's."""
         return Matrix(dtypes.FP64, self.graph.n, self.graph.n)
 
+    def add_edge_sums(self, total: Matrix, part: Matrix) -> None:
+        """total += part (the edge sums of another batch)."""
+        total(binary.plus) << part
+
     def edge_array(self, edge_sums: Matrix) -> np.ndarray:
         return _aligned_with_pattern(edge_sums, self.graph.pattern)
 
@@ -546,6 +628,10 @@ class ShortestPathDag:
 
     def new_edge_sums(self) -> np.ndarray:
         return np.zeros(self.graph.nnz, dtype=np.float64)
+
+    def add_edge_sums(self, total: np.ndarray, part: np.ndarray) -> None:
+        """total += part (the edge sums of another batch)."""
+        total += part
 
     def edge_array(self, edge_sums: np.ndarray) -> np.ndarray:
         return edge_sums
@@ -747,7 +833,7 @@ def _dag_edges(D: Matrix, dag: ShortestPathDag) -> tuple[Matrix, Matrix]:
             parents[b] = np.bincount(dag.heads[found], minlength=n)
 
     # NumPy's gathers and compares release the GIL: the sources split over GraphBLAS's threads
-    workers = max(1, min(B, int(graphblas.ss.config["nthreads"])))
+    workers = max(1, min(B, graphblas_threads()))
     chunks = [range(B * i // workers, B * (i + 1) // workers) for i in range(workers)]
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(sources, chunks))

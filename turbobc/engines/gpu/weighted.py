@@ -74,16 +74,6 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 
 RELAX_BLOCK = 256
 
-NEAR_FAR_WIDTH = 4.0
-"""Near-far phases of the Bellman–Ford rounds (:func:`distances`): a phase relaxes only the
-slots below its threshold, the least distance waiting plus this many mean edge lengths; None:
-one phase (every lowered slot relaxed in the next round). Lengths 1..100, H200, weighted BC
-from 4,039 / 8,192 / 4,096 sources of ego-Facebook / delaunay_n16 / road-luxembourg-osm, one
-phase: 0.120 / 3.52 / 1.64 s; width 0.5: 0.146 / 2.63 / 3.77; 1: 0.128 / 1.96 / 2.55;
-2: 0.121 / 1.83 / 1.82; 4: 0.116 / 1.86 / 1.42; 8: 0.117 / 1.95 / 1.34
-(bench/results/weighted_nearfar-20261125T075000Z.json). A narrow phase relaxes fewer slots
-twice but takes more rounds."""
-
 QUEUE_BELOW_SHARE = 16
 """A Bellman–Ford round queues what it lowers (and the queue is sorted) when its frontier's
 edges, estimated as frontier x mean degree, are under 1/QUEUE_BELOW_SHARE of the B x n slots;
@@ -156,7 +146,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     that small; queueing every round instead costs atomics where the frontier is wide
     (ego-Facebook distances 0.14 s against 0.055 s).
 
-    The rounds run in near-far phases (:data:`NEAR_FAR_WIDTH`): a key at or above the phase's
+    The rounds run in near-far phases (``Tuning.gpu_near_far_width``): a key at or above the phase's
     threshold is listed in ``far`` (once a phase) instead of relaxed; when a phase has nothing
     left below its threshold, the next starts from the far keys still at or above it (the
     others were relaxed at their final distance since), its threshold the least of their
@@ -183,9 +173,10 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     mean_degree = max(1.0, m / max(n, 1))
     # near-far phases: keys at distance >= below wait in far for the next phase
     # (equal lengths: the rounds are breadth-first levels, each slot lowered once: no phases)
-    width = (np.inf if NEAR_FAR_WIDTH is None or m == 0
+    phase_width = current_tuning().gpu_near_far_width
+    width = (np.inf if phase_width is None or m == 0
              or float(lengths.min()) == float(lengths.max())
-             else NEAR_FAR_WIDTH * float(lengths.mean()))
+             else phase_width * float(lengths.mean()))
     below = width
     far_stamp = cupy.full(B * n, -1, dtype=cupy.int32) if width < np.inf else stamp
     far = cupy.empty(B * n if width < np.inf else 1, dtype=cupy.int64)
