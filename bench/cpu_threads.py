@@ -1,19 +1,12 @@
-"""Where the CPU engine's time goes on many cores: GraphBLAS threads within a batch, or batches
-spread over Python threads, against NetworKit's exact Betweenness on the same cores (issue 12's
-CPU table).
+"""The CPU engine on many cores: batches swept at once (``Tuning.cpu_concurrent_batches``)
+against one batch at a time with every GraphBLAS thread, NetworKit's exact Betweenness on the
+same cores beside them (issue 12's CPU table).
 
-For each graph (undirected, unweighted), on all of the host's cores:
-
-- NetworKit ``Betweenness`` and ``turbobc.bc(engine="graphblas")`` (trees folded), best of two;
-- the unfolded graph's sweeper over every source in one call, with SuiteSparse:GraphBLAS
-  limited to k threads (a ``graphblas.ss.Context``), k = 1, 2, 4, 8, ... up to the cores;
-- the same sources split into ``batches`` parts, swept by W Python threads at once, each
-  with ``cores // W`` GraphBLAS threads (W = 2, 4, 8, 16; batches = W and 2 W). The partial sums
-  are checked against the one-call sums.
-
-Ratios are NetworKit seconds / turbobc seconds (above 1: turbobc faster). The record shows
-whether a batch's GraphBLAS calls scale with threads and whether independent batches do
-(they share the GIL between calls).
+For each graph (undirected, unweighted; trees folded as ``turbobc.bc`` does), on all of the
+host's cores: NetworKit ``Betweenness``, then ``turbobc.bc(engine="graphblas")`` with 1, 2,
+4 and 8 concurrent batches and with ``"auto"`` (best of two runs each; the values of every
+setting are checked against the first). Ratios are NetworKit seconds / turbobc seconds (above
+1: turbobc faster).
 
 Usage: python bench/cpu_threads.py [GRAPH ...] [--out DIR]
 """
@@ -24,7 +17,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -37,12 +29,11 @@ import graphs  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
 import turbobc  # noqa: E402
-from turbobc._graph import Graph  # noqa: E402
-from turbobc.engines.graphblas import GraphblasSweeper  # noqa: E402
-from turbobc.engines.protocol import Problem  # noqa: E402
+from turbobc._tuning import tuning  # noqa: E402
 
 DEFAULT_GRAPHS = ["road-minnesota.mtx", "power.mtx", "ca-GrQc.txt.gz", "ego-Facebook",
                   "wiki-Vote.txt.gz"]
+SETTINGS = (1, 2, 4, 8, "auto")
 
 
 def _networkit_seconds(A: sp.csr_array, cores: int) -> float:
@@ -53,73 +44,36 @@ def _networkit_seconds(A: sp.csr_array, cores: int) -> float:
     for u, v in zip(coo.row.tolist(), coo.col.tolist()):
         G.addEdge(u, v)
     nk.setNumberOfThreads(cores)
-    began = time.perf_counter()
-    nk.centrality.Betweenness(G).run()
-    return time.perf_counter() - began
+    return _best_of_two(lambda: nk.centrality.Betweenness(G).run())[0]
 
 
-def _best_of_two(fn) -> float:
-    times = []
+def _best_of_two(fn) -> tuple[float, object]:
+    times, out = [], None
     for _ in range(2):
         began = time.perf_counter()
-        fn()
+        out = fn()
         times.append(time.perf_counter() - began)
-    return min(times)
+    return min(times), out
 
 
 def bench(name: str, cores: int) -> dict:
-    from graphblas.core.ss.context import Context
-
-    A = graphs.graph(name).tocsr()
-    A.sort_indices()
-    n = A.shape[0]
-    row = {"graph": name, "n": n, "nnz": A.nnz, "cores": cores}
-    row["networkit_seconds"] = _networkit_seconds(A, cores)
-    row["turbobc_seconds"] = _best_of_two(lambda: turbobc.bc(A, engine="graphblas"))
-    row["ratio"] = row["networkit_seconds"] / row["turbobc_seconds"]
-    graph = Graph(sp.csr_array((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape), False)
-    sweeper = GraphblasSweeper(Problem(graph))
-    everyone = np.arange(n)
-    whole = sweeper.run(everyone).vertex
-    one_call = {}
-    for k in sorted({1, 2, 4, 8, cores}):
-        if k > cores:
-            continue
-        context = Context(nthreads=k)
-        began = time.perf_counter()
-        sweeper.run(everyone)
-        one_call[str(k)] = time.perf_counter() - began
-        context.disengage()
-    row["one_call_seconds_by_graphblas_threads"] = one_call
-    spread = []
-    for workers in (2, 4, 8, 16):
-        if workers > cores:
-            continue
-        for batches in (workers, 2 * workers):
-            parts = np.array_split(everyone, batches)
-
-            def sweep(part, threads=max(1, cores // workers)):
-                context = Context(nthreads=threads)
-                try:
-                    return sweeper.run(part).vertex
-                finally:
-                    context.disengage()
-
-            began = time.perf_counter()
-            with ThreadPoolExecutor(workers) as pool:
-                sums = list(pool.map(sweep, parts))
-            seconds = time.perf_counter() - began
-            diff = float(np.max(np.abs(sum(sums) - whole) / np.maximum(np.abs(whole), 1.0)))
-            spread.append({"workers": workers, "batches": batches, "seconds": seconds,
-                           "networkit_over_this": row["networkit_seconds"] / seconds,
-                           "max_rel_diff": diff})
-    row["threads_over_batches"] = spread
-    best = min(spread, key=lambda r: r["seconds"]) if spread else None
-    print(f"{name:22s} n={n:6d} cores={cores} networkit {row['networkit_seconds']:.3f} s, "
-          f"turbobc {row['turbobc_seconds']:.3f} s (x{row['ratio']:.2f}); one call by "
-          f"GraphBLAS threads {({k: round(v, 3) for k, v in one_call.items()})}; best spread "
-          + (f"{best['workers']} threads x {best['batches']} batches {best['seconds']:.3f} s "
-             f"(x{best['networkit_over_this']:.2f})" if best else "-"), flush=True)
+    A = graphs.graph(name)
+    row = {"graph": name, "n": A.shape[0], "nnz": A.nnz, "cores": cores,
+           "networkit_seconds": _networkit_seconds(A, cores)}
+    reference = None
+    for setting in SETTINGS:
+        with tuning(cpu_concurrent_batches=setting):
+            seconds, result = _best_of_two(lambda: turbobc.run_bc(A, engine="graphblas"))
+        reference = result.values if reference is None else reference
+        row[f"turbobc_{setting}_seconds"] = seconds
+        row[f"turbobc_{setting}_batches"] = [result.facts.get("concurrent_batches"),
+                                             result.facts.get("batches")]
+        row[f"ratio_{setting}"] = row["networkit_seconds"] / seconds
+        row[f"max_rel_diff_{setting}"] = float(np.max(
+            np.abs(result.values - reference) / np.maximum(np.abs(reference), 1e-300)))
+    print(f"{name:22s} n={row['n']:6d} cores={cores} networkit {row['networkit_seconds']:.3f} s;"
+          + "".join(f" {s}: {row[f'turbobc_{s}_seconds']:.3f} s (x{row[f'ratio_{s}']:.2f})"
+                    for s in SETTINGS), flush=True)
     return row
 
 
