@@ -147,15 +147,17 @@ def _latest(records: list[dict], keep) -> list[dict]:
     return list(chosen.values())
 
 
-def _latest_section(records, kind, title, note, header, row) -> list[str]:
+def _latest_section(records, kind, title, note, header, row, where=None) -> list[str]:
     """The README lines of the latest record of benchmark ``kind``: a heading naming its
-    file, ``note``, and a table of ``row(device, row)`` per row of the record."""
+    file, ``note``, and a table of ``row(where(record), row)`` per row of the record
+    (``where``: the device column, default :func:`_device`)."""
     chosen = [r for r in records if r.get("benchmark") == kind]
     if not chosen:
         return []
     r = chosen[-1]
+    where = where or _device
     return [f"### {title} [{r['_file']}]", "", note, "",
-            _table(header, [row(_device(r), g) for g in r["rows"]]), ""]
+            _table(header, [row(where(r), g) for g in r["rows"]]), ""]
 
 
 def _nan(value, form: str) -> str:
@@ -174,7 +176,32 @@ def _weighted_row(device, g) -> list:
             _nan(g.get("turbobc_exact_estimate_seconds"), ".1f"),
             _nan(g.get("networkit_exact_estimate_seconds"), ".1f"),
             g.get("networkit_threads", "-"),
-            _nan(g.get("networkit_over_turbobc"), ".1f") + "x"]
+            _nan(g.get("networkit_over_turbobc"), ".1f") + "x",
+            _or_dash(g.get("turbobc_unweighted_exact_seconds"), ".2f"),
+            _or_dash(g.get("turbobc_weighted_exact_seconds"), ".2f"),
+            _or_dash(g.get("exact_weighted_over_unweighted"), ".2f"),
+            _or_dash(g.get("networkit_over_turbobc_exact"), ".1f")]
+
+
+def _host(record: dict) -> str:
+    """The CPU a record ran on, with its cores (the GPU host's too)."""
+    env = record.get("environment") or {}
+    return f"{env.get('cpu', 'CPU')} ({env.get('cpu_count', '?')} cores)"
+
+
+def _cpu_weighted_row(host, g) -> list:
+    return [host, g["graph"], g["threads"], f"{g['ratio_vertex']:.2f}",
+            f"{g['ratio_vertex_weighted']:.2f}", f"{g['ratio_edge']:.2f}",
+            f"{g['ratio_edge_weighted']:.2f}", f"{g['edge_over_vertex']:.2f}",
+            f"{g['weighted_over_unweighted']:.2f}"]
+
+
+def _cpu_threads_row(host, g) -> list:
+    settings = [k[len("turbobc_"):-len("_seconds")] for k in g
+                if k.startswith("turbobc_") and k.endswith("_seconds")]
+    return ([host, g["graph"], f"{g['n']:,}", f"{g['networkit_seconds']:.3f}"]
+            + [f"{g[f'turbobc_{s}_seconds']:.3f}" for s in settings]
+            + [f"{g['ratio_1']:.2f}", f"{g['ratio_auto']:.2f}"])
 
 
 def _families_row(device, g) -> list:
@@ -279,7 +306,22 @@ def results_markdown(results: Path = RESULTS) -> str:
         "(NetworKit's from `EstimateBetweenness` on all threads, bench/exact_gpu.py).",
         ["GPU", "graph", "sources", "unweighted s", "weighted s", "ratio", "distance s",
          "rounds", "exact est. s", "NetworKit est. s", "NetworKit threads",
-         "NetworKit / turbobc"], _weighted_row)
+         "NetworKit / turbobc", "whole graph unweighted s", "whole graph weighted s",
+         "whole graph ratio", "NetworKit / whole graph"], _weighted_row)
+    parts += _latest_section(
+        records, "cpu_weighted", "Weighted and edge BC on the CPU engine against NetworKit",
+        "ego-Facebook, lengths 1..100, the same cores; NetworKit seconds / turbobc seconds "
+        "(above 1: turbobc faster), medians of the record's repeats (bench/cpu_weighted.py).",
+        ["CPU", "graph", "threads", "vertex", "weighted", "edge", "weighted edge",
+         "edge / vertex (turbobc)", "weighted / unweighted (turbobc)"], _cpu_weighted_row,
+        where=_host)
+    parts += _latest_section(
+        records, "cpu_threads", "The CPU engine on many cores: concurrent batches",
+        "Exact BC (`turbobc.bc(engine=\"graphblas\")`, trees folded) with 1, 2, 4, 8 and "
+        "`\"auto\"` batches at once (`Tuning.cpu_concurrent_batches`), NetworKit's "
+        "Betweenness on the same cores; best of two (bench/cpu_threads.py).",
+        ["CPU", "graph", "n", "NetworKit s", "1 s", "2 s", "4 s", "8 s", "auto s",
+         "NetworKit / 1", "NetworKit / auto"], _cpu_threads_row, where=_host)
     parts += _latest_section(
         records, "gpu_families", "The GPU's two families for unweighted BC",
         "The batched kernels (a warp per vertex and 32 sources) against the queue family "
