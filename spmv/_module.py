@@ -34,7 +34,8 @@ SOURCES = {
     "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
     "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
                         for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
-    "weighted.cu": ("bcw_relax", "bcw_indegree", "bcw_forward", "bcw_backward"),
+    "weighted.cu": ("bcw_relax", "bcw_count_marks", "bcw_list_marks", "bcw_indegree",
+                    "bcw_forward", "bcw_backward"),
     "pairs.cu": ("bcp_sample",),
 }
 """Each source file and the ``__global__`` templates it defines."""

@@ -115,6 +115,17 @@ def test_relaxation_rounds_reach_dijkstras_distances(name, kind):
         np.testing.assert_array_equal(got[b], _dijkstra(G, s))
 
 
+def test_mark_threads_match_the_kernels():
+    """_list_marks launches blocks of MARK_THREADS, the block size weighted.cu's prefix sum is
+    written for."""
+    import re
+
+    import spmv._module as _module
+
+    define = re.search(r"#define MARK_THREADS (\d+)", _module.source_text("weighted.cu"))
+    assert int(define.group(1)) == _gpu_weighted.MARK_THREADS
+
+
 def test_choose_batch_and_memory_model():
     n, m = 1000, 8000
     per = _gpu_weighted.BYTES_PER_SLOT * n + _gpu_weighted.BYTES_PER_EDGE_SLOT * m
@@ -162,6 +173,22 @@ def test_exact_tables(name, path):
     G.add_weighted_edges_from(triples)
     _edge_check(turbobc.edge_bc(A, weight=True, normalized=False, **GPU), G,
                 nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("index", ["int32", "int64"])
+@pytest.mark.parametrize("share", [0.0, 1e-5, 0.003, 0.2, 0.97])
+@pytest.mark.parametrize("words", [1, 255, 256, 257, 5000])
+def test_list_marks_in_slot_order_and_cleared(words, share, index):
+    """bcw_count_marks / bcw_list_marks give flatnonzero of the marks, and zero them."""
+    import cupy
+
+    rng = np.random.default_rng(words + int(share * 1e6))
+    host = (rng.random(16 * words) < share).astype(np.uint8)
+    marks = cupy.asarray(host)
+    got = _gpu_weighted._list_marks(marks, "int" if index == "int32" else "long long").get()
+    np.testing.assert_array_equal(got, np.flatnonzero(host))
+    assert got.dtype == np.int64 and not bool(marks.any())
 
 
 @gpu

@@ -58,15 +58,14 @@ distances 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), i
 (key, M, E: 24) and its δ lists (16), rounded up; more than the distances' own arrays take
 while they are found (:data:`BYTES_PER_HOP_SLOT`)."""
 
-BYTES_PER_HOP_SLOT = 56
+BYTES_PER_HOP_SLOT = 48
 """Device bytes per (source, vertex) slot of a batch of the layer kernels (the ``"kernels"``
 path, weighted or ``hops``): the larger of its two phases, the distances and the layer sweep.
 The distances (:func:`distances`): dist 8, frontier mark 1, the round stamps 4 and the
-near-far phase stamps 4, the queue 8 and the far list 8, a round's keys 8, and while a marks
-round's keys are found, CuPy's prefix sum over the marks (8 once a batch passes 2^31 slots)
-and its condition 1: 50. The layer sweep (the distances' other arrays freed by then): dist 8,
-in-degree 4, σ 8, layer order 8, δ 8: 36. Rounded up. The lanes out of float64 range go to
-the wide sweep in batches of the full model."""
+near-far phase stamps 4, the queue 8 and the far list 8, a round's keys 8: 41. The layer
+sweep (the distances' other arrays freed by then): dist 8, in-degree 4, σ 8, layer order 8,
+δ 8: 36. Rounded up. The lanes out of float64 range go to the wide sweep in batches of the
+full model."""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
@@ -74,10 +73,16 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 
 RELAX_BLOCK = 256
 
-QUEUE_BELOW_SHARE = 16
+MARK_THREADS = 256
+"""Threads per block of bcw_count_marks and bcw_list_marks (``MARK_THREADS`` in weighted.cu)."""
+
+QUEUE_BELOW_SHARE = 64
 """A Bellman–Ford round queues what it lowers (and the queue is sorted) when its frontier's
 edges, estimated as frontier x mean degree, are under 1/QUEUE_BELOW_SHARE of the B x n slots;
-otherwise it marks them and the marks are scanned (:func:`distances`)."""
+otherwise it marks them and the marks are listed (:func:`_list_marks`). H200, lengths 1..100,
+seconds of the distances with 4 / 16 / 64 / 256: delaunay_n16 (8,192 sources) 2.00 / 0.49 /
+0.38 / 0.37, road-luxembourg-osm (4,096) 1.17 / 1.09 / 1.12 / 1.38, ego-Facebook (4,039) 0.057 /
+0.054 / 0.054 / 0.053 (bench/results/weighted_queue_share-20261125T0818Z.log)."""
 
 
 PATHS = ("wide", "kernels")
@@ -160,12 +165,13 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
 
     sources = np.asarray(sources, dtype=np.int64)
     B = sources.size
-    kernel = _module.get_kernel("weighted.cu",
-                                f"bcw_relax<{_module.c_index_type(idx.dtype)}>")
+    itype = _module.c_index_type(idx.dtype)
+    kernel = _module.get_kernel("weighted.cu", f"bcw_relax<{itype}>")
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
     keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
     dist[keys] = 0  # the bit pattern of +0.0
-    marks = cupy.zeros(B * n, dtype=cupy.uint8)  # a dense round's record
+    # a dense round's record, padded to whole 16-byte words (_list_marks reads words)
+    marks = cupy.zeros(-(-(B * n) // 16) * 16, dtype=cupy.uint8)
     stamp = cupy.full(B * n, -1, dtype=cupy.int32)  # a queued round's: the round that queued
     queue = cupy.empty(B * n, dtype=cupy.int64)
     queue_count = cupy.zeros(1, dtype=cupy.uint64)
@@ -196,10 +202,8 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
             count = int(queue_count.get()[0])
             keys = cupy.sort(queue[:count])  # slot order: neighbouring threads, nearby slots
         else:
-            keys = cupy.flatnonzero(marks).astype(cupy.int64, copy=False)
+            keys = _list_marks(marks, itype)
             count = int(keys.size)
-            if count:
-                marks.fill(0)
         if count == 0 and width < np.inf:
             waiting = int(far_count.get()[0])
             if waiting:
@@ -216,6 +220,29 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     if rounds is not None:
         rounds.append(done)
     return dist.view(cupy.float64).reshape(B, n)
+
+
+def _list_marks(marks, itype: str):
+    """The slots marked in ``marks`` (uint8, 0 or 1, a multiple of 16 bytes long) in slot order,
+    as int64, the marks cleared: two launches over its 16-byte words (bcw_count_marks,
+    bcw_list_marks of spmv/kernels/weighted.cu) and a prefix sum of one count per block of
+    words, in place of ``flatnonzero`` and ``fill(0)`` (a prefix sum of 8 bytes per slot)."""
+    import cupy
+
+    import spmv._module as _module
+
+    words = marks.size // 16
+    blocks = max(1, -(-words // MARK_THREADS))
+    counts = cupy.empty(blocks, dtype=cupy.uint32)
+    _module.get_kernel("weighted.cu", f"bcw_count_marks<{itype}>")(
+        (blocks,), (MARK_THREADS,), (marks, np.int64(words), counts))
+    ends = cupy.cumsum(counts, dtype=cupy.int64)
+    total = int(ends[-1])
+    keys = cupy.empty(total, dtype=cupy.int64)
+    if total:
+        _module.get_kernel("weighted.cu", f"bcw_list_marks<{itype}>")(
+            (blocks,), (MARK_THREADS,), (marks, np.int64(words), ends - counts, keys))
+    return keys
 
 
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
@@ -437,8 +464,12 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             reached[cupy.arange(B), chunk_dev] = False
             bc += (reached * lane_weight[:, None]).sum(axis=0)
             bc[chunk_dev] += reached.sum(axis=1) * lane_weight
+            del reached
         bad = out_of_range.get()
         wide.extend(chunk[bad].tolist())
         if progress is not None:
             progress.update(int(B - bad.sum()))
+        # the batch's slot arrays go now, not when the next batch's distances (which need
+        # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
+        del dist, remaining, sigma, order, delta, skip, out_of_range
     return np.asarray(wide, dtype=np.int64)
