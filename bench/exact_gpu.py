@@ -331,8 +331,10 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
     if exact:  # the whole run, as a user calls it (trees folded), unweighted and weighted
         import turbobc
 
-        for label, matrix, weight in (("unweighted", cached_graph(name), None),
-                                      ("weighted", L, True)):
+        import scipy.sparse as sp
+
+        pattern = sp.csr_array((np.ones(L.nnz), L.indices, L.indptr), shape=L.shape)
+        for label, matrix, weight in (("unweighted", pattern, None), ("weighted", L, True)):
             t0 = time.perf_counter()
             turbobc.bc(matrix, weight=weight, engine="gpu")
             cupy.cuda.Device().synchronize()
@@ -346,8 +348,9 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
         if exact:
             row["networkit_over_turbobc_exact"] = (row["networkit_exact_estimate_seconds"]
                                                    / row["turbobc_weighted_exact_seconds"])
-        row["networkit_target_met"] = bool(max(row["networkit_over_turbobc"],
-                                               row.get("networkit_over_turbobc_exact", 0.0))
+        # the whole graph's run when it was timed, else the estimate from the sources
+        row["networkit_target_met"] = bool(row.get("networkit_over_turbobc_exact",
+                                                   row["networkit_over_turbobc"])
                                            >= WEIGHTED_NETWORKIT_TARGET)
     return row
 

@@ -176,6 +176,17 @@ def test_exact_tables(name, path):
 
 
 @gpu
+@pytest.mark.parametrize("width", [0, -1.0, float("nan")])
+def test_near_far_width_must_be_positive(width):
+    """A width of zero would never move a phase's threshold past its least waiting key."""
+    from turbobc._tuning import tuning
+
+    G = with_lengths(nx.cycle_graph(6), "int3", seed=1)
+    with tuning(gpu_near_far_width=width), pytest.raises(ValueError, match="near_far_width"):
+        turbobc.bc(G, weight="weight", **GPU)
+
+
+@gpu
 @pytest.mark.parametrize("index", ["int32", "int64"])
 @pytest.mark.parametrize("share", [0.0, 1e-5, 0.003, 0.2, 0.97])
 @pytest.mark.parametrize("words", [1, 255, 256, 257, 5000])

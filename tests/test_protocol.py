@@ -373,10 +373,34 @@ def test_concurrent_batches_auto_and_errors(monkeypatch):
 
     for threads, want in [(1, 1), (2, 1), (7, 1), (8, 2), (16, 4), (64, 16)]:
         monkeypatch.setattr(engine, "graphblas_threads", lambda t=threads: t)
-        assert engine.concurrent_batches(1000, 10) == want
-    assert engine.concurrent_batches(5, 1) == 2  # 16 threads, but 5 sources: 2 at once
+        assert engine.concurrent_batches(1000, 100) == want
+    assert engine.concurrent_batches(5, 10) == 2  # 16 threads, but 5 sources: 2 at once
+    assert engine.concurrent_batches(1000, 3) == 3  # the budget holds 3 sources: 3 batches of 1
     with tuning(cpu_concurrent_batches=3):
         assert engine.concurrent_batches(1000, 10) == 3
-    with tuning(cpu_concurrent_batches=0):
-        with pytest.raises(ValueError, match="cpu_concurrent_batches"):
-            engine.concurrent_batches(1000, 10)
+    for bad in (0, -2, "many", 2.5, True):
+        with tuning(cpu_concurrent_batches=bad):
+            with pytest.raises(ValueError, match="cpu_concurrent_batches"):
+                engine.concurrent_batches(1000, 10)
+
+
+def test_a_failing_concurrent_batch_stops_the_run(monkeypatch):
+    """The first batch's error reaches the caller without the batches behind it being swept
+    (at most the window in flight runs), and its sums are not added."""
+    from turbobc.engines import graphblas as engine
+    from turbobc._tuning import tuning
+
+    real, calls = engine._accumulate_batch, []
+
+    def flaky(walks, problem, batch, raw, edge_sums=None):
+        calls.append(int(batch[0]))
+        if batch[0] == 0:
+            raise RuntimeError("batch 0 fails")
+        return real(walks, problem, batch, raw, edge_sums)
+
+    monkeypatch.setattr(engine, "_accumulate_batch", flaky)
+    G = nx.cycle_graph(200)  # nothing folds: every vertex a source
+    with tuning(cpu_concurrent_batches=2, cpu_batch_cap=200 * 2):  # batches of 1 source
+        with pytest.raises(RuntimeError, match="batch 0 fails"):
+            turbobc.bc(G, engine="graphblas")
+    assert 1 <= len(calls) <= 4  # batch 0 and the window behind it, not the 200

@@ -67,9 +67,11 @@ class Tuning:
         GraphBLAS's threads (a ``graphblas.ss.Context``), their sums added in batch order.
         ``"auto"``: a quarter of GraphBLAS's threads when it has at least 8, else 1 (one
         batch at a time with every thread). A batch's calls on a sparse level are too small
-        to keep 16 threads busy, and independent batches still share Python's lock between
-        calls: on 16 cores, batches over threads against one call of all threads
-        (bench/results/cpu_threads-*.json; NetworKit on the same cores beside them).
+        to keep 16 threads busy, and batches at once still share Python's lock between calls,
+        so the gain is small: exact BC on 16 cores, seconds with one batch at a time / "auto"
+        (4 at once): road-minnesota 1.00 / 0.91, power 0.83 / 0.90, ca-GrQc 0.67 / 0.66,
+        ego-Facebook 0.72 / 0.65, wiki-Vote 1.30 / 1.11
+        (bench/results/cpu_threads-20261125T075733Z.json, NetworKit beside them).
     fold_trees : bool
         Before exact BC of an undirected graph (every vertex a source), fold the trees hanging
         off it into the vertices they hang from and sweep the smaller core with source and

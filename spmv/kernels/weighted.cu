@@ -12,7 +12,8 @@
 // next round.
 // A stale read of d(v) (lowered again by another thread during the round) only relaxes with
 // a larger value: the thread that lowered it also recorded v for the next round. The rounds
-// stop when a round lowers nothing: the fixed point is the least one, whatever the order.
+// stop when a round lowers nothing and no far key waits (near-far phases, below): the fixed
+// point is the least one, whatever the order.
 
 // Append value to list[0 .. *count), one atomicAdd per warp: the threads that append at the
 // same instruction take consecutive places after the one their leader reserved for all.

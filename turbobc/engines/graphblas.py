@@ -50,6 +50,7 @@ live data.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import gc
 import time
@@ -176,26 +177,27 @@ def batch_size_for(n: int, num_sources: int, *, m: int = 0, directed: bool = Fal
 
 
 def graphblas_threads() -> int:
-    """The threads SuiteSparse:GraphBLAS uses for a call made here: the engaged context's,
-    else the global setting."""
+    """The threads SuiteSparse:GraphBLAS uses for a call made here: the engaged context's
+    (``graphblas.ss.Context``; the global one unless a thread engaged its own)."""
     from graphblas.core.ss.context import threadlocal
 
-    context = getattr(threadlocal, "context", None)
-    engaged = int(context["nthreads"]) if context is not None else 0
+    engaged = int(threadlocal.context["nthreads"])
     return engaged if engaged > 0 else max(1, int(graphblas.ss.config["nthreads"]))
 
 
 def concurrent_batches(num_sources: int, step: int) -> int:
-    """Batches to sweep at once (``Tuning.cpu_concurrent_batches``): at most one per two
-    batches' worth of sources, and 1 when there are too few for two batches."""
+    """Batches to sweep at once (``Tuning.cpu_concurrent_batches``), given the sources and
+    the batch the memory budget plans (``step``): never more than ``step`` (each of the
+    batches at once gets a share of that budget, at least one source), and never more than
+    half the sources (at least two batches each)."""
     wanted = current_tuning().cpu_concurrent_batches
     if wanted == "auto":
         threads = graphblas_threads()
         wanted = threads // 4 if threads >= 8 else 1
-    wanted = int(wanted)
-    if wanted < 1:
-        raise ValueError(f"cpu_concurrent_batches must be 'auto' or at least 1, not {wanted}")
-    return max(1, min(wanted, num_sources // 2))
+    if isinstance(wanted, bool) or not isinstance(wanted, (int, np.integer)) or wanted < 1:
+        raise ValueError(f"cpu_concurrent_batches must be 'auto' or an int of at least 1, "
+                         f"not {wanted!r}")
+    return max(1, min(int(wanted), step, num_sources // 2))
 
 
 def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, progress,
@@ -342,21 +344,37 @@ class GraphblasSweeper(Sweeper):
                 context.disengage()
 
         batches = [sources[start:start + step] for start in range(0, len(sources), step)]
-        wide = []
-        with ThreadPoolExecutor(workers) as pool:
-            # each task in a copy of this thread's context: the Tuning knobs in force here
-            futures = [pool.submit(contextvars.copy_context().run, sweep, batch)
-                       for batch in batches]
-            for number, (batch, future) in enumerate(zip(batches, futures), 1):
+        collect = workers * step * n >= current_tuning().cpu_collect_above_slots
+        wide, pending, added = [], collections.deque(), [0]
+
+        def add_finished(keep: int) -> None:
+            """Add the oldest batches' sums, in batch order, until ``keep`` are in flight."""
+            while len(pending) > keep:
+                batch, future = pending.popleft()
                 own, own_edges, wide_here = future.result()
-                raw += own
+                np.add(raw, own, out=raw)
                 if own_edges is not None:
                     walks.add_edge_sums(edge_sums, own_edges)
                 wide.extend(wide_here)
-                if number % workers == 0:
-                    gc.collect()  # the finished batches' matrices (docstring, "Memory")
                 if progress is not None:
                     progress.update(len(batch) - len(wide_here))
+                added[0] += 1
+                if collect and added[0] % workers == 0:
+                    gc.collect()  # the finished batches' matrices (docstring, "Memory")
+
+        pool = ThreadPoolExecutor(workers)
+        try:
+            for batch in batches:
+                # each task in a copy of this thread's context: the Tuning knobs in force here
+                pending.append((batch, pool.submit(contextvars.copy_context().run, sweep,
+                                                   batch)))
+                add_finished(keep=workers)  # a bounded window: their sums fit the budget
+            add_finished(keep=0)
+        except BaseException:
+            # a failing batch (or Ctrl-C) ends the run now: the batches not started are dropped
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return wide, len(batches)
 
     def close(self) -> None:
@@ -486,6 +504,10 @@ class HopLevels:
                                  nrows=graph.n, ncols=graph.n)
         # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
         self.AT = self.A if not graph.directed else self.A.T.new()
+        # finished now (from_csr leaves rows unsorted, sorted by the first product that reads
+        # them): batches swept at once then only read them (cpu_concurrent_batches)
+        for matrix in (self.A, self.AT):
+            matrix.wait()
 
     def start(self, batch: np.ndarray) -> "HopWalk":
         return HopWalk(self, batch)
@@ -616,6 +638,8 @@ class ShortestPathDag:
         self.Src = Matrix.from_csr(indptr, edges, 1.0, nrows=n, ncols=m)
         self.SrcT = Matrix.from_csr(one_per_row, self.tails, 1.0, nrows=m, ncols=n)
         self.Dst = Matrix.from_csr(one_per_row, self.heads, 1.0, nrows=m, ncols=n)
+        for matrix in (self.A_len, self.Src, self.SrcT, self.Dst):  # finished: HopLevels
+            matrix.wait()
         # A length below half an ulp of a distance vanishes in the sum d(v) + len: then
         # d(v) == d(w) on a DAG edge, and networkx's Dijkstra counts in the order it pops
         # ties. Every distance is below (n − 1) max len, so a spread of lengths under 2^52 / n

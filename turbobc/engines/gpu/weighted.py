@@ -58,14 +58,16 @@ distances 8, the DAG sweep's dense M, E, in-degree, pending count and δ (40), i
 (key, M, E: 24) and its δ lists (16), rounded up; more than the distances' own arrays take
 while they are found (:data:`BYTES_PER_HOP_SLOT`)."""
 
-BYTES_PER_HOP_SLOT = 48
+BYTES_PER_HOP_SLOT = 64
 """Device bytes per (source, vertex) slot of a batch of the layer kernels (the ``"kernels"``
 path, weighted or ``hops``): the larger of its two phases, the distances and the layer sweep.
-The distances (:func:`distances`): dist 8, frontier mark 1, the round stamps 4 and the
-near-far phase stamps 4, the queue 8 and the far list 8, a round's keys 8: 41. The layer
-sweep (the distances' other arrays freed by then): dist 8, in-degree 4, σ 8, layer order 8,
-δ 8: 36. Rounded up. The lanes out of float64 range go to the wide sweep in batches of the
-full model."""
+The distances (:func:`distances`) keep dist 8, the frontier marks 1, the round stamps 4 and
+the near-far phase stamps 4, the queue 8 and the far list 8 (33), and at the peak of a round
+or a phase's end the next frontier 8, the copy a sort makes 8 and its scratch, or a phase's
+distances and tests of the far keys (8 and 1): up to about 58. The layer sweep (the
+distances' other arrays freed by then): dist 8, in-degree 4, σ 8, layer order 8, δ 8 and the
+endpoint terms' temporaries (10): 46. Rounded up. The lanes out of float64 range go to the
+wide sweep in batches of the full model. (The records of 2026-11-25 were taken at 48.)"""
 
 BYTES_PER_EDGE_SLOT = 64
 """Device bytes per (source, stored edge) of a weighted batch: the expansion of one level's
@@ -113,10 +115,11 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
                  edges: bool = False, memory_limit: int | None = None,
                  memory_fraction: float = 0.8, hops: bool = False) -> int:
     """Sources per weighted batch: as many as ``memory_fraction`` of the free bytes (or the
-    ``memory_limit``) hold beside the format and the sums, at most ``num_sources`` and
-    ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no source). The batches
-    it implies are as even as possible. ``hops``: the layer kernels' batch of an unweighted
-    run (:data:`BYTES_PER_HOP_SLOT` per slot, no cap from the wide sweep). A pure function."""
+    ``memory_limit``) hold beside the format and the sums, at most ``num_sources`` and, for
+    the wide sweep, ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no
+    source). The batches it implies are as even as possible. ``hops``: the batch of the layer
+    kernels, weighted (the ``"kernels"`` path) or not (:data:`BYTES_PER_HOP_SLOT` per slot, no
+    cap from the wide sweep). A pure function."""
     if num_sources <= 0:
         return 0
     if memory_limit is not None:
@@ -180,6 +183,8 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     # near-far phases: keys at distance >= below wait in far for the next phase
     # (equal lengths: the rounds are breadth-first levels, each slot lowered once: no phases)
     phase_width = current_tuning().gpu_near_far_width
+    if phase_width is not None and not phase_width > 0:
+        raise ValueError(f"gpu_near_far_width must be positive or None, not {phase_width!r}")
     width = (np.inf if phase_width is None or m == 0
              or float(lengths.min()) == float(lengths.max())
              else phase_width * float(lengths.mean()))
@@ -197,6 +202,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
                (ptr, idx, lengths, np.int64(n), keys, np.int64(count), dist, marks,
                 np.int32(queued), stamp, np.int32(done), queue, queue_count,
                 np.float64(below), far_stamp, np.int32(phase), far, far_count))
+        keys = None  # freed once the launch is done (the pool orders it on the stream)
         done += 1
         if queued:
             count = int(queue_count.get()[0])
@@ -208,13 +214,17 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
             waiting = int(far_count.get()[0])
             if waiting:
                 # the next phase: the far keys not relaxed since (those below `below` were)
-                keys = far[:waiting]
-                at = dist.view(cupy.float64)[keys]
+                at = dist.view(cupy.float64)[far[:waiting]]
                 still = at >= below
-                keys = cupy.sort(keys[still])
+                least = float(cupy.where(still, at, np.inf).min())
+                del at
+                keys = cupy.sort(far[:waiting][still])
+                del still
                 count = int(keys.size)
                 if count:
-                    below = float(at[still].min()) + width
+                    # above the least distance waiting, even where adding the width rounds
+                    # to nothing next to it (every phase then relaxes at least that slot)
+                    below = max(least + width, float(np.nextafter(least, np.inf)))
                 far_count.fill(0)
                 phase += 1
     if rounds is not None:
@@ -298,10 +308,13 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
         resident.release()
         del weights
         graph = resident.graph
+        model = (f"about {BYTES_PER_HOP_SLOT} bytes per vertex"
+                 if hops or path == "kernels" else
+                 f"about {BYTES_PER_SLOT} bytes per vertex and {BYTES_PER_EDGE_SLOT} per stored "
+                 "edge")
         raise MemoryError(
             f"the GPU engine could not hold a weighted batch (n={graph.n}, m={graph.nnz}: "
-            f"about {BYTES_PER_SLOT} bytes per vertex and {BYTES_PER_EDGE_SLOT} per stored "
-            f"edge, per source); free device memory or run it with engine='graphblas'. "
+            f"{model}, per source); free device memory or run it with engine='graphblas'. "
             f"CuPy said: {failure}")
 
 
