@@ -5,8 +5,8 @@ same cores beside them (issue 12's CPU table).
 For each graph (undirected, unweighted; trees folded as ``turbobc.bc`` does), on all of the
 host's cores: NetworKit ``Betweenness``, then ``turbobc.bc(engine="graphblas")`` with 1, 2,
 4 and 8 concurrent batches and with ``"auto"`` (best of two runs each; each setting's largest
-relative difference from the first setting's values is recorded). Ratios are NetworKit seconds / turbobc seconds (above
-1: turbobc faster).
+relative difference from the first setting's values is recorded). Ratios are NetworKit
+seconds / turbobc seconds (above 1: turbobc faster).
 
 Usage: python bench/cpu_threads.py [GRAPH ...] [--out DIR]
 """

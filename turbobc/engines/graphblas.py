@@ -345,10 +345,11 @@ class GraphblasSweeper(Sweeper):
 
         batches = [sources[start:start + step] for start in range(0, len(sources), step)]
         collect = workers * step * n >= current_tuning().cpu_collect_above_slots
-        wide, pending, added = [], collections.deque(), [0]
+        wide, pending, added = [], collections.deque(), 0
 
         def add_finished(keep: int) -> None:
             """Add the oldest batches' sums, in batch order, until ``keep`` are in flight."""
+            nonlocal added
             while len(pending) > keep:
                 batch, future = pending.popleft()
                 own, own_edges, wide_here = future.result()
@@ -358,8 +359,8 @@ class GraphblasSweeper(Sweeper):
                 wide.extend(wide_here)
                 if progress is not None:
                     progress.update(len(batch) - len(wide_here))
-                added[0] += 1
-                if collect and added[0] % workers == 0:
+                added += 1
+                if collect and added % workers == 0:
                     gc.collect()  # the finished batches' matrices (docstring, "Memory")
 
         pool = ThreadPoolExecutor(workers)

@@ -309,7 +309,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
         del weights
         graph = resident.graph
         model = (f"about {BYTES_PER_HOP_SLOT} bytes per vertex"
-                 if hops or path == "kernels" else
+                 if path == "kernels" else
                  f"about {BYTES_PER_SLOT} bytes per vertex and {BYTES_PER_EDGE_SLOT} per stored "
                  "edge")
         raise MemoryError(
@@ -360,7 +360,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                                   edges=edges, memory_limit=budget)
         if _batch is not None:
             batch = wide_batch = max(1, min(int(_batch), sources.size))
-        elif hops or path == "kernels":
+        elif path == "kernels":  # (always with hops)
             # the layer kernels hold a slot in BYTES_PER_HOP_SLOT whatever the lengths: their
             # batch is not capped by the wide sweep's, which takes its own (smaller) batches
             batch = choose_batch(n, m, sources.size, free, index_bytes=index_dtype.itemsize,
@@ -406,7 +406,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=memory_model(n, m, batch=batch,
                                               index_bytes=index_dtype.itemsize, edges=edges,
-                                              hops=hops or path == "kernels"),
+                                              hops=path == "kernels"),
                      **resident.run_facts())
     return raw
 
