@@ -11,9 +11,11 @@ import numpy as np
 
 from turbobc._graph import reverse_edge_positions
 from turbobc._progress import source_progress
-from turbobc._reduce import fold_trees
+from turbobc._chains import ChainFolding, find_chains
+from turbobc._reduce import component_sizes, fold_trees
 from turbobc._rescale import rescale
-from turbobc._run import sweep_sources
+from turbobc._run import engine_named, sweep_sources
+from turbobc.engines.protocol import SlotWeightsDeclined
 from turbobc._tuning import current as current_tuning
 from turbobc._validation import check_guarantee, validate
 
@@ -536,40 +538,90 @@ def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=
 
 def _raw_sums(call) -> tuple[np.ndarray, dict]:
     """The raw sums of the call's sources and the facts of the run: over the graph as it
-    is, or, for exact BC of an undirected graph with trees hanging off it, over the core left
-    once they are folded (turbobc/_reduce.py), expanded back."""
+    is, or, for exact BC of an undirected graph, over the core left once the trees hanging
+    off it are folded (turbobc/_reduce.py) and with the sources inside its chains folded into
+    the chains' ends (turbobc/_chains.py), expanded back."""
     knobs, folded = current_tuning(), None
-    if (knobs.fold_trees and not call.sampled and call.targets is None
-            and len(call.sources) == call.graph.n):
+    every_source = (not call.sampled and call.targets is None
+                    and len(call.sources) == call.graph.n)
+    if knobs.fold_trees and every_source:
         # too little to fold is not worth what the weighted sweeps cost: then only the
         # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
         folded = fold_trees(call.graph,
                             min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
-    if folded is None:
+    core = call.graph if folded is None else folded.core
+    weight = None if folded is None else folded.weight
+    problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
+                                  target_weight=weight, source_weight=weight)
+    chains = _chain_folding(call, problem) if every_source else None
+    if folded is None and chains is None:
         total, facts = sweep_sources(call.problem, call.engine, call.sources,
                                      progress=call.progress, client=call.client)
         return total.vertex, dict(facts, folded=0)
-    core = folded.core
     # the call's problem on the core: every vertex weighted by what it stands for; the
     # endpoint terms come back in closed form (FoldedTrees.expand)
-    problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
-                                  target_weight=folded.weight, source_weight=folded.weight)
     with contextlib.ExitStack() as stack:
-        bar = call.progress  # counts every vertex of the graph: the core's, then the folded
+        bar = call.progress  # counts every vertex of the graph: the swept, then the folded
         if isinstance(bar, bool):
             bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
         try:
-            # every component keeps a vertex, so the core is never empty
-            total, facts = sweep_sources(problem, call.engine, np.arange(core.n),
-                                         progress=bar, client=call.client)
+            core_raw, facts = _sweep_core(call, problem, chains, bar)
         except MemoryError as exc:
             raise MemoryError(f"{exc} (that is the core left after folding the "
-                              f"{folded.folded} vertices of the trees hanging off this graph "
-                              f"of n={call.graph.n})") from None
-        bar.update(folded.folded)
+                              f"{call.graph.n - core.n} vertices of the trees hanging off "
+                              f"this graph of n={call.graph.n})") from None
+        bar.update(call.graph.n - core.n)
+    if folded is None:
+        facts = dict(facts, folded=0)
+        raw = core_raw
+        if call.endpoints:
+            raw = raw + 2.0 * (component_sizes(call.graph) - 1)
+        return raw, facts
     facts = dict(facts, folded=folded.folded, core_vertices=core.n,
                  fold_seconds=folded.seconds)
-    return folded.expand(total.vertex, endpoints=call.endpoints), facts
+    return folded.expand(core_raw, endpoints=call.endpoints), facts
+
+
+def _chain_folding(call, problem):
+    """The folding of the sources inside the core's chains (turbobc/_chains.py), or None:
+    off (``Tuning.fold_chains``), a directed or weighted graph, a Dask run, an engine that does
+    not serve per-slot target weights, or fewer folded sources than
+    ``Tuning.chain_min_share`` of the vertices."""
+    knobs = current_tuning()
+    graph = problem.graph
+    if (not knobs.fold_chains or graph.directed or problem.weighted or problem.edges
+            or call.client is not None):
+        return None
+    chains = find_chains(graph)
+    chains = chains.select(chains.inner_count + 1 <= knobs.chain_max_length)
+    if chains.inner.size < max(1, knobs.chain_min_share * call.graph.n):
+        return None
+    weight = problem.target_weight
+    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains)
+    served = dataclasses.replace(problem, slot_weights=plan, source_weight=None)
+    if engine_named(call.engine).can_serve(served) is not None:
+        return None
+    return plan
+
+
+def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
+    """Raw sums of the core's every vertex as a source: swept, or, with ``chains``, the
+    chains' ends swept with per-slot target weights plus the chains' closed-form terms (and
+    swept as they are if the engine declines midway)."""
+    core = problem.graph
+    if chains is not None:
+        served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
+        try:
+            total, facts = sweep_sources(served, call.engine, chains.sources, progress=bar)
+        except SlotWeightsDeclined:
+            pass
+        else:
+            bar.update(chains.folded)
+            return total.vertex + chains.credit, dict(facts, chain_folded=chains.folded,
+                                                      chains=chains.chains.count)
+    total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
+                                 client=call.client)
+    return total.vertex, facts
 
 
 def _check_finite(raw: np.ndarray, engine: str) -> None:

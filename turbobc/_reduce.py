@@ -36,7 +36,7 @@ from scipy.sparse.csgraph import connected_components
 
 from turbobc._graph import Graph
 
-__all__ = ["FoldedTrees", "fold_trees"]
+__all__ = ["FoldedTrees", "fold_trees", "component_sizes"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,8 +134,7 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
         return None
     alive[folded] = False
     size[:], hanging_sum[:], hanging_sq[:] = sizes, hsum, hsq
-    _, label = connected_components(pattern, directed=False)
-    component_size = np.bincount(label)[label].astype(np.int64)
+    component_size = component_sizes(graph)
     rest = component_size - 1 - hanging_sum
     # (N − 1)² − Σ c_i² − R², in int64 (exact) then float64
     cut_pairs = ((component_size - 1) ** 2 - hanging_sq - rest ** 2).astype(np.float64)
@@ -144,6 +143,12 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
                        cut_pairs=cut_pairs, component_size=component_size,
                        folded=len(folded), seconds=time.perf_counter() - began)
+
+
+def component_sizes(graph: Graph) -> np.ndarray:
+    """int64 per vertex: the size of its connected component (edges taken both ways)."""
+    _, label = connected_components(graph.pattern, directed=False)
+    return np.bincount(label)[label].astype(np.int64)
 
 
 def _core_graph(graph: Graph, kept: np.ndarray) -> Graph:

@@ -83,6 +83,14 @@ class Tuning:
         (bench/results/cpu-small-20261123T172134Z.json): power (32% folded) 3.37 / 6.45,
         ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
         graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
+    fold_chains : bool
+        Before exact BC of an undirected unweighted graph, fold the sources inside chains of
+        degree-2 vertices into the chains' ends (:mod:`turbobc._chains`; exact): the ends'
+        sweeps carry them with per-slot target weights. False sweeps every core vertex.
+    chain_min_share : float
+        ...when at least this share of the vertices lies inside chains.
+    chain_max_length : int
+        Chains of more edges stay unfolded (their in-chain pairs cost O(L²) on the host).
     gpu_weighted_path : str
         How the GPU engine sweeps a weighted graph's shortest-path DAG after the distances
         (``turbobc.engines.gpu.weighted.PATHS``): ``"wide"``, engines/wide.py's sweep on CuPy
@@ -135,6 +143,9 @@ class Tuning:
     cpu_concurrent_batches: int | str = "auto"
     fold_trees: bool = True
     fold_min_share: float = 0.05
+    fold_chains: bool = True
+    chain_min_share: float = 0.1
+    chain_max_length: int = 1024
     gpu_weighted_path: str = "kernels"
     gpu_near_far_width: float | None = 4.0
     gpu_family: str = "auto"

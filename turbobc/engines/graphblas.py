@@ -63,7 +63,8 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 from spmv._ctl import OVERFLOW_EXP
 
 from turbobc._graph import Graph
-from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
+from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import Engine, Partial, Problem, SlotWeightsDeclined, Sweeper
 from turbobc._memory import available_memory, format_bytes
 from turbobc._progress import paced_batches
 from turbobc._tuning import current as current_tuning
@@ -244,6 +245,9 @@ class GraphblasEngine(Engine):
         if problem.kernel != "auto":
             return (f"kernel={problem.kernel!r} names a GPU kernel; the graphblas engine "
                     "takes kernel='auto'")
+        if problem.slot_weights is not None and (problem.weighted or problem.edges
+                                                 or problem.endpoints):
+            return "per-slot target weights serve unweighted vertex sums without endpoints"
         return None
 
     def open(self, problem: Problem) -> "GraphblasSweeper":
@@ -277,7 +281,14 @@ class GraphblasSweeper(Sweeper):
                               memory_limit=self.problem.memory_limit,
                               weighted=graph.weighted)
         workers = concurrent_batches(len(sources), step)
-        if workers > 1:
+        if problem.slot_weights is not None:
+            # τ per slot: three dense B x n arrays beside the levels, so half the batch
+            # (helper slots join the sources: plan for as many slots as vertices)
+            step = batch_size_for(graph.n, graph.n, m=graph.nnz, directed=graph.directed,
+                                  memory_limit=self.problem.memory_limit)
+            wide, batches = [], self._run_slots(max(1, step // 2), raw, progress)
+            workers = 1
+        elif workers > 1:
             # as many batches at once: each within its share of the memory budget, and at
             # least two per worker while the sources allow
             step = max(1, min(step // workers, -(-len(sources) // (2 * workers))))
@@ -301,6 +312,19 @@ class GraphblasSweeper(Sweeper):
                           concurrent_batches=workers, wide_sources=len(wide),
                           sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
+
+    def _run_slots(self, step, raw, progress) -> int:
+        """The batches of the problem's per-slot target weights, one after another; returns
+        their number."""
+        plan = self.problem.slot_weights
+        batches = plan.batches(step)
+        for index, slots in enumerate(batches):
+            _accumulate_slots(self.walks, self.problem, index, slots, raw)
+            if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:
+                gc.collect()  # the batch's matrices (module docstring, "Memory")
+            if progress is not None:
+                progress.update(int(np.count_nonzero(plan.own_weights(index))))
+        return len(batches)
 
     def _run_in_turn(self, sources, step, raw, edge_sums, progress) -> tuple[list, int]:
         """One batch after another with every GraphBLAS thread, added into ``raw`` (and
@@ -410,6 +434,58 @@ def _accumulate_batch(walks, problem: Problem, batch: np.ndarray, raw: np.ndarra
     return []
 
 
+def _accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
+                      raw: np.ndarray) -> None:
+    """:func:`_accumulate_batch` for batch ``index`` of the problem's per-slot target weights
+    (``Problem.slot_weights``): τ of slot b is own(b) · target_weight plus what the plan adds
+    once the forward sweep is done; ω is folded into τ."""
+    plan = problem.slot_weights
+    walk = walks.start(slots)
+    levels, shifts, too_wide = _forward(walk, slots)
+    if too_wide.any():
+        raise SlotWeightsDeclined("path counts spread wider than per-level scaling holds")
+    counts = _LevelCounts(levels, shifts, walk.n)
+    tau = problem.target_weight
+    base = np.ones(walk.n) if tau is None else np.asarray(tau, dtype=np.float64)
+    counts.tau = np.outer(plan.own_weights(index), base)
+    plan.add_target_weights(index, counts)
+    _backward(walk, levels, shifts, raw, slot_tau=counts.tau)
+
+
+class _LevelCounts(SlotCounts):
+    """A batch's levels and counts as dense B x n arrays, for per-slot target weights."""
+
+    def __init__(self, levels: list, shifts: list, n: int):
+        B = levels[0].nrows
+        self.n = n
+        self.level = np.full((B, n), -1, dtype=np.int64)
+        self.sigma = np.zeros((B, n), dtype=np.float64)
+        scaled = any(s is not None for s in shifts)
+        self.exponent = np.zeros((B, n), dtype=np.int64) if scaled else None
+        exponent = np.zeros(B, dtype=np.int64)  # Σ_{d' ≤ d} shift_d' of each row
+        for d, level in enumerate(levels):
+            rows, cols, vals = level.to_coo()
+            self.level[rows, cols] = d
+            self.sigma[rows, cols] = vals
+            if scaled:
+                if shifts[d] is not None:
+                    exponent += shifts[d]
+                self.exponent[rows, cols] = exponent[rows]
+        self.tau = None
+
+    def levels(self, lanes):
+        return self.level[lanes]
+
+    def counts(self, lanes):
+        return self.sigma[lanes], None if self.exponent is None else self.exponent[lanes]
+
+    def add_target_weights(self, lanes, values) -> None:
+        np.add.at(self.tau, lanes, values)
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        np.add.at(self.tau, (lanes, vertices), values)
+
+
 def _forward(walk, batch: np.ndarray):
     """Multi-source path counting, level by level of the shortest-path DAG.
 
@@ -440,7 +516,8 @@ def _forward(walk, batch: np.ndarray):
 
 def _backward(walk, levels: list, shifts: list, raw: np.ndarray,
               tau: np.ndarray | None = None, row_weights: np.ndarray | None = None,
-              edge_sums=None, split_non_targets: bool = False) -> None:
+              edge_sums=None, split_non_targets: bool = False,
+              slot_tau: np.ndarray | None = None) -> None:
     """Brandes' dependency accumulation from the deepest level up to depth 1; row b's δ
     counts ``row_weights[b]`` times (the weight of its source; None: once). With
     ``edge_sums``, every edge v -> w of the shortest-path DAG also gets its term
@@ -452,13 +529,14 @@ def _backward(walk, levels: list, shifts: list, raw: np.ndarray,
 
     ``split_non_targets`` (τ in {0, 1}, with ``edge_sums``) is networkx's edge subset BC: a
     target w hands each parent σ(v)/σ(w) · (1 + δ(w)), a non-target δ(w) / |P(w)|, an equal
-    share whatever the path counts."""
+    share whatever the path counts. ``slot_tau`` (B x n) is a target weight per slot instead
+    of ``tau``."""
     delta = None  # δ of the child level d, pattern within S_d
     last = 1 if edge_sums is not None else 2  # level 1 only feeds the source (and its edges)
     for d in range(len(levels) - 1, last - 1, -1):
         sigma_child, sigma_parent = levels[d], levels[d - 1]
         # u<S == d> = (τ + δ) ./ σ   (the accumulate step: spmv/kernels/accumulate.cuh)
-        u = _target_weights(sigma_child, tau)
+        u = _target_weights(sigma_child, tau, slot_tau)
         share = None  # split_non_targets: q = (1 − τ) δ ./ |P|, each parent's equal share
         if delta is not None and split_non_targets:
             # u = τ (1 + δ) ./ σ ; q<S == d> = (1 − τ) δ ./ |P|  (|P|: the DAG parents)
@@ -939,9 +1017,15 @@ def _keep_in_range(level: Matrix, too_wide: np.ndarray) -> np.ndarray | None:
     return shift
 
 
-def _target_weights(level: Matrix, tau: np.ndarray | None) -> Matrix:
+def _target_weights(level: Matrix, tau: np.ndarray | None,
+                    slot_tau: np.ndarray | None = None) -> Matrix:
     """τ(w) at every entry (b, w) of ``level``: the target weight of the accumulate step,
-    all ones when ``tau`` is None (every vertex a target, weight 1)."""
+    all ones when ``tau`` is None (every vertex a target, weight 1); ``slot_tau[b, w]`` when
+    the weights depend on the slot."""
+    if slot_tau is not None:
+        rows, cols, _ = level.to_coo(values=False)
+        return Matrix.from_coo(rows, cols, slot_tau[rows, cols], nrows=level.nrows,
+                               ncols=level.ncols)
     ones = level.apply(unary.one).new()
     if tau is None:
         return ones

@@ -21,7 +21,13 @@ import numpy as np
 
 from turbobc._graph import Graph
 
-__all__ = ["Problem", "Partial", "Sweeper", "Engine"]
+__all__ = ["Problem", "Partial", "Sweeper", "Engine", "SlotWeightsDeclined"]
+
+
+class SlotWeightsDeclined(RuntimeError):
+    """An engine met, mid-run, something its per-slot target weights cannot serve (path
+    counts that need the exponent-per-vertex sweep): the caller runs the problem without
+    them."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,12 @@ class Problem:
         networkx's edge subset BC (with ``edges`` and τ in {0, 1}): a non-target's dependency
         goes to its shortest-path parents in equal shares, δ(w) / |P(w)|, instead of in
         proportion to their path counts (CPU engine).
+    slot_weights : turbobc._chains.ChainFolding or None
+        Target weights that depend on the source (unweighted vertex BC only): the engine
+        sweeps the batches it says (:meth:`~turbobc._chains.ChainFolding.batches`, whatever
+        sources :meth:`Sweeper.run` is given), with τ of slot b = own(b) · target_weight,
+        plus what it adds between the forward and the backward sweep; ω is unused. An engine
+        that cannot must decline in :meth:`Engine.can_serve`.
     """
 
     graph: Graph
@@ -63,6 +75,7 @@ class Problem:
     source_weight: np.ndarray | None = None
     edges: bool = False
     split_non_targets: bool = False
+    slot_weights: object | None = None
 
     @property
     def weighted(self) -> bool:

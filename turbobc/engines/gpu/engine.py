@@ -58,8 +58,17 @@ class GpuEngine(Engine):
             return ("networkx's edge subset BC (edge BC with targets: a non-target's "
                     "dependency split among its parents in equal shares) runs on the CPU "
                     "engine (graphblas) for now")
+        if problem.slot_weights is not None and (problem.weighted or problem.edges
+                                                 or problem.endpoints
+                                                 or self._family_name() == "queue"):
+            return ("per-slot target weights serve unweighted vertex sums without endpoints "
+                    "on the batched kernels")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
+
+    @staticmethod
+    def _family_name() -> str:
+        return current_tuning().gpu_family
 
     def open(self, problem: Problem) -> "GpuSweeper":
         return GpuSweeper(problem)

@@ -1,0 +1,426 @@
+"""Exact chain folding: the sources inside chains of degree-2 vertices are folded into the
+vertices that end the chains, so exact BC sweeps from far fewer sources.
+
+On road networks most vertices lie on *chains*: paths a, x_1, ..., x_k, b whose inner
+vertices have degree 2 (road-luxembourg-osm: 83,657 of the 93,000 vertices left once its
+trees are folded). A source x_i inside a chain reaches the rest of the graph through a (after
+i edges) or through b (after L − i, where L = k + 1 is the chain's length), so its sweep is a
+share of a's sweep plus a share of b's. Summed over the chain's sources (each weighing
+r(x_i), the vertices it stands for after folding trees):
+
+- a target t outside the chain, with Δ(t) = d(a, t) − d(b, t), is reached by x_i through a
+  when i + d(a, t) < L − i + d(b, t), i.e. 2i < h(t) = L − Δ(t); through b when 2i > h(t);
+  through both when 2i = h(t), where the i-th source's paths split σ(a, t) : σ(b, t). So a's
+  sweep carries the chain's sources with a **target weight that depends on the source**,
+
+      τ_a(t) = r(t) · ( Σ_{2i < h(t)} r(x_i) + [2i* = h(t)] r(x_i*) σ(a,t) / (σ(a,t) + σ(b,t)) ),
+
+  and b's sweep the rest, τ_b(t) = r(t) Σ_{2i > h(t)} r(x_i) + the other share of the tie.
+  The engines take such a τ per *slot* (source of a batch): :class:`ChainFolding` computes it
+  between the forward and the backward sweep of each batch, from the levels and counts of
+  both ends of every chain (both ends are slots of the same batch; an end that is not a
+  source of that batch joins it as a *helper* slot with no weight of its own).
+- The chain's own vertices, and a and b themselves (a sweep never credits its own source),
+  get what the chain's sources add to them in closed form: per chain, the targets outside it
+  fall into 2L + 1 classes by h(t) (a histogram of r(t), and of r(t)'s tie shares, over h),
+  and each (source, class) credits the inner vertices between the source and the end it
+  leaves by.
+- Pairs inside the chain (a source x_i and a target x_j, a or b) take the inner path, of
+  |i − j| edges, or go round through a and b, of L + d(a, b) − |i − j| edges (only when
+  d(a, b) < L), or both on a tie (1 : σ(a, b) paths). Going round, the vertices outside the
+  chain on the shortest a-b paths get their share through a's sweep: τ_a(b) grows by the
+  pair's weight.
+
+A *loop* (a = b: a cycle through one vertex of another degree) is the same with d(a, b) = 0.
+Everything is exact for undirected graphs counted in hops: the engines' sweeps are unchanged,
+only their target weights differ. Chains longer than ``max_length`` edges stay unfolded (their
+in-chain pairs cost O(L²) here); so does everything on a directed or weighted graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from turbobc._graph import Graph
+from turbobc.engines.protocol import SlotWeightsDeclined
+
+__all__ = ["Chains", "find_chains", "ChainFolding", "SlotCounts"]
+
+
+@dataclass(frozen=True, eq=False)
+class Chains:
+    """Maximal paths of degree-2 vertices between two vertices of another degree.
+
+    Attributes
+    ----------
+    first, last : numpy.ndarray
+        int64 per chain: its ends a and b (equal for a loop).
+    offsets : numpy.ndarray
+        int64; chain c's inner vertices are ``inner[offsets[c]:offsets[c + 1]]``, from a to b.
+    inner : numpy.ndarray
+        int64, the inner vertices of every chain.
+    """
+
+    first: np.ndarray
+    last: np.ndarray
+    offsets: np.ndarray
+    inner: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.first.size)
+
+    @property
+    def inner_count(self) -> np.ndarray:
+        """k per chain: its inner vertices (the chain has L = k + 1 edges)."""
+        return np.diff(self.offsets)
+
+    def select(self, keep: np.ndarray) -> "Chains":
+        """The chains where ``keep`` (bool per chain) holds."""
+        k = self.inner_count[keep]
+        offsets = np.zeros(k.size + 1, dtype=np.int64)
+        np.cumsum(k, out=offsets[1:])
+        starts = self.offsets[:-1][keep]
+        inner = (self.inner[np.repeat(starts - offsets[:-1], k) + np.arange(offsets[-1])]
+                 if k.size else np.zeros(0, dtype=np.int64))
+        return Chains(first=self.first[keep], last=self.last[keep], offsets=offsets,
+                      inner=inner)
+
+
+def find_chains(graph: Graph) -> Chains:
+    """The chains of an undirected graph: every path x_1 .. x_k of degree-2 vertices whose
+    outer neighbours a and b have another degree. The vertices of a component that is a
+    cycle belong to no chain (it has no end)."""
+    pattern = graph.pattern
+    degree = np.diff(pattern.indptr)
+    ptr, idx, deg = pattern.indptr.tolist(), pattern.indices.tolist(), degree.tolist()
+    seen = bytearray(graph.n)
+    first, last, lengths, inner = [], [], [], []
+    for a in np.flatnonzero(degree != 2).tolist():
+        for x in idx[ptr[a]:ptr[a + 1]]:
+            if deg[x] != 2 or seen[x]:
+                continue
+            prev, walk = a, []
+            while deg[x] == 2 and not seen[x]:
+                seen[x] = 1
+                walk.append(x)
+                y, z = idx[ptr[x]], idx[ptr[x] + 1]
+                prev, x = x, (z if y == prev else y)
+            first.append(a)
+            last.append(x)
+            lengths.append(len(walk))
+            inner.extend(walk)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Chains(first=np.asarray(first, dtype=np.int64),
+                  last=np.asarray(last, dtype=np.int64), offsets=offsets,
+                  inner=np.asarray(inner, dtype=np.int64))
+
+
+class SlotCounts:
+    """What an engine shows of a batch between its forward and backward sweeps: the levels
+    and path counts of chosen slots, and a way to add to their target weights. Engines
+    subclass it over their own layout (arrays of ``xp``: NumPy or CuPy).
+
+    Attributes
+    ----------
+    xp : module
+        The array module of the batch's arrays.
+    n : int
+        Vertices.
+    chunk_entries : int
+        About how many (slot, vertex) entries one call should ask for at once.
+    """
+
+    xp = np
+    n = 0
+    chunk_entries = 1 << 22
+
+    def levels(self, lanes) -> "xp.ndarray":
+        """(len(lanes), n) int64: the hop distance from each slot's source, -1 unreached."""
+        raise NotImplementedError
+
+    def counts(self, lanes) -> tuple:
+        """σ̂ (len(lanes), n) float64 and the exponent (same shape, int64, or None when no
+        level of the batch was scaled): σ = σ̂ · 2^exponent."""
+        raise NotImplementedError
+
+    def add_target_weights(self, lanes, values) -> None:
+        """τ of slot ``lanes[p]`` += ``values[p]`` (a row of n); lanes may repeat."""
+        raise NotImplementedError
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
+        raise NotImplementedError
+
+
+@dataclass
+class _Batch:
+    slots: np.ndarray       # source vertex of each slot
+    own: np.ndarray         # own weight of each slot: r(source), or 0 for a helper
+    chains: np.ndarray      # the chains this batch carries
+    lane_a: np.ndarray      # slot of each chain's first end
+    lane_b: np.ndarray      # slot of each chain's last end
+
+
+class ChainFolding:
+    """The per-slot target weights that fold the sources inside ``chains`` into the chains'
+    ends (module docstring), for the sweeps of ``graph`` from :attr:`sources` with target
+    weight ``r`` (``Problem.target_weight``); :attr:`credit` collects, as the batches are
+    swept, what the folded sources add to the chains' own vertices and ends.
+
+    An engine serving it (``Problem.slot_weights``) calls :meth:`batches` once with how many
+    slots a batch holds, then per batch sets τ = own ⊗ r (:meth:`own_weights`), sweeps forward,
+    calls :meth:`add_target_weights` and sweeps backward with that τ (and ω = 1).
+    """
+
+    def __init__(self, graph: Graph, r: np.ndarray, chains: Chains):
+        self.graph, self.r, self.chains = graph, np.asarray(r, dtype=np.float64), chains
+        n = graph.n
+        self.chain_of = np.full(n, -1, dtype=np.int64)
+        k = chains.inner_count
+        self.chain_of[chains.inner] = np.repeat(np.arange(chains.count), k)
+        self.sources = np.flatnonzero(self.chain_of < 0)
+        self.folded = int(chains.inner.size)
+        self.credit = np.zeros(n, dtype=np.float64)
+        self._k, self._L = k, k + 1
+        self._loop = chains.first == chains.last
+        # positions 0..L of each chain: a, x_1 .. x_k, b (a again for a loop)
+        self._pos_off = np.zeros(chains.count + 1, dtype=np.int64)
+        np.cumsum(self._L + 1, out=self._pos_off[1:])
+        vertex_at = np.empty(self._pos_off[-1], dtype=np.int64)
+        vertex_at[self._pos_off[:-1]] = chains.first
+        vertex_at[self._pos_off[1:] - 1] = chains.last
+        inner_pos = (np.repeat(self._pos_off[:-1] + 1 - chains.offsets[:-1], k)
+                     + np.arange(chains.inner.size))
+        vertex_at[inner_pos] = chains.inner
+        self._vertex_at = vertex_at
+        self._r_at = self.r[vertex_at]
+        self._r_at[self._pos_off[1:][self._loop] - 1] = 0.0  # a loop's b is a, counted at 0
+        # P(m) = Σ_{i ≤ m} r(x_i), m = 0..k, per chain at prefix_off[c] + m
+        self._prefix_off = np.zeros(chains.count + 1, dtype=np.int64)
+        np.cumsum(k + 1, out=self._prefix_off[1:])
+        prefix = np.zeros(self._prefix_off[-1], dtype=np.float64)
+        inner_r = self.r[chains.inner]
+        running = np.cumsum(inner_r)
+        base = np.concatenate([[0.0], running])[chains.offsets[:-1]]
+        prefix[inner_pos - self._pos_off[:-1].repeat(k) + self._prefix_off[:-1].repeat(k)] = \
+            running - np.repeat(base, k)
+        self._prefix = prefix
+        self._batches: list[_Batch] = []
+
+    # ---- batches -------------------------------------------------------------------------
+
+    def batches(self, capacity: int, rank: np.ndarray | None = None) -> list[np.ndarray]:
+        """The slots of each batch (source vertices, distinct within a batch, at most
+        ``capacity``): the sources in ``rank`` order (default: vertex order), each batch
+        carrying the chains whose first-swept end it holds, with their other ends as helpers
+        where they are not sources of it. Raises SlotWeightsDeclined when a source and the
+        other ends of its chains do not fit one batch."""
+        chains = self.chains
+        sources = self.sources
+        if rank is not None:
+            sources = sources[np.argsort(rank[sources], kind="stable")]
+        # the chains at each end vertex, and each chain's other end
+        ends = np.concatenate([chains.first, chains.last])
+        ids = np.concatenate([np.arange(chains.count), np.arange(chains.count)])
+        others = np.concatenate([chains.last, chains.first])
+        by_end = np.argsort(ends, kind="stable")
+        ends_sorted = ends[by_end]
+        starts = np.searchsorted(ends_sorted, sources)
+        stops = np.searchsorted(ends_sorted, sources, side="right")
+        carried = np.zeros(chains.count, dtype=bool)
+        self._batches = []
+        slots, where, owned, need = [], {}, [], set()
+        for s, lo, hi in zip(sources.tolist(), starts.tolist(), stops.tolist()):
+            here = ids[by_end[lo:hi]]
+            fresh = ~carried[here]
+            mine = np.unique(here[fresh])  # a loop meets its end twice
+            wanted = set(others[by_end[lo:hi]][fresh].tolist()) - {s}
+            pending = (need | wanted) - where.keys() - {s}
+            if slots and len(slots) + 1 + len(pending) > capacity:
+                self._close(slots, where, owned, need)
+                slots, where, owned, need = [], {}, [], set()
+                pending = wanted
+            if 1 + len(pending) > capacity:
+                raise SlotWeightsDeclined(f"a batch of {capacity} slots cannot hold source {s} and "
+                                 f"the other ends of its {mine.size} chains")
+            where[s] = len(slots)
+            slots.append(s)
+            need = pending
+            carried[mine] = True
+            owned.extend(mine.tolist())
+        if slots:
+            self._close(slots, where, owned, need)
+        return [b.slots for b in self._batches]
+
+    def _close(self, slots, where, owned, need) -> None:
+        own = np.concatenate([self.r[np.asarray(slots, dtype=np.int64)],
+                              np.zeros(len(need))])
+        for helper in sorted(need - where.keys()):
+            where[helper] = len(slots)
+            slots.append(helper)
+        owned = np.asarray(owned, dtype=np.int64)
+        lookup = np.vectorize(where.__getitem__, otypes=[np.int64])
+        chains = self.chains
+        lane_a = lookup(chains.first[owned]) if owned.size else np.zeros(0, np.int64)
+        lane_b = lookup(chains.last[owned]) if owned.size else np.zeros(0, np.int64)
+        self._batches.append(_Batch(slots=np.asarray(slots, dtype=np.int64), own=own,
+                                    chains=owned, lane_a=lane_a, lane_b=lane_b))
+
+    def own_weights(self, index: int) -> np.ndarray:
+        """ω of each slot of batch ``index``: r of its source, 0 for a helper."""
+        return self._batches[index].own
+
+    # ---- between the sweeps --------------------------------------------------------------
+
+    def add_target_weights(self, index: int, counts: SlotCounts) -> None:
+        """Add the folded sources' target weights to the slots of batch ``index`` (module
+        docstring) and their closed-form terms to :attr:`credit`."""
+        batch = self._batches[index]
+        if batch.chains.size == 0:
+            return
+        step = max(1, counts.chunk_entries // max(1, counts.n))
+        for lo in range(0, batch.chains.size, step):
+            part = slice(lo, lo + step)
+            self._add_chunk(counts, batch.chains[part], batch.lane_a[part],
+                            batch.lane_b[part])
+
+    def _add_chunk(self, counts: SlotCounts, chains, lane_a, lane_b) -> None:
+        xp, n = counts.xp, counts.n
+        first, last = self.chains.first[chains], self.chains.last[chains]
+        k, L = self._k[chains], self._L[chains]
+        P = chains.size
+        level_a, level_b = counts.levels(lane_a), counts.levels(lane_b)
+        rows = xp.arange(P)
+        # d(a, b) and σ(a, b) for the pairs inside the chain
+        D = _host(xp, level_a[rows, xp.asarray(last)])
+        sig_a, exp_a = counts.counts(lane_a)
+        sig_ab = _host(xp, _exact(xp, sig_a[rows, xp.asarray(last)],
+                                  None if exp_a is None else exp_a[rows, xp.asarray(last)]))
+        # targets outside the chain and its ends: h = L − Δ in [0, 2L]
+        dev = lambda a: xp.asarray(a)  # noqa: E731
+        vertex = xp.arange(n)
+        outside = (level_a >= 0) & (xp.asarray(self.chain_of)[None, :] != dev(chains)[:, None])
+        outside &= (vertex[None, :] != dev(first)[:, None]) & (vertex[None, :] != dev(last)[:, None])
+        r_t = xp.where(outside, xp.asarray(self.r)[None, :], 0.0)
+        h = dev(L)[:, None] - (level_a - level_b)
+        h = xp.where(outside, h, 0)
+        k_col = dev(k)[:, None]
+        tie = outside & (h % 2 == 0) & (h >= 2) & (h <= 2 * k_col)
+        share_a = xp.zeros((P, n), dtype=np.float64)
+        if bool(tie.any()):
+            sig_b, exp_b = counts.counts(lane_b)
+            ratio = sig_b / xp.where(tie, sig_a, 1.0)
+            if exp_a is not None:
+                ratio = xp.ldexp(ratio, (exp_b - exp_a).astype(np.int32))
+            share_a = xp.where(tie, 1.0 / (1.0 + ratio), 0.0)
+            del sig_b, exp_b, ratio
+        del sig_a, exp_a, level_a, level_b
+        # τ_a = r(t) (P(m_a) + tie r(x_i*) share_a), m_a = #{i : 2i < h}; τ_b the rest
+        prefix = xp.asarray(self._prefix)
+        base = dev(self._prefix_off[chains])[:, None]
+        m_a = xp.clip((h + 1) // 2 - 1, 0, k_col)
+        star = xp.clip(h // 2, 0, k_col)                 # i* on a tie; last i with 2i ≤ h
+        r_star = xp.where(tie, prefix[base + star] - prefix[base + xp.maximum(star - 1, 0)],
+                          0.0)
+        total = prefix[base + k_col]
+        tau_a = r_t * (prefix[base + m_a] + r_star * share_a)
+        tau_b = r_t * (total - prefix[base + star] + r_star * (1.0 - share_a))
+        counts.add_target_weights(lane_a, tau_a)
+        counts.add_target_weights(lane_b, tau_b)
+        del tau_a, tau_b, m_a, star, r_star, total
+        # the histogram over h of r(t), and of r(t) share_a on ties, per chain
+        width = 2 * L + 1
+        hist_off = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(width, out=hist_off[1:])
+        keys = (dev(hist_off[:-1])[:, None] + h)[outside]
+        mass = _host(xp, xp.bincount(keys, weights=r_t[outside], minlength=int(hist_off[-1])))
+        tie_mass = _host(xp, xp.bincount(keys, weights=(r_t * share_a)[outside],
+                                         minlength=int(hist_off[-1])))
+        del keys, r_t, share_a, h, outside, tie
+        self._credit_outside(chains, hist_off, mass, tie_mass)
+        around = self._credit_inside(chains, D.astype(np.int64), sig_ab)
+        keep = (around != 0) & (first != last)
+        if keep.any():
+            counts.add_target_entries(lane_a[keep], last[keep], around[keep])
+
+    def _credit_outside(self, chains, hist_off, mass, tie_mass) -> None:
+        """Credits of the folded sources' paths to targets outside their chain: source x_i
+        of a class h leaves by a (2i < h: the positions 0 .. i − 1 lie on its paths), by b
+        (2i > h: positions i + 1 .. L) or both (2i = h, split by the tie shares)."""
+        k = self._k[chains]
+        cls = np.flatnonzero(mass)                       # nonzero (chain, h) classes
+        owner = np.searchsorted(hist_off, cls, side="right") - 1
+        h = cls - hist_off[owner]
+        reps = k[owner]
+        row = np.repeat(np.arange(cls.size), reps)
+        i = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps) + 1
+        c = chains[owner[row]]
+        hh = h[row]
+        r_i = self._r_at[self._pos_off[c] + i]
+        full, tied = mass[cls][row], tie_mass[cls][row]
+        via_a = np.where(2 * i < hh, full, np.where(2 * i == hh, tied, 0.0)) * r_i
+        via_b = np.where(2 * i > hh, full, np.where(2 * i == hh, full - tied, 0.0)) * r_i
+        base = self._pos_off[c]
+        diff = np.zeros(self._pos_off[-1] + 1, dtype=np.float64)
+        np.add.at(diff, base, via_a)
+        np.add.at(diff, base + i, -via_a)
+        np.add.at(diff, base + i + 1, via_b)
+        np.add.at(diff, base + self._L[c] + 1, -via_b)
+        self._add_positions(diff)
+
+    def _credit_inside(self, chains, D, sig_ab) -> np.ndarray:
+        """Credits of the pairs inside each chain (a folded source x_i and a target x_j, a
+        or b); returns per chain the weight that goes round through a and b (τ_a(b))."""
+        k, L = self._k[chains], self._L[chains]
+        loop = self._loop[chains]
+        D = np.where(loop, 0, D)
+        sig = np.where(loop, 1.0, sig_ab)
+        # every (chain, i, j): i = 1..k, j = 0..L
+        reps = k * (L + 1)
+        row = np.repeat(np.arange(chains.size), reps)
+        flat = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        i = flat // (L[row] + 1) + 1
+        j = flat % (L[row] + 1)
+        keep = i != j
+        row, i, j = row[keep], i[keep], j[keep]
+        c = chains[row]
+        base = self._pos_off[c]
+        w = self._r_at[base + i] * self._r_at[base + j]
+        gap = np.abs(i - j)
+        inner_len = gap
+        round_len = L[row] + D[row] - gap
+        tie_in = 1.0 / (1.0 + sig[row])
+        f_in = np.where(inner_len < round_len, 1.0, np.where(inner_len == round_len, tie_in,
+                                                              0.0))
+        w_in, w_round = w * f_in, w * (1.0 - f_in)
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        top = np.where(loop[row], L[row] - 1, L[row])  # a loop credits a once, at 0
+        diff = np.zeros(self._pos_off[-1] + 1, dtype=np.float64)
+        # inside: the positions strictly between
+        np.add.at(diff, base + lo + 1, w_in)
+        np.add.at(diff, base + hi, -w_in)
+        # round: the positions 0 .. lo − 1 and hi + 1 .. top
+        np.add.at(diff, base, w_round)
+        np.add.at(diff, base + lo, -w_round)
+        upper = hi + 1 <= top
+        np.add.at(diff, (base + hi + 1)[upper], w_round[upper])
+        np.add.at(diff, (base + top + 1)[upper], -w_round[upper])
+        self._add_positions(diff)
+        return np.bincount(row, weights=w_round, minlength=chains.size)
+
+    def _add_positions(self, diff: np.ndarray) -> None:
+        """credit += the per-position sums whose differences are ``diff``."""
+        values = np.cumsum(diff[:-1])
+        np.add.at(self.credit, self._vertex_at, values)
+
+
+def _exact(xp, mantissa, exponent):
+    return mantissa if exponent is None else xp.ldexp(mantissa, exponent.astype(np.int32))
+
+
+def _host(xp, a) -> np.ndarray:
+    return a if xp is np else xp.asnumpy(a)
