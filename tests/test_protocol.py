@@ -298,7 +298,7 @@ def test_progress_object_sees_the_engine_batches():
     G, A = _graphs()[3]
     n = A.shape[0]
     recorder = Recorder()
-    with turbobc.tuning(cpu_batch_cap=20 * n):
+    with turbobc.tuning(cpu_batch_cap=20 * n, fold_chains=False):  # batches of sources
         turbobc.bc(A, engine="graphblas", progress=recorder)
     assert recorder.updates == [20] * (n // 20) + ([n % 20] if n % 20 else [])
 
@@ -342,7 +342,8 @@ def test_concurrent_batches_equal_networkx(name, workers):
 
     G = CONCURRENT_CASES[name]()
     nodes = list(G)
-    with tuning(cpu_concurrent_batches=workers):
+    # (chain folding off: its batches run in turn)
+    with tuning(cpu_concurrent_batches=workers, fold_chains=False):
         got = run_bc(G, engine="graphblas", endpoints=True)
         assert got.facts["concurrent_batches"] == workers and got.facts["batches"] >= workers
         np.testing.assert_allclose(

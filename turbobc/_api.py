@@ -570,7 +570,8 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
             raise MemoryError(f"{exc} (that is the core left after folding the "
                               f"{call.graph.n - core.n} vertices of the trees hanging off "
                               f"this graph of n={call.graph.n})") from None
-        bar.update(call.graph.n - core.n)
+        if call.graph.n > core.n:
+            bar.update(call.graph.n - core.n)
     if folded is None:
         facts = dict(facts, folded=0)
         raw = core_raw

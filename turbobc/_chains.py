@@ -197,6 +197,9 @@ class ChainFolding:
                      + np.arange(chains.inner.size))
         vertex_at[inner_pos] = chains.inner
         self._vertex_at = vertex_at
+        # the difference arrays of the credits: L + 2 entries a chain
+        self._diff_off = np.zeros(chains.count + 1, dtype=np.int64)
+        np.cumsum(self._L + 2, out=self._diff_off[1:])
         self._r_at = self.r[vertex_at]
         self._r_at[self._pos_off[1:][self._loop] - 1] = 0.0  # a loop's b is a, counted at 0
         # P(m) = Σ_{i ≤ m} r(x_i), m = 0..k, per chain at prefix_off[c] + m
@@ -364,8 +367,8 @@ class ChainFolding:
         full, tied = mass[cls][row], tie_mass[cls][row]
         via_a = np.where(2 * i < hh, full, np.where(2 * i == hh, tied, 0.0)) * r_i
         via_b = np.where(2 * i > hh, full, np.where(2 * i == hh, full - tied, 0.0)) * r_i
-        base = self._pos_off[c]
-        diff = np.zeros(self._pos_off[-1] + 1, dtype=np.float64)
+        base = self._diff_off[c]
+        diff = np.zeros(self._diff_off[-1], dtype=np.float64)
         np.add.at(diff, base, via_a)
         np.add.at(diff, base + i, -via_a)
         np.add.at(diff, base + i + 1, via_b)
@@ -388,8 +391,8 @@ class ChainFolding:
         keep = i != j
         row, i, j = row[keep], i[keep], j[keep]
         c = chains[row]
-        base = self._pos_off[c]
-        w = self._r_at[base + i] * self._r_at[base + j]
+        w = self._r_at[self._pos_off[c] + i] * self._r_at[self._pos_off[c] + j]
+        base = self._diff_off[c]
         gap = np.abs(i - j)
         inner_len = gap
         round_len = L[row] + D[row] - gap
@@ -399,7 +402,7 @@ class ChainFolding:
         w_in, w_round = w * f_in, w * (1.0 - f_in)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         top = np.where(loop[row], L[row] - 1, L[row])  # a loop credits a once, at 0
-        diff = np.zeros(self._pos_off[-1] + 1, dtype=np.float64)
+        diff = np.zeros(self._diff_off[-1], dtype=np.float64)
         # inside: the positions strictly between
         np.add.at(diff, base + lo + 1, w_in)
         np.add.at(diff, base + hi, -w_in)
@@ -413,9 +416,18 @@ class ChainFolding:
         return np.bincount(row, weights=w_round, minlength=chains.size)
 
     def _add_positions(self, diff: np.ndarray) -> None:
-        """credit += the per-position sums whose differences are ``diff``."""
-        values = np.cumsum(diff[:-1])
-        np.add.at(self.credit, self._vertex_at, values)
+        """credit += the per-position sums whose differences are ``diff`` (L + 2 entries a
+        chain, from :attr:`_diff_off`), summed chain by chain: a running sum across chains
+        would leave other chains' rounding where a credit is 0."""
+        L = self._L
+        rows = np.repeat(np.arange(L.size), L + 2)
+        cols = np.arange(diff.size) - np.repeat(self._diff_off[:-1], L + 2)
+        padded = np.zeros((L.size, int(L.max()) + 2), dtype=np.float64)
+        padded[rows, cols] = diff
+        values = np.cumsum(padded, axis=1)
+        keep = cols <= L[rows]
+        np.add.at(self.credit, self._vertex_at[self._pos_off[rows[keep]] + cols[keep]],
+                  values[rows[keep], cols[keep]])
 
 
 def _exact(xp, mantissa, exponent):

@@ -73,7 +73,7 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
         ``start, stop`` with ``0 <= start < stop <= total``, covering ``range(total)`` in
         order.
     """
-    if not _is_shown(progress):
+    if not is_shown(progress):
         for start in range(0, total, step):
             yield start, min(start + step, total)
         return
@@ -118,5 +118,6 @@ def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
     return fixed, per_source
 
 
-def _is_shown(progress) -> bool:
+def is_shown(progress) -> bool:
+    """Whether ``progress`` is a tqdm bar that is drawn."""
     return isinstance(progress, tqdm) and not progress.disable

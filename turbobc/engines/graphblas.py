@@ -66,7 +66,7 @@ from turbobc._graph import Graph
 from turbobc._chains import SlotCounts
 from turbobc.engines.protocol import Engine, Partial, Problem, SlotWeightsDeclined, Sweeper
 from turbobc._memory import available_memory, format_bytes
-from turbobc._progress import paced_batches
+from turbobc._progress import is_shown, paced_batches
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, WIDE_RANGE, accumulate_wide
 
@@ -317,13 +317,18 @@ class GraphblasSweeper(Sweeper):
         """The batches of the problem's per-slot target weights, one after another; returns
         their number."""
         plan = self.problem.slot_weights
+        if is_shown(progress):
+            # a shown bar moves at least eight times (not paced by time: the plan fixes
+            # every batch's slots at once)
+            step = min(step, max(32, -(-plan.sources.size // 8)))
         batches = plan.batches(step)
         for index, slots in enumerate(batches):
             _accumulate_slots(self.walks, self.problem, index, slots, raw)
             if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:
                 gc.collect()  # the batch's matrices (module docstring, "Memory")
-            if progress is not None:
-                progress.update(int(np.count_nonzero(plan.own_weights(index))))
+            swept = int(np.count_nonzero(plan.own_weights(index)))
+            if progress is not None and swept:
+                progress.update(swept)
         return len(batches)
 
     def _run_in_turn(self, sources, step, raw, edge_sums, progress) -> tuple[list, int]:

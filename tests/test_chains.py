@@ -1,0 +1,198 @@
+"""Folding the sources inside chains of degree-2 vertices into the chains' ends
+(turbobc._chains) is exact: bc() equals networkx with the folding on graphs made of chains
+(subdivided random graphs, grids and complete graphs), with loops (a cycle through one end),
+parallel chains, a chain beside an edge between its ends, chains that tie with a detour,
+trees hanging off chain vertices, cycles with no end, long chains left unfolded and
+disconnected graphs, on every engine; and the folding did run."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import turbobc
+from turbobc._api import run_bc
+from turbobc._chains import ChainFolding, find_chains
+from turbobc._graph import Graph
+from turbobc._reduce import fold_trees
+from turbobc.engines.protocol import SlotWeightsDeclined
+
+
+def _subdivided(G: nx.Graph, share: float, longest: int, seed: int) -> nx.Graph:
+    """``G`` with a ``share`` of its edges replaced by paths of 2 .. longest + 1 edges."""
+    rng = np.random.default_rng(seed)
+    G = nx.convert_node_labels_to_integers(G)
+    H = nx.Graph()
+    H.add_nodes_from(G)
+    new = G.number_of_nodes()
+    for u, v, *_ in G.edges:
+        if rng.random() < share:
+            prev = u
+            for _ in range(int(rng.integers(1, longest + 1))):
+                H.add_edge(prev, new)
+                prev, new = new, new + 1
+            H.add_edge(prev, v)
+        else:
+            H.add_edge(u, v)
+    return H
+
+
+def _with_leaves(G: nx.Graph, count: int, seed: int) -> nx.Graph:
+    rng = np.random.default_rng(seed)
+    G = nx.convert_node_labels_to_integers(G)
+    for _ in range(count):
+        new = G.number_of_nodes()
+        G.add_edge(new, int(rng.integers(0, new)))
+    return G
+
+
+def _shuffled(G: nx.Graph, seed: int) -> nx.Graph:
+    order = list(G)
+    np.random.default_rng(seed).shuffle(order)
+    H = nx.Graph()
+    H.add_nodes_from(order)
+    H.add_edges_from(G.edges)
+    return H
+
+
+def _loops_and_parallels() -> nx.Graph:
+    """K4 with: a loop of 3 inner vertices at 3, a loop of 2 at 0, two parallel chains of
+    equal length between 1 and 2 (ties), a chain of 3 edges beside the edge 0-1 (detour),
+    and a chain of 2 edges between 2 and 3 beside their edge (in-chain pairs tie round)."""
+    G = nx.complete_graph(4)
+    nx.add_path(G, [3, 10, 11, 12, 3])
+    nx.add_path(G, [0, 13, 14, 0])
+    nx.add_path(G, [1, 15, 16, 2])
+    nx.add_path(G, [1, 17, 18, 2])
+    nx.add_path(G, [0, 19, 20, 1])
+    nx.add_path(G, [2, 21, 3])
+    return G
+
+
+GRAPHS = {
+    "subdivided_gnm": lambda: _shuffled(_subdivided(nx.gnm_random_graph(30, 60, seed=1),
+                                                    0.7, 6, seed=2), 3),
+    "subdivided_grid": lambda: _subdivided(nx.grid_2d_graph(5, 6), 0.5, 4, seed=4),
+    "subdivided_k5": lambda: _subdivided(nx.complete_graph(5), 1.0, 5, seed=5),
+    "chains_with_trees": lambda: _shuffled(_with_leaves(_subdivided(
+        nx.connected_watts_strogatz_graph(25, 4, 0.3, seed=6), 0.6, 5, seed=7), 30, seed=8),
+        9),
+    "loops_and_parallels": _loops_and_parallels,
+    "cycle_with_chord": lambda: nx.Graph(list(nx.cycle_graph(12).edges) + [(0, 6)]),
+    "barbell": lambda: nx.barbell_graph(4, 6),
+    "theta": lambda: _subdivided(nx.MultiGraph([(0, 1), (0, 1), (0, 1)]), 1.0, 4, seed=10),
+    "disconnected": lambda: nx.disjoint_union_all([
+        _subdivided(nx.complete_graph(4), 1.0, 3, seed=11), nx.cycle_graph(7),
+        nx.path_graph(5), nx.empty_graph(2), _subdivided(nx.petersen_graph(), 0.5, 3, 12)]),
+}
+
+
+def _matrix(G):
+    return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
+
+
+def _inner_vertices(G) -> int:
+    """Vertices inside chains of the core left once the trees are folded (when at least
+    Tuning.fold_min_share = 5% of the vertices fold)."""
+    graph = Graph(pattern=sp.csr_array(_matrix(G), dtype=np.float64), directed=False)
+    folded = fold_trees(graph, min_folded=max(1, int(np.ceil(0.05 * graph.n))))
+    return int(find_chains(graph if folded is None else folded.core).inner.size)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("endpoints", [False, True])
+def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
+    engine, kernel = engine_config
+    G = GRAPHS[name]()
+    with turbobc.tuning(chain_min_share=0.0):
+        result = run_bc(_matrix(G), normalized=normalized, endpoints=endpoints,
+                        engine=engine, kernel=kernel)
+    want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    if engine == "graphblas" or "chain_folded" in result.facts:
+        assert result.facts["chain_folded"] > 0  # it did fold chain sources
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_chain_graphs_equal_networkx(seed):
+    """Random graphs, connected or not, with chains of 1 to 8 inner vertices and trees."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 30))
+    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
+    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
+    if seed % 2:
+        G = _with_leaves(G, int(rng.integers(1, 12)), seed)
+    G = _shuffled(G, seed)
+    with turbobc.tuning(chain_min_share=0.0):
+        result = run_bc(_matrix(G), normalized=False, engine="graphblas")
+    want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    assert result.facts.get("chain_folded", 0) == _inner_vertices(G)
+
+
+def test_small_batches_take_helper_slots():
+    """Batches of a few slots: most chains have an end in another batch (a helper slot)."""
+    G = GRAPHS["subdivided_gnm"]()
+    A = _matrix(G)
+    with turbobc.tuning(chain_min_share=0.0, cpu_batch_cap=16 * A.shape[0]):
+        result = run_bc(A, engine="graphblas")
+    want = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    assert result.facts["batches"] > 3
+
+
+def test_long_chains_stay_unfolded():
+    G = _subdivided(nx.complete_graph(4), 1.0, 12, seed=13)
+    with turbobc.tuning(chain_min_share=0.0, chain_max_length=4):
+        result = run_bc(_matrix(G), normalized=False, engine="graphblas")
+    want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    graph = Graph(pattern=sp.csr_array(_matrix(G), dtype=np.float64), directed=False)
+    chains = find_chains(graph)
+    short = chains.inner_count + 1 <= 4
+    assert result.facts.get("chain_folded", 0) == int(chains.inner_count[short].sum())
+
+
+@pytest.mark.parametrize("knob", [{"fold_chains": False}, {"chain_min_share": 0.99}])
+def test_folding_off_gives_the_same(knob):
+    G = GRAPHS["chains_with_trees"]()
+    with turbobc.tuning(chain_min_share=0.0):
+        folded = run_bc(_matrix(G), engine="graphblas")
+    with turbobc.tuning(**knob):
+        plain = run_bc(_matrix(G), engine="graphblas")
+    assert folded.facts["chain_folded"] > 0 and "chain_folded" not in plain.facts
+    np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-12)
+
+
+def test_directed_and_weighted_graphs_are_not_folded():
+    G = GRAPHS["subdivided_k5"]()
+    A = _matrix(G)
+    with turbobc.tuning(chain_min_share=0.0):
+        directed = run_bc(A, directed=True, engine="graphblas")
+        weighted = run_bc(A, weight=True, engine="graphblas")
+    assert "chain_folded" not in directed.facts and "chain_folded" not in weighted.facts
+
+
+def test_find_chains():
+    """A theta graph (three paths between 0 and 1) and a loop at 0."""
+    G = nx.Graph()
+    nx.add_path(G, [0, 2, 3, 1])
+    nx.add_path(G, [0, 4, 1])
+    nx.add_path(G, [0, 5, 6, 7, 8, 0])
+    G.add_edge(0, 1)
+    A = nx.to_scipy_sparse_array(G, nodelist=range(9), format="csr")
+    graph = Graph(pattern=sp.csr_array(A, dtype=np.float64), directed=False)
+    chains = find_chains(graph)
+    got = sorted((int(a), int(b), tuple(chains.inner[lo:hi].tolist()))
+                 for a, b, lo, hi in zip(chains.first, chains.last, chains.offsets[:-1],
+                                         chains.offsets[1:]))
+    assert got == [(0, 0, (5, 6, 7, 8)), (0, 1, (2, 3)), (0, 1, (4,))]
+    plan = ChainFolding(graph, np.ones(graph.n), chains)
+    assert plan.sources.tolist() == [0, 1]
+    # both ends in one batch, or the other end as a helper slot of each
+    assert [b.tolist() for b in plan.batches(2)] == [[0, 1]]
+    with pytest.raises(SlotWeightsDeclined, match="cannot hold source 0"):
+        plan.batches(1)  # 0 and the other end of its chains, 1, take two slots
