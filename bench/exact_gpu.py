@@ -220,7 +220,9 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float,
         level_dtype=run["level_dtype"], reruns=run["reruns"], grid=run["grid"],
         peak_pool_bytes=run["peak_pool_bytes"], model_bytes=run["model_bytes"],
         device_bytes_used=int(free0 - free1), floor_seconds=floor,
-        floor_fraction=floor / sweep, times_floor=sweep / floor)
+        floor_fraction=floor / sweep, times_floor=sweep / floor,
+        folded=run.get("folded"), chain_folded=run.get("chain_folded"),
+        slot_weight_seconds=run.get("slot_weight_seconds"))
     if label in TARGET_S:
         record["target_seconds"] = TARGET_S[label]
         record["target_met"] = bool(total <= TARGET_S[label]) and k == n

@@ -32,7 +32,8 @@ from ._module import c_index_type, get_kernel
 from ._views import BATCH_GRAPH, BATCH_RUN, BATCH_WORK, record
 
 __all__ = ["BLOCK", "LANES", "CTL_SLOTS", "STATUS_SLOT", "DEPTH_SLOT", "LEVEL_OVERFLOW",
-           "SHIFT_TABLE_FULL", "WIDE_RANGE", "WIDE_LANE", "select_batched", "sweep_batch"]
+           "SHIFT_TABLE_FULL", "WIDE_RANGE", "WIDE_LANE", "PHASE_BOTH", "PHASE_FORWARD",
+           "PHASE_BACKWARD", "select_batched", "sweep_batch"]
 
 BLOCK = 256
 """Threads per block (matches ``__launch_bounds__(256, 6)`` in batched.cuh: at most 40
@@ -62,6 +63,10 @@ SCCSC_MAX_ENTRIES = 2**24
 
 SCCSC_MAX_DEPTH = 16
 """...and the graph is at most this deep (its dense pull visits every unit at every level)."""
+
+
+PHASE_BOTH, PHASE_FORWARD, PHASE_BACKWARD = 0, 1, 2
+"""What one launch of :func:`sweep_batch` runs (spmv/kernels/batched.cuh, ``Phase``)."""
 
 
 def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None) -> str:
@@ -109,7 +114,7 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                 stride: int, sources, level, sigma, t, flag0, flag1, masks, shifts, dcap: int,
                 maxbits, reached, bc, ctl, endpoints: bool, max_in_degree: int,
                 push_ratio: int, blocks_per_sm: int | None = None, tau=None,
-                omega=None, edge=None) -> int:
+                omega=None, edge=None, tau_slot=None, phase: int = 0) -> int:
     """One persistent launch: Algorithm 1 for ``sources`` (a device array, one per lane).
 
     ``stride`` is the row length of the n x stride blocks (a multiple of :data:`LANES`, at
@@ -123,6 +128,9 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
     ``edge``: a float64 device array of one sum per stored edge, aligned with ``out_idx`` (the
     CSR pattern), into which the EdgeSums instantiation adds each DAG edge's share of the
     dependencies (edge BC) beside ``bc``; None: the VertexSums one (vertex sums only).
+    ``tau_slot``: target weights per slot, laid out as ``t`` (then ``tau`` is unused);
+    ``phase``: :data:`PHASE_BOTH` sweeps, or :data:`PHASE_FORWARD` then, in a second launch
+    on the same workspace, :data:`PHASE_BACKWARD` (per-slot weights written in between).
     The kernel takes three structs by value (spmv/kernels/views.cuh, :mod:`spmv._views`).
     Returns the grid size. The kernel reports in ``ctl[STATUS_SLOT]`` whether the batch must
     be rerun.
@@ -140,7 +148,8 @@ def sweep_batch(kernel: str, *, in_ptr, in_idx, out_ptr, out_idx, erow, ecol, n:
                        masks=masks, shifts=shifts, maxbits=maxbits, reached=reached, ctl=ctl,
                        dcap=dcap)
     run_view = record(BATCH_RUN, sources=sources, nsrc=sources.size, lanes=stride, bc=bc,
-                      edge=edge, tau=tau, omega=omega, push_ratio=push_ratio,
+                      edge=edge, tau=tau, omega=omega, tau_slot=tau_slot, phase=phase,
+                      push_ratio=push_ratio,
                       endpoints=int(endpoints))
     fn((grid,), (BLOCK,), (graph_view, work_view, run_view))
     return grid

@@ -33,7 +33,8 @@ BATCH_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("flag0", _P), ("f
                      ("masks", _P), ("shifts", _P), ("maxbits", _P), ("reached", _P),
                      ("ctl", _P), ("dcap", _N))
 BATCH_RUN = _struct(("sources", _P), ("nsrc", _N), ("lanes", _N), ("bc", _P), ("edge", _P),
-                    ("tau", _P), ("omega", _P), ("push_ratio", np.uint64), ("endpoints", _I))
+                    ("tau", _P), ("omega", _P), ("tau_slot", _P), ("push_ratio", np.uint64),
+                    ("endpoints", _I), ("phase", _I))
 
 VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SINGLE_RUN,
          "BatchGraph": BATCH_GRAPH, "BatchWork": BATCH_WORK, "BatchRun": BATCH_RUN}

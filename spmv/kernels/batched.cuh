@@ -122,19 +122,33 @@ __device__ int forward_sweep(const Batch<I, L>& g) {
     return d - 1;
 }
 
+// What one launch runs (BatchRun::phase): both sweeps, or one of them. Between a forward and a
+// backward launch of the same batch the host may write per-slot target weights (tau_slot) from
+// the levels and counts the forward sweep left (turbobc/_chains.py); everything the backward
+// sweep reads is in device memory, the depth in ctl[DEPTH].
+enum Phase : int { PHASE_BOTH = 0, PHASE_FORWARD = 1, PHASE_BACKWARD = 2 };
+
 // The whole of Algorithm 1 for one batch.
 template <class Traversal, class Accumulator, typename I, typename L>
 __device__ void run_batch(Batch<I, L>& g) {
-    init_batch(g);
-    const int depth = forward_sweep<Traversal>(g);
-    if (depth < 0) {
-        return;
+    int depth;
+    if (g.phase != PHASE_BACKWARD) {
+        init_batch(g);
+        depth = forward_sweep<Traversal>(g);
+        if (depth < 0) {
+            return;
+        }
+        if (g.tid == 0) {
+            g.ctl[DEPTH] = (unsigned long long)depth;
+        }
+        summarize_levels(g);
+        grid_sync(g.ctl);
+        if (g.phase == PHASE_FORWARD) {
+            return;
+        }
+    } else {
+        depth = (int)tbc::load_cg(g.ctl + DEPTH);
     }
-    if (g.tid == 0) {
-        g.ctl[DEPTH] = (unsigned long long)depth;
-    }
-    summarize_levels(g);
-    grid_sync(g.ctl);
     // d = depth + 1 .. 2:  u<S==d> = (τ + δ) ./ σ ;  T<S==d−1> = U Aᵀ ;  δ<S==d−1> = t .* σ
     Traversal::template backward<Accumulator>(g, depth);
     // endpoints: bc[s] += (vertices reached from s) − 1 ; EdgeSums: E(s, w) for w at depth 1
@@ -158,7 +172,7 @@ __device__ void run_batch(Batch<I, L>& g) {
                                 run.lanes / 32, run.sources, run.nsrc, work.level, work.sigma,  \
                                 work.t, work.flag0, work.flag1, work.masks, work.shifts,        \
                                 work.dcap, work.maxbits, work.reached, run.bc, run.edge,        \
-                                run.tau, run.omega,                                             \
+                                run.tau, run.omega, run.tau_slot, run.phase,                    \
                                 work.ctl, run.push_ratio, graph.small_count,                    \
                                 run.endpoints != 0, tid, nthreads, tid >> 5, nthreads >> 5,     \
                                 (int)(threadIdx.x & 31)};                                       \

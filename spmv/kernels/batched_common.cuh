@@ -113,6 +113,8 @@ struct Batch {
     double* edge;       // per stored edge sums (CSR positions); null: vertex sums only
     const double* __restrict__ tau;    // target weights (accumulate.cuh); null: all ones
     const double* __restrict__ omega;  // source weights (accumulate.cuh); null: all ones
+    const double* __restrict__ tau_slot;  // per-slot target weights, laid out as t; null: tau
+    int phase;          // PHASE_BOTH, PHASE_FORWARD or PHASE_BACKWARD (batched.cuh)
     unsigned long long* ctl;
     unsigned long long push_ratio;
     double small_count;  // 2^512 / (largest in-degree): a push of at most this cannot overflow

@@ -82,8 +82,11 @@ struct BatchRun {
                           // to by the EdgeSums kernels; null in the VertexSums ones
     const double* tau;    // target weights (accumulate.cuh); null: all ones
     const double* omega;  // source weights (accumulate.cuh); null: all ones
+    const double* tau_slot;  // target weights per slot, laid out as t (accumulate.cuh); null:
+                             // tau's, the same for every lane
     unsigned long long push_ratio;
     int endpoints;
+    int phase;            // PHASE_BOTH, or the forward or the backward sweep alone
 };
 
 }  // namespace tbc

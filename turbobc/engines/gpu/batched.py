@@ -57,6 +57,7 @@ import numpy as np
 import spmv
 from spmv import _batched
 
+from turbobc._chains import SlotCounts
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated
@@ -516,9 +517,12 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
                   kernel: str, progress, memory_limit: int | None = None,
                   facts: dict | None = None, target_weight=None, source_weight=None,
                   edge_raw=None, _batch: int | None = None, _level_dtype=None,
-                  _index_dtype=None, _depth_cap: int | None = None) -> np.ndarray:
+                  _index_dtype=None, _depth_cap: int | None = None,
+                  slot_weights=None) -> np.ndarray:
     """:func:`accumulate` on the graph of ``resident``, reusing the format parts, workspace and
     accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
+    With ``slot_weights`` (``Problem.slot_weights``) the batches are the plan's and
+    ``sources`` is unused (:func:`_sweep_slots`).
 
     Raises
     ------
@@ -526,6 +530,11 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
         When ``resident`` is closed, or already running.
     """
     spmv.check_kernel(kernel)
+    if slot_weights is not None:
+        with resident.run():
+            return _sweep_slots(resident, slot_weights, kernel=kernel, progress=progress,
+                                memory_limit=memory_limit, facts=facts,
+                                target_weight=target_weight, _batch=_batch)
     with resident.run():
         return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                            progress=progress, memory_limit=memory_limit, facts=facts,
@@ -705,3 +714,176 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
                      edge_sums=edges,
                      **resident.run_facts())
     return raw
+
+
+SLOT_SCRATCH_ENTRIES = 1 << 24
+"""(slot, vertex) entries the per-slot target weights are computed over at once
+(:attr:`turbobc._chains.SlotCounts.chunk_entries`): about 12 temporaries of 8 bytes each."""
+
+
+def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limit, facts,
+                 target_weight, _batch: int | None = None) -> np.ndarray:
+    """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``): per batch
+    a forward launch, the plan's target weights written into a τ block laid out as ``t``
+    (own weight ⊗ ``target_weight``, plus the plan's terms), and a backward launch with it.
+    Raises :class:`~turbobc.engines.protocol.SlotWeightsDeclined` when a batch's counts need
+    the wide sweep, or when the plan's batches no longer fit once a batch needs wider
+    levels or a deeper shift table."""
+    import cupy
+
+    from turbobc.engines.protocol import SlotWeightsDeclined
+
+    graph = resident.graph
+    n, m = graph.n, graph.nnz
+    knobs = current_tuning()
+    order_began = time.perf_counter()
+    rank, order, depth_estimate = locality_order(graph)
+    order_seconds = time.perf_counter() - order_began
+    name = kernel if kernel != "auto" else _batched.select_batched(
+        n, m, plan.sources.size, depth=depth_estimate if depth_estimate >= 0 else None)
+    index_dtype = index_dtype_for(n, m)
+    level_dtype, depth_cap = np.dtype(np.int16), min(n + 2, DEPTH_CAP)
+    resident.keep_only(_Format.parts(name, graph.directed), index_dtype)
+    resident.drop_workspace()
+    resident.drop_edge_accumulator()
+    fmt = allocated(lambda: _Format(resident, name, index_dtype), LANES)
+    scratch = 12 * 8 * min(SLOT_SCRATCH_ENTRIES, max(n, 1) * 4 * LANES)
+
+    def size_for() -> int:
+        if _batch is not None:
+            return _batch
+        free = _device_free_bytes() + resident.workspace_bytes("batched")
+        # the τ block (8 bytes a slot) and the scratch of its computation come out too
+        budget = free if memory_limit is None else min(free, memory_limit)
+        budget = int(knobs.gpu_memory_fraction * budget) - scratch
+        per_lane = lane_bytes(n, level_dtype.itemsize, depth_cap) + 8 * n
+        lanes = (max(0, budget - format_bytes(n, m, index_dtype.itemsize, graph.directed, name)
+                     - sums_bytes(n, m, False) - 1024) // per_lane // LANES * LANES)
+        return int(min(lanes, knobs.max_batch))
+
+    capacity = size_for()
+    if capacity < LANES:
+        raise SlotWeightsDeclined("not even 32 slots fit beside the format and the τ block")
+    batches = plan.batches(capacity, rank)
+    bc, ctl = allocated(lambda: resident.accumulator(_batched.CTL_SLOTS), capacity)
+    base = cupy.ones(n) if target_weight is None else cupy.asarray(
+        np.asarray(target_weight, dtype=np.float64))
+    max_in_degree = int(graph.in_degree.max())
+    began = time.perf_counter()
+    ws, depth, reruns, target_seconds, grid = None, 0, 0, 0.0, 0
+    for index, slots in enumerate(batches):
+        stride = _round_up(slots.size, LANES)
+        dev_slots = cupy.asarray(slots.astype(index_dtype))
+        common = dict(in_ptr=fmt.in_ptr, in_idx=fmt.in_idx, out_ptr=fmt.out_ptr,
+                      out_idx=fmt.out_idx, erow=fmt.erow, ecol=fmt.ecol, n=n, m=m,
+                      stride=stride, sources=dev_slots, bc=bc, ctl=ctl, endpoints=False,
+                      max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
+                      blocks_per_sm=knobs.batched_blocks_per_sm)
+        while True:
+            if ws is None:
+                ws = allocated(lambda: _workspace(resident, n, capacity, level_dtype,
+                                                  depth_cap), capacity)
+                level_dtype, depth_cap = ws.level_dtype, ws.depth_cap
+                tau = allocated(lambda: cupy.empty(ws.batch * n, dtype=np.float64), capacity)
+            work = dict(level=ws.level, sigma=ws.sigma, t=ws.t, flag0=ws.flag0,
+                        flag1=ws.flag1, masks=ws.masks, shifts=ws.shifts, dcap=depth_cap,
+                        maxbits=ws.maxbits, reached=ws.reached)
+            _batched.sweep_batch(name, **common, **work, phase=_batched.PHASE_FORWARD)
+            status, batch_depth = (int(x) for x in
+                                   ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+            if status == 0:
+                break
+            if status == _batched.WIDE_RANGE:
+                raise SlotWeightsDeclined("path counts spread wider than per-level scaling "
+                                          "holds")
+            # deeper than the level type or the shift table: widen and run it again
+            reruns += 1
+            if status == _batched.LEVEL_OVERFLOW:
+                level_dtype = np.dtype(np.int32)
+            else:
+                depth_cap = min(n + 2, 4 * depth_cap)
+            ws = tau = None
+            resident.drop_workspace()
+            if size_for() < capacity:
+                raise SlotWeightsDeclined("the plan's batches do not fit with wider levels")
+        depth = max(depth, batch_depth)
+        t0 = time.perf_counter()
+        blocks = (stride // LANES, n, LANES)
+        own = np.zeros(stride)
+        own[:slots.size] = plan.own_weights(index)
+        tau_block = tau[:stride * n].reshape(blocks)
+        cupy.multiply(base[None, :, None], cupy.asarray(own).reshape(-1, 1, LANES),
+                      out=tau_block)
+        plan.add_target_weights(index, _LaneCounts(ws, tau_block, n, stride, batch_depth))
+        target_seconds += time.perf_counter() - t0
+        resident.mark()
+        grid = _batched.sweep_batch(name, **common, **work, tau_slot=tau[:stride * n],
+                                    phase=_batched.PHASE_BACKWARD)
+        if progress is not None:
+            swept = int(np.count_nonzero(own))
+            if swept:
+                progress.update(swept)
+    raw = bc.get()
+    if facts is not None:
+        facts.update(family="batched", kernel=name, order=order, order_seconds=order_seconds,
+                     sweep_seconds=time.perf_counter() - began, batch=capacity,
+                     batches=len(batches), depth=depth, reruns=reruns,
+                     slot_weight_seconds=target_seconds, grid=grid,
+                     model_bytes=memory_model(n, m, kernel=name,
+                                              index_bytes=index_dtype.itemsize,
+                                              level_bytes=level_dtype.itemsize,
+                                              batch=capacity, depth_cap=depth_cap,
+                                              directed=graph.directed) + 8 * n * capacity
+                     + scratch, level_dtype=str(level_dtype),
+                     index_dtype=str(index_dtype), depth_cap=depth_cap,
+                     peak_pool_bytes=resident.peak - resident.baseline, **resident.run_facts())
+    return raw
+
+
+class _LaneCounts(SlotCounts):
+    """A batch's levels and counts on the device, for per-slot target weights
+    (:class:`turbobc._chains.SlotCounts`): lane b of vertex v is entry ((b / 32) n + v) 32
+    + b % 32 of each block."""
+
+    def __init__(self, ws: "_Workspace", tau_block, n: int, stride: int, depth: int):
+        import cupy
+
+        self.xp, self.n = cupy, n
+        self.chunk_entries = SLOT_SCRATCH_ENTRIES
+        blocks = (stride // LANES, n, LANES)
+        self._level = ws.level[:stride * n].reshape(blocks)
+        self._sigma = ws.sigma[:stride * n].reshape(blocks)
+        self._tau = tau_block
+        # σ = σ̂ 2^E, E the sum of the shifts of the levels up to the vertex's (per lane)
+        shifts = ws.shifts[:(depth + 1) * stride].reshape(depth + 1, stride)
+        self._exponent = cupy.cumsum(shifts, axis=0) if bool(shifts.any()) else None
+        self._vertices = cupy.arange(n)
+
+    def _at(self, block, lanes):
+        lanes = self.xp.asarray(lanes)
+        return block[(lanes // LANES)[:, None], self._vertices[None, :], (lanes % LANES)[:, None]]
+
+    def levels(self, lanes):
+        return self._at(self._level, lanes).astype(np.int64)
+
+    def counts(self, lanes):
+        sigma = self._at(self._sigma, lanes)
+        if self._exponent is None:
+            return sigma, None
+        level = self._at(self._level, lanes).astype(np.int64)
+        lanes = self.xp.asarray(lanes)
+        return sigma, self._exponent[self.xp.maximum(level, 0), lanes[:, None]]
+
+    def add_target_weights(self, lanes, values) -> None:
+        import cupyx
+
+        lanes = self.xp.asarray(lanes)
+        cupyx.scatter_add(self._tau, ((lanes // LANES)[:, None], self._vertices[None, :],
+                                      (lanes % LANES)[:, None]), values)
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        import cupyx
+
+        lanes, vertices = self.xp.asarray(lanes), self.xp.asarray(vertices)
+        cupyx.scatter_add(self._tau, (lanes // LANES, vertices, lanes % LANES),
+                          self.xp.asarray(values))

@@ -115,6 +115,13 @@ class GpuSweeper(Sweeper):
 
             edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
             raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
+        elif problem.slot_weights is not None:
+            # per-slot target weights (chain folding): the batched kernels, the plan's batches
+            from turbobc.engines.gpu.batched import accumulate_on
+
+            common.update(source_weight=None)
+            raw = accumulate_on(self.resident, sources, slot_weights=problem.slot_weights,
+                                **common)
         elif self._queue_family(sources.size):
             # deep graphs: the layer kernels of the weighted family with every length 1, a
             # thread per (source, vertex) slot of each level (no idle lanes)
