@@ -875,15 +875,11 @@ class _LaneCounts(SlotCounts):
         return sigma, self._exponent[self.xp.maximum(level, 0), lanes[:, None]]
 
     def add_target_weights(self, lanes, values) -> None:
-        import cupyx
-
         lanes = self.xp.asarray(lanes)
-        cupyx.scatter_add(self._tau, ((lanes // LANES)[:, None], self._vertices[None, :],
-                                      (lanes % LANES)[:, None]), values)
+        self.xp.add.at(self._tau, ((lanes // LANES)[:, None], self._vertices[None, :],
+                                   (lanes % LANES)[:, None]), values)
 
     def add_target_entries(self, lanes, vertices, values) -> None:
-        import cupyx
-
         lanes, vertices = self.xp.asarray(lanes), self.xp.asarray(vertices)
-        cupyx.scatter_add(self._tau, (lanes // LANES, vertices, lanes % LANES),
-                          self.xp.asarray(values))
+        self.xp.add.at(self._tau, (lanes // LANES, vertices, lanes % LANES),
+                       self.xp.asarray(values))
