@@ -46,7 +46,7 @@ import numpy as np
 from turbobc._graph import Graph
 from turbobc.engines.protocol import SlotWeightsDeclined
 
-__all__ = ["Chains", "find_chains", "ChainFolding", "SlotCounts"]
+__all__ = ["Chains", "find_chains", "ChainFolding", "ChainRows", "SlotCounts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +155,82 @@ class SlotCounts:
         """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
         raise NotImplementedError
 
+    def at(self, lanes, vertices) -> tuple[np.ndarray, np.ndarray]:
+        """The level and the count σ (exponent applied) of slot ``lanes[p]`` at vertex
+        ``vertices[p]``, as host arrays."""
+        xp = self.xp
+        rows = xp.arange(len(lanes))
+        where = xp.asarray(vertices)
+        level = self.levels(lanes)[rows, where]
+        sigma, exponent = self.counts(lanes)
+        sigma = _exact(xp, sigma[rows, where], None if exponent is None
+                       else exponent[rows, where])
+        return _host(xp, level), _host(xp, sigma)
+
+    def chain_terms(self, plan: "ChainFolding", rows: "ChainRows") -> tuple:
+        """Add each chain's terms to the target weights of both its ends' slots, and return
+        the histograms over h of the targets outside each chain (``ChainFolding`` module
+        docstring): per chain ``rows.hist_off[p] + h``, the sum of r(t), and of r(t) times
+        the tie share of a. Array code of ``xp`` over (chains, n) blocks; an engine may
+        override it with a kernel."""
+        xp, n = self.xp, self.n
+        dev = xp.asarray
+        P = rows.chains.size
+        level_a, level_b = self.levels(rows.lane_a), self.levels(rows.lane_b)
+        vertex = xp.arange(n)
+        # targets outside the chain and its ends: h = L − Δ in [0, 2L]
+        outside = (level_a >= 0) & (dev(plan.chain_of)[None, :] != dev(rows.chains)[:, None])
+        outside &= ((vertex[None, :] != dev(rows.first)[:, None])
+                    & (vertex[None, :] != dev(rows.last)[:, None]))
+        r_t = xp.where(outside, dev(plan.r)[None, :], 0.0)
+        h = xp.where(outside, dev(rows.length)[:, None] - (level_a - level_b), 0)
+        k_col = dev(rows.length - 1)[:, None]
+        tie = outside & (h % 2 == 0) & (h >= 2) & (h <= 2 * k_col)
+        share_a = xp.zeros((P, n), dtype=np.float64)
+        if bool(tie.any()):
+            sig_a, exp_a = self.counts(rows.lane_a)
+            sig_b, exp_b = self.counts(rows.lane_b)
+            ratio = sig_b / xp.where(tie, sig_a, 1.0)
+            if exp_a is not None:
+                ratio = xp.ldexp(ratio, (exp_b - exp_a).astype(np.int32))
+            share_a = xp.where(tie, 1.0 / (1.0 + ratio), 0.0)
+            del sig_a, exp_a, sig_b, exp_b, ratio
+        del level_a, level_b
+        # τ_a = r(t) (P(m_a) + tie r(x_i*) share_a), m_a = #{i : 2i < h}; τ_b the rest
+        prefix = dev(plan.prefix)
+        base = dev(rows.prefix_off)[:, None]
+        m_a = xp.clip((h + 1) // 2 - 1, 0, k_col)
+        star = xp.clip(h // 2, 0, k_col)                 # i* on a tie; last i with 2i ≤ h
+        r_star = xp.where(tie, prefix[base + star] - prefix[base + xp.maximum(star - 1, 0)],
+                          0.0)
+        total = prefix[base + k_col]
+        self.add_target_weights(rows.lane_a, r_t * (prefix[base + m_a] + r_star * share_a))
+        self.add_target_weights(rows.lane_b, r_t * (total - prefix[base + star]
+                                                    + r_star * (1.0 - share_a)))
+        del m_a, star, r_star, total
+        keys = (dev(rows.hist_off[:-1])[:, None] + h)[outside]
+        size = int(rows.hist_off[-1])
+        mass = xp.bincount(keys, weights=r_t[outside], minlength=size)
+        tie_mass = xp.bincount(keys, weights=(r_t * share_a)[outside], minlength=size)
+        return _host(xp, mass), _host(xp, tie_mass)
+
+
+@dataclass
+class ChainRows:
+    """The chains one :meth:`SlotCounts.chain_terms` call handles (host arrays, one entry per
+    chain): their ids, their ends' slots and vertices, their lengths L, where their prefix
+    sums P(0..k) start in ``ChainFolding.prefix``, and where their histograms of 2L + 1
+    classes start (``hist_off``, one more entry: the total)."""
+
+    chains: np.ndarray
+    lane_a: np.ndarray
+    lane_b: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    length: np.ndarray
+    prefix_off: np.ndarray
+    hist_off: np.ndarray
+
 
 @dataclass
 class _Batch:
@@ -211,7 +287,7 @@ class ChainFolding:
         base = np.concatenate([[0.0], running])[chains.offsets[:-1]]
         prefix[inner_pos - self._pos_off[:-1].repeat(k) + self._prefix_off[:-1].repeat(k)] = \
             running - np.repeat(base, k)
-        self._prefix = prefix
+        self.prefix = prefix
         self._batches: list[_Batch] = []
 
     # ---- batches -------------------------------------------------------------------------
@@ -226,35 +302,32 @@ class ChainFolding:
         sources = self.sources
         if rank is not None:
             sources = sources[np.argsort(rank[sources], kind="stable")]
-        # the chains at each end vertex, and each chain's other end
-        ends = np.concatenate([chains.first, chains.last])
-        ids = np.concatenate([np.arange(chains.count), np.arange(chains.count)])
-        others = np.concatenate([chains.last, chains.first])
-        by_end = np.argsort(ends, kind="stable")
-        ends_sorted = ends[by_end]
-        starts = np.searchsorted(ends_sorted, sources)
-        stops = np.searchsorted(ends_sorted, sources, side="right")
-        carried = np.zeros(chains.count, dtype=bool)
+        # (chain, other end) at each end vertex; a loop is listed once
+        at_end: dict = {}
+        for c, (a, b) in enumerate(zip(chains.first.tolist(), chains.last.tolist())):
+            at_end.setdefault(a, []).append((c, b))
+            if b != a:
+                at_end.setdefault(b, []).append((c, a))
+        carried = bytearray(chains.count)
         self._batches = []
         slots, where, owned, need = [], {}, [], set()
-        for s, lo, hi in zip(sources.tolist(), starts.tolist(), stops.tolist()):
-            here = ids[by_end[lo:hi]]
-            fresh = ~carried[here]
-            mine = np.unique(here[fresh])  # a loop meets its end twice
-            wanted = set(others[by_end[lo:hi]][fresh].tolist()) - {s}
+        for s in sources.tolist():
+            mine = [(c, o) for c, o in at_end.get(s, ()) if not carried[c]]
+            wanted = {o for _, o in mine if o != s}
             pending = (need | wanted) - where.keys() - {s}
             if slots and len(slots) + 1 + len(pending) > capacity:
                 self._close(slots, where, owned, need)
                 slots, where, owned, need = [], {}, [], set()
                 pending = wanted
             if 1 + len(pending) > capacity:
-                raise SlotWeightsDeclined(f"a batch of {capacity} slots cannot hold source {s} and "
-                                 f"the other ends of its {mine.size} chains")
+                raise SlotWeightsDeclined(f"a batch of {capacity} slots cannot hold source {s} "
+                                          f"and the other ends of its {len(mine)} chains")
             where[s] = len(slots)
             slots.append(s)
             need = pending
-            carried[mine] = True
-            owned.extend(mine.tolist())
+            for c, _ in mine:
+                carried[c] = 1
+                owned.append(c)
         if slots:
             self._close(slots, where, owned, need)
         return [b.slots for b in self._batches]
@@ -266,10 +339,9 @@ class ChainFolding:
             where[helper] = len(slots)
             slots.append(helper)
         owned = np.asarray(owned, dtype=np.int64)
-        lookup = np.vectorize(where.__getitem__, otypes=[np.int64])
         chains = self.chains
-        lane_a = lookup(chains.first[owned]) if owned.size else np.zeros(0, np.int64)
-        lane_b = lookup(chains.last[owned]) if owned.size else np.zeros(0, np.int64)
+        lane_a = np.array([where[a] for a in chains.first[owned].tolist()], dtype=np.int64)
+        lane_b = np.array([where[b] for b in chains.last[owned].tolist()], dtype=np.int64)
         self._batches.append(_Batch(slots=np.asarray(slots, dtype=np.int64), own=own,
                                     chains=owned, lane_a=lane_a, lane_b=lane_b))
 
@@ -292,59 +364,17 @@ class ChainFolding:
                             batch.lane_b[part])
 
     def _add_chunk(self, counts: SlotCounts, chains, lane_a, lane_b) -> None:
-        xp, n = counts.xp, counts.n
-        first, last = self.chains.first[chains], self.chains.last[chains]
-        k, L = self._k[chains], self._L[chains]
-        P = chains.size
-        level_a, level_b = counts.levels(lane_a), counts.levels(lane_b)
-        rows = xp.arange(P)
-        # d(a, b) and σ(a, b) for the pairs inside the chain
-        D = _host(xp, level_a[rows, xp.asarray(last)])
-        sig_a, exp_a = counts.counts(lane_a)
-        sig_ab = _host(xp, _exact(xp, sig_a[rows, xp.asarray(last)],
-                                  None if exp_a is None else exp_a[rows, xp.asarray(last)]))
-        # targets outside the chain and its ends: h = L − Δ in [0, 2L]
-        dev = lambda a: xp.asarray(a)  # noqa: E731
-        vertex = xp.arange(n)
-        outside = (level_a >= 0) & (xp.asarray(self.chain_of)[None, :] != dev(chains)[:, None])
-        outside &= (vertex[None, :] != dev(first)[:, None]) & (vertex[None, :] != dev(last)[:, None])
-        r_t = xp.where(outside, xp.asarray(self.r)[None, :], 0.0)
-        h = dev(L)[:, None] - (level_a - level_b)
-        h = xp.where(outside, h, 0)
-        k_col = dev(k)[:, None]
-        tie = outside & (h % 2 == 0) & (h >= 2) & (h <= 2 * k_col)
-        share_a = xp.zeros((P, n), dtype=np.float64)
-        if bool(tie.any()):
-            sig_b, exp_b = counts.counts(lane_b)
-            ratio = sig_b / xp.where(tie, sig_a, 1.0)
-            if exp_a is not None:
-                ratio = xp.ldexp(ratio, (exp_b - exp_a).astype(np.int32))
-            share_a = xp.where(tie, 1.0 / (1.0 + ratio), 0.0)
-            del sig_b, exp_b, ratio
-        del sig_a, exp_a, level_a, level_b
-        # τ_a = r(t) (P(m_a) + tie r(x_i*) share_a), m_a = #{i : 2i < h}; τ_b the rest
-        prefix = xp.asarray(self._prefix)
-        base = dev(self._prefix_off[chains])[:, None]
-        m_a = xp.clip((h + 1) // 2 - 1, 0, k_col)
-        star = xp.clip(h // 2, 0, k_col)                 # i* on a tie; last i with 2i ≤ h
-        r_star = xp.where(tie, prefix[base + star] - prefix[base + xp.maximum(star - 1, 0)],
-                          0.0)
-        total = prefix[base + k_col]
-        tau_a = r_t * (prefix[base + m_a] + r_star * share_a)
-        tau_b = r_t * (total - prefix[base + star] + r_star * (1.0 - share_a))
-        counts.add_target_weights(lane_a, tau_a)
-        counts.add_target_weights(lane_b, tau_b)
-        del tau_a, tau_b, m_a, star, r_star, total
-        # the histogram over h of r(t), and of r(t) share_a on ties, per chain
-        width = 2 * L + 1
-        hist_off = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(width, out=hist_off[1:])
-        keys = (dev(hist_off[:-1])[:, None] + h)[outside]
-        mass = _host(xp, xp.bincount(keys, weights=r_t[outside], minlength=int(hist_off[-1])))
-        tie_mass = _host(xp, xp.bincount(keys, weights=(r_t * share_a)[outside],
-                                         minlength=int(hist_off[-1])))
-        del keys, r_t, share_a, h, outside, tie
+        first, last, L = self.chains.first[chains], self.chains.last[chains], self._L[chains]
+        hist_off = np.zeros(chains.size + 1, dtype=np.int64)
+        np.cumsum(2 * L + 1, out=hist_off[1:])
+        rows = ChainRows(chains=chains, lane_a=lane_a, lane_b=lane_b, first=first,
+                         last=last, length=L, prefix_off=self._prefix_off[chains],
+                         hist_off=hist_off)
+        # τ of both ends' slots, and the classes of the targets outside each chain
+        mass, tie_mass = counts.chain_terms(self, rows)
         self._credit_outside(chains, hist_off, mass, tie_mass)
+        # d(a, b) and σ(a, b) for the pairs inside the chain
+        D, sig_ab = counts.at(lane_a, last)
         around = self._credit_inside(chains, D.astype(np.int64), sig_ab)
         keep = (around != 0) & (first != last)
         if keep.any():
@@ -368,12 +398,10 @@ class ChainFolding:
         via_a = np.where(2 * i < hh, full, np.where(2 * i == hh, tied, 0.0)) * r_i
         via_b = np.where(2 * i > hh, full, np.where(2 * i == hh, full - tied, 0.0)) * r_i
         base = self._diff_off[c]
-        diff = np.zeros(self._diff_off[-1], dtype=np.float64)
-        np.add.at(diff, base, via_a)
-        np.add.at(diff, base + i, -via_a)
-        np.add.at(diff, base + i + 1, via_b)
-        np.add.at(diff, base + self._L[c] + 1, -via_b)
-        self._add_positions(diff)
+        self._add_positions(_summed(np.concatenate([base, base + i, base + i + 1,
+                                                    base + self._L[c] + 1]),
+                                    np.concatenate([via_a, -via_a, via_b, -via_b]),
+                                    self._diff_off[-1]))
 
     def _credit_inside(self, chains, D, sig_ab) -> np.ndarray:
         """Credits of the pairs inside each chain (a folded source x_i and a target x_j, a
@@ -402,17 +430,13 @@ class ChainFolding:
         w_in, w_round = w * f_in, w * (1.0 - f_in)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         top = np.where(loop[row], L[row] - 1, L[row])  # a loop credits a once, at 0
-        diff = np.zeros(self._diff_off[-1], dtype=np.float64)
-        # inside: the positions strictly between
-        np.add.at(diff, base + lo + 1, w_in)
-        np.add.at(diff, base + hi, -w_in)
-        # round: the positions 0 .. lo − 1 and hi + 1 .. top
-        np.add.at(diff, base, w_round)
-        np.add.at(diff, base + lo, -w_round)
         upper = hi + 1 <= top
-        np.add.at(diff, (base + hi + 1)[upper], w_round[upper])
-        np.add.at(diff, (base + top + 1)[upper], -w_round[upper])
-        self._add_positions(diff)
+        # inside: the positions strictly between; round: 0 .. lo − 1 and hi + 1 .. top
+        self._add_positions(_summed(
+            np.concatenate([base + lo + 1, base + hi, base, base + lo, (base + hi + 1)[upper],
+                            (base + top + 1)[upper]]),
+            np.concatenate([w_in, -w_in, w_round, -w_round, w_round[upper], -w_round[upper]]),
+            self._diff_off[-1]))
         return np.bincount(row, weights=w_round, minlength=chains.size)
 
     def _add_positions(self, diff: np.ndarray) -> None:
@@ -426,8 +450,13 @@ class ChainFolding:
         padded[rows, cols] = diff
         values = np.cumsum(padded, axis=1)
         keep = cols <= L[rows]
-        np.add.at(self.credit, self._vertex_at[self._pos_off[rows[keep]] + cols[keep]],
-                  values[rows[keep], cols[keep]])
+        self.credit += _summed(self._vertex_at[self._pos_off[rows[keep]] + cols[keep]],
+                               values[rows[keep], cols[keep]], self.credit.size)
+
+
+def _summed(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """The values summed by index (``np.add.at`` into zeros, faster)."""
+    return np.bincount(index, weights=values, minlength=size)
 
 
 def _exact(xp, mantissa, exponent):

@@ -716,11 +716,6 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
     return raw
 
 
-SLOT_SCRATCH_ENTRIES = 1 << 24
-"""(slot, vertex) entries the per-slot target weights are computed over at once
-(:attr:`turbobc._chains.SlotCounts.chunk_entries`): about 12 temporaries of 8 bytes each."""
-
-
 def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limit, facts,
                  target_weight, _batch: int | None = None) -> np.ndarray:
     """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``): per batch
@@ -747,13 +742,14 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
     resident.drop_workspace()
     resident.drop_edge_accumulator()
     fmt = allocated(lambda: _Format(resident, name, index_dtype), LANES)
-    scratch = 12 * 8 * min(SLOT_SCRATCH_ENTRIES, max(n, 1) * 4 * LANES)
+    # the plan's per-chain arrays and histograms on the device, with room to spare
+    scratch = 64 * (n + 1024)
 
     def size_for() -> int:
         if _batch is not None:
             return _batch
         free = _device_free_bytes() + resident.workspace_bytes("batched")
-        # the τ block (8 bytes a slot) and the scratch of its computation come out too
+        # the τ block (8 bytes a slot) and the plan's device arrays come out too
         budget = free if memory_limit is None else min(free, memory_limit)
         budget = int(knobs.gpu_memory_fraction * budget) - scratch
         per_lane = lane_bytes(n, level_dtype.itemsize, depth_cap) + 8 * n
@@ -849,15 +845,17 @@ class _LaneCounts(SlotCounts):
         import cupy
 
         self.xp, self.n = cupy, n
-        self.chunk_entries = SLOT_SCRATCH_ENTRIES
+        self.chunk_entries = 1 << 62  # chain_terms needs no scratch: every chain at once
         blocks = (stride // LANES, n, LANES)
         self._level = ws.level[:stride * n].reshape(blocks)
         self._sigma = ws.sigma[:stride * n].reshape(blocks)
         self._tau = tau_block
         # σ = σ̂ 2^E, E the sum of the shifts of the levels up to the vertex's (per lane)
         shifts = ws.shifts[:(depth + 1) * stride].reshape(depth + 1, stride)
-        self._exponent = cupy.cumsum(shifts, axis=0) if bool(shifts.any()) else None
+        self._exponent = (cupy.cumsum(shifts, axis=0, dtype=np.int32) if bool(shifts.any())
+                          else None)
         self._vertices = cupy.arange(n)
+        self._stride = stride
 
     def _at(self, block, lanes):
         lanes = self.xp.asarray(lanes)
@@ -883,3 +881,39 @@ class _LaneCounts(SlotCounts):
         lanes, vertices = self.xp.asarray(lanes), self.xp.asarray(vertices)
         self.xp.add.at(self._tau, (lanes // LANES, vertices, lanes % LANES),
                        self.xp.asarray(values))
+
+    def at(self, lanes, vertices):
+        cupy = self.xp
+        lanes, vertices = cupy.asarray(lanes), cupy.asarray(vertices)
+        where = (lanes // LANES, vertices, lanes % LANES)
+        level = self._level[where].astype(np.int64)
+        sigma = self._sigma[where]
+        if self._exponent is not None:
+            sigma = cupy.ldexp(sigma, self._exponent[cupy.maximum(level, 0), lanes])
+        return cupy.asnumpy(level), cupy.asnumpy(sigma)
+
+    def chain_terms(self, plan, rows):
+        """:meth:`SlotCounts.chain_terms` in one launch of ``bcc_chain_terms``
+        (spmv/kernels/chains.cu): a block per (chain, stretch of vertices)."""
+        from spmv import _module
+
+        cupy = self.xp
+        dev = cupy.asarray
+        if not hasattr(plan, "_device"):
+            # what every batch of the plan reads, uploaded once
+            plan._device = (dev(plan.prefix), dev(plan.chain_of), dev(plan.r))
+        prefix, chain_of, r = plan._device
+        size = int(rows.hist_off[-1])
+        mass = cupy.zeros(size, dtype=np.float64)
+        tie_mass = cupy.zeros(size, dtype=np.float64)
+        stretches = max(1, min(64, -(-self.n // 4096)))
+        width = int(2 * rows.length.max() + 1)
+        kernel = _module.get_kernel("chains.cu", "bcc_chain_terms<long long>")
+        kernel((rows.chains.size, stretches), (256,),
+               (self._level, np.int32(self._level.dtype.itemsize), self._sigma,
+                self._exponent if self._exponent is not None else np.uint64(0),
+                np.int64(self._stride), np.int64(self.n), dev(rows.chains),
+                dev(rows.lane_a), dev(rows.lane_b), dev(rows.first), dev(rows.last),
+                dev(rows.length), dev(rows.prefix_off), dev(rows.hist_off), prefix, chain_of,
+                r, self._tau, mass, tie_mass), shared_mem=16 * width)
+        return cupy.asnumpy(mass), cupy.asnumpy(tie_mass)

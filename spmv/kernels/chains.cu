@@ -1,0 +1,114 @@
+// Chain folding on the device (turbobc/_chains.py): between the forward and the backward
+// launch of a batch, the terms of the sources folded into the chains' ends. For chain p with
+// ends a, b (slots lane_a[p], lane_b[p]) and length L = k + 1, every target t outside the chain
+// and its ends, reached from a at level d_a and from b at d_b, falls in class h = L − (d_a −
+// d_b) in [0, 2L]; the chain's sources x_1 .. x_k reach it through a when 2i < h, through b when
+// 2i > h, and through both when 2i = h, where their paths split σ(a, t) : σ(b, t). So
+//
+//   τ_a(t) += r(t) (P(m) + [tie] r(x_{h/2}) share_a),   m = #{i : 2i < h},
+//   τ_b(t) += r(t) (P(k) − P(min(h/2, k)) + [tie] r(x_{h/2}) (1 − share_a)),
+//
+// P the prefix sums of r over the chain, share_a = σ(a,t) / (σ(a,t) + σ(b,t)); and the class
+// histogram gets mass[h] += r(t), tie[h] += r(t) share_a. A block works one chain (blockIdx.x)
+// over a stretch of the vertices (blockIdx.y); the histogram's middle classes are summed in
+// shared memory, the four end classes (nearly every far target) in registers.
+//
+// The blocks of a batch are those of spmv/kernels/batched*.cuh: lane b of vertex v is entry
+// ((b / 32) n + v) 32 + b % 32; levels are short or int (level_bytes), -1 unreached; exponent
+// (or null) is the cumulative shift table E[d B + b]: σ = σ̂ 2^E at level d.
+
+__device__ __forceinline__ long long lane_entry(long long n, long long v, long long lane) {
+    return ((lane >> 5) * n + v) * 32 + (lane & 31);
+}
+
+__device__ __forceinline__ int level_of(const void* level, int level_bytes, long long e) {
+    return level_bytes == 2 ? (int)((const short*)level)[e] : ((const int*)level)[e];
+}
+
+template <typename I>
+__global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
+                                const double* __restrict__ sigma,
+                                const int* __restrict__ exponent, long long B, I n,
+                                const long long* __restrict__ chain,
+                                const long long* __restrict__ lane_a,
+                                const long long* __restrict__ lane_b,
+                                const long long* __restrict__ first,
+                                const long long* __restrict__ last,
+                                const long long* __restrict__ length,
+                                const long long* __restrict__ prefix_off,
+                                const long long* __restrict__ hist_off,
+                                const double* __restrict__ prefix,
+                                const long long* __restrict__ chain_of,
+                                const double* __restrict__ r, double* tau, double* mass,
+                                double* tie_mass) {
+    extern __shared__ double shared[];
+    const long long p = blockIdx.x;
+    const long long L = length[p], k = L - 1, width = 2 * L + 1;
+    double* s_mass = shared;
+    double* s_tie = shared + width;
+    for (long long h = threadIdx.x; h < width; h += blockDim.x) {
+        s_mass[h] = 0.0;
+        s_tie[h] = 0.0;
+    }
+    __syncthreads();
+    const long long la = lane_a[p], lb = lane_b[p], a = first[p], b = last[p], c = chain[p];
+    const long long base = prefix_off[p];
+    const double total = prefix[base + k];
+    double end0 = 0.0, end1 = 0.0, end2 = 0.0, end3 = 0.0;  // classes 0, 1, 2L − 1, 2L
+    const long long stretch = (n + gridDim.y - 1) / gridDim.y;
+    const long long lo = blockIdx.y * stretch;
+    const long long hi = min((long long)n, lo + stretch);
+    for (long long v = lo + threadIdx.x; v < hi; v += blockDim.x) {
+        const long long ea = lane_entry(n, v, la), eb = lane_entry(n, v, lb);
+        const int da = level_of(level, level_bytes, ea);
+        if (da < 0 || v == a || v == b || chain_of[v] == c) {
+            continue;
+        }
+        const int db = level_of(level, level_bytes, eb);
+        const double rt = r[v];
+        const long long h = L - (long long)(da - db);
+        const bool tie = (h % 2 == 0) && h >= 2 && h <= 2 * k;
+        double share = 0.0, r_star = 0.0;
+        const long long star = min(h / 2, k);
+        if (tie) {
+            double ratio = sigma[eb] / sigma[ea];
+            if (exponent != nullptr) {
+                ratio = scalbn(ratio, exponent[(long long)db * B + lb]
+                                          - exponent[(long long)da * B + la]);
+            }
+            share = 1.0 / (1.0 + ratio);
+            r_star = prefix[base + star] - prefix[base + star - 1];
+        }
+        const long long m = max(0LL, min((h + 1) / 2 - 1, k));
+        atomicAdd(tau + ea, rt * (prefix[base + m] + r_star * share));
+        atomicAdd(tau + eb, rt * (total - prefix[base + star] + r_star * (1.0 - share)));
+        if (h == 0) {
+            end0 += rt;
+        } else if (h == 1) {
+            end1 += rt;
+        } else if (h == width - 2) {
+            end2 += rt;
+        } else if (h == width - 1) {
+            end3 += rt;
+        } else {
+            atomicAdd(s_mass + h, rt);
+            if (tie) {
+                atomicAdd(s_tie + h, rt * share);
+            }
+        }
+    }
+    atomicAdd(s_mass + 0, end0);
+    atomicAdd(s_mass + 1, end1);
+    atomicAdd(s_mass + width - 2, end2);
+    atomicAdd(s_mass + width - 1, end3);
+    __syncthreads();
+    const long long out = hist_off[p];
+    for (long long h = threadIdx.x; h < width; h += blockDim.x) {
+        if (s_mass[h] != 0.0) {
+            atomicAdd(mass + out + h, s_mass[h]);
+        }
+        if (s_tie[h] != 0.0) {
+            atomicAdd(tie_mass + out + h, s_tie[h]);
+        }
+    }
+}
