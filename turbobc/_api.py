@@ -618,8 +618,11 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
             pass
         else:
             bar.update(chains.folded)
-            return total.vertex + chains.credit, dict(facts, chain_folded=chains.folded,
-                                                      chains=chains.chains.count)
+            return total.vertex + chains.credit, dict(
+                facts, chain_folded=chains.folded, chains=chains.chains.count,
+                chain_seconds={"plan": chains.seconds["plan"],
+                               "target_weights": chains.seconds["target_weights"],
+                               "credits": chains.seconds["credits"]})
     total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
                                  client=call.client)
     return total.vertex, facts

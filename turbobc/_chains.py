@@ -39,6 +39,7 @@ in-chain pairs cost O(L²) here); so does everything on a directed or weighted g
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -253,6 +254,7 @@ class ChainFolding:
     """
 
     def __init__(self, graph: Graph, r: np.ndarray, chains: Chains):
+        began = time.perf_counter()
         self.graph, self.r, self.chains = graph, np.asarray(r, dtype=np.float64), chains
         n = graph.n
         self.chain_of = np.full(n, -1, dtype=np.int64)
@@ -261,6 +263,7 @@ class ChainFolding:
         self.sources = np.flatnonzero(self.chain_of < 0)
         self.folded = int(chains.inner.size)
         self.credit = np.zeros(n, dtype=np.float64)
+        self.seconds = {"plan": 0.0, "target_weights": 0.0, "credits": 0.0}
         self._k, self._L = k, k + 1
         self._loop = chains.first == chains.last
         # positions 0..L of each chain: a, x_1 .. x_k, b (a again for a loop)
@@ -273,9 +276,6 @@ class ChainFolding:
                      + np.arange(chains.inner.size))
         vertex_at[inner_pos] = chains.inner
         self._vertex_at = vertex_at
-        # the difference arrays of the credits: L + 2 entries a chain
-        self._diff_off = np.zeros(chains.count + 1, dtype=np.int64)
-        np.cumsum(self._L + 2, out=self._diff_off[1:])
         self._r_at = self.r[vertex_at]
         self._r_at[self._pos_off[1:][self._loop] - 1] = 0.0  # a loop's b is a, counted at 0
         # P(m) = Σ_{i ≤ m} r(x_i), m = 0..k, per chain at prefix_off[c] + m
@@ -289,6 +289,7 @@ class ChainFolding:
             running - np.repeat(base, k)
         self.prefix = prefix
         self._batches: list[_Batch] = []
+        self.seconds["plan"] = time.perf_counter() - began
 
     # ---- batches -------------------------------------------------------------------------
 
@@ -298,6 +299,7 @@ class ChainFolding:
         carrying the chains whose first-swept end it holds, with their other ends as helpers
         where they are not sources of it. Raises SlotWeightsDeclined when a source and the
         other ends of its chains do not fit one batch."""
+        began = time.perf_counter()
         chains = self.chains
         sources = self.sources
         if rank is not None:
@@ -313,23 +315,25 @@ class ChainFolding:
         slots, where, owned, need = [], {}, [], set()
         for s in sources.tolist():
             mine = [(c, o) for c, o in at_end.get(s, ()) if not carried[c]]
-            wanted = {o for _, o in mine if o != s}
-            pending = (need | wanted) - where.keys() - {s}
-            if slots and len(slots) + 1 + len(pending) > capacity:
+            wanted = {o for _, o in mine if o != s and o not in where}
+            extra = len(wanted - need) + (0 if s in need else 1)  # slots s would add
+            if slots and len(slots) + len(need) + extra > capacity:
                 self._close(slots, where, owned, need)
                 slots, where, owned, need = [], {}, [], set()
-                pending = wanted
-            if 1 + len(pending) > capacity:
+                extra = len(wanted) + 1
+            if extra > capacity:
                 raise SlotWeightsDeclined(f"a batch of {capacity} slots cannot hold source {s} "
                                           f"and the other ends of its {len(mine)} chains")
             where[s] = len(slots)
             slots.append(s)
-            need = pending
+            need.discard(s)
+            need |= wanted
             for c, _ in mine:
                 carried[c] = 1
                 owned.append(c)
         if slots:
             self._close(slots, where, owned, need)
+        self.seconds["plan"] += time.perf_counter() - began
         return [b.slots for b in self._batches]
 
     def _close(self, slots, where, owned, need) -> None:
@@ -351,19 +355,29 @@ class ChainFolding:
 
     # ---- between the sweeps --------------------------------------------------------------
 
-    def add_target_weights(self, index: int, counts: SlotCounts) -> None:
+    def add_target_weights(self, index: int, counts: SlotCounts):
         """Add the folded sources' target weights to the slots of batch ``index`` (module
-        docstring) and their closed-form terms to :attr:`credit`."""
+        docstring). Returns a callable that adds their closed-form terms to :attr:`credit`
+        (host work, which the engine may run while its backward sweep runs on the device)."""
         batch = self._batches[index]
-        if batch.chains.size == 0:
-            return
+        began = time.perf_counter()
+        later = []
         step = max(1, counts.chunk_entries // max(1, counts.n))
         for lo in range(0, batch.chains.size, step):
             part = slice(lo, lo + step)
-            self._add_chunk(counts, batch.chains[part], batch.lane_a[part],
-                            batch.lane_b[part])
+            later.append(self._add_chunk(counts, batch.chains[part], batch.lane_a[part],
+                                         batch.lane_b[part]))
+        self.seconds["target_weights"] += time.perf_counter() - began
 
-    def _add_chunk(self, counts: SlotCounts, chains, lane_a, lane_b) -> None:
+        def add_credits() -> None:
+            began = time.perf_counter()
+            for finish in later:
+                finish()
+            self.seconds["credits"] += time.perf_counter() - began
+
+        return add_credits
+
+    def _add_chunk(self, counts: SlotCounts, chains, lane_a, lane_b):
         first, last, L = self.chains.first[chains], self.chains.last[chains], self._L[chains]
         hist_off = np.zeros(chains.size + 1, dtype=np.int64)
         np.cumsum(2 * L + 1, out=hist_off[1:])
@@ -372,44 +386,117 @@ class ChainFolding:
                          hist_off=hist_off)
         # τ of both ends' slots, and the classes of the targets outside each chain
         mass, tie_mass = counts.chain_terms(self, rows)
-        self._credit_outside(chains, hist_off, mass, tie_mass)
-        # d(a, b) and σ(a, b) for the pairs inside the chain
+        # d(a, b) and σ(a, b): pairs inside a chain with a shorter way round add to τ_a(b)
         D, sig_ab = counts.at(lane_a, last)
-        around = self._credit_inside(chains, D.astype(np.int64), sig_ab)
-        keep = (around != 0) & (first != last)
-        if keep.any():
-            counts.add_target_entries(lane_a[keep], last[keep], around[keep])
+        D = np.where(self._loop[chains], 0, D.astype(np.int64))
+        sig_ab = np.where(self._loop[chains], 1.0, sig_ab)
+        direct = (D >= L) & ~self._loop[chains]
+        if (~direct).any():
+            around = self._credit_pairs(chains[~direct], D[~direct], sig_ab[~direct])
+            keep = (around != 0) & (first[~direct] != last[~direct])
+            if keep.any():
+                counts.add_target_entries(lane_a[~direct][keep], last[~direct][keep],
+                                          around[keep])
+
+        def finish() -> None:
+            self._credit_outside(chains, hist_off, mass, tie_mass)
+            if direct.any():
+                self._credit_direct(chains[direct])
+
+        return finish
+
+    # The credits below are per position j = 0 .. L of each chain (a, x_1 .. x_k, b), in
+    # (chains, Lmax + 2) arrays of the chunk's chains, summed along each row only: a running
+    # sum across chains would leave other chains' rounding where a credit is 0.
+
+    def _table(self, chains, values_at, width: int, fill: float = 0.0) -> np.ndarray:
+        """(chains, width) array: row c holds ``values_at`` of its positions 0 .. L."""
+        L = self._L[chains]
+        rows = np.repeat(np.arange(chains.size), L + 1)
+        cols = np.arange(rows.size) - np.repeat(np.cumsum(L + 1) - (L + 1), L + 1)
+        table = np.full((chains.size, width), fill, dtype=np.float64)
+        table[rows, cols] = values_at[self._pos_off[chains][rows] + cols]
+        return table
+
+    def _prefix_table(self, chains, width: int) -> np.ndarray:
+        """P(m) = Σ_{i ≤ m} r(x_i) at column m = 0 .. width − 1 (P(k) past k)."""
+        k = self._k[chains]
+        cols = np.minimum(np.arange(width)[None, :], k[:, None])
+        return self.prefix[self._prefix_off[chains][:, None] + cols]
+
+    def _add_credit(self, chains, table: np.ndarray) -> None:
+        """credit of the vertex at position j of chain c += ``table[c, j]`` (j ≤ L)."""
+        L = self._L[chains]
+        cols = np.arange(table.shape[1])[None, :]
+        keep = cols <= L[:, None]
+        where = self._pos_off[chains][:, None] + np.minimum(cols, L[:, None])
+        self.credit += _summed(self._vertex_at[where[keep]], table[keep], self.credit.size)
 
     def _credit_outside(self, chains, hist_off, mass, tie_mass) -> None:
-        """Credits of the folded sources' paths to targets outside their chain: source x_i
-        of a class h leaves by a (2i < h: the positions 0 .. i − 1 lie on its paths), by b
-        (2i > h: positions i + 1 .. L) or both (2i = h, split by the tie shares)."""
-        k = self._k[chains]
-        cls = np.flatnonzero(mass)                       # nonzero (chain, h) classes
-        owner = np.searchsorted(hist_off, cls, side="right") - 1
-        h = cls - hist_off[owner]
-        reps = k[owner]
-        row = np.repeat(np.arange(cls.size), reps)
-        i = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps) + 1
-        c = chains[owner[row]]
-        hh = h[row]
-        r_i = self._r_at[self._pos_off[c] + i]
-        full, tied = mass[cls][row], tie_mass[cls][row]
-        via_a = np.where(2 * i < hh, full, np.where(2 * i == hh, tied, 0.0)) * r_i
-        via_b = np.where(2 * i > hh, full, np.where(2 * i == hh, full - tied, 0.0)) * r_i
-        base = self._diff_off[c]
-        self._add_positions(_summed(np.concatenate([base, base + i, base + i + 1,
-                                                    base + self._L[c] + 1]),
-                                    np.concatenate([via_a, -via_a, via_b, -via_b]),
-                                    self._diff_off[-1]))
+        """Credits of the folded sources' paths to targets outside their chain. A target of
+        class h is reached by x_i through a when i ≤ m(h) = ⌈h/2⌉ − 1 (its paths cover the
+        positions 0 .. i − 1), through b when i ≥ s(h) = ⌊h/2⌋ + 1 (positions i + 1 .. L),
+        and by x_{h/2} through both (even h; split by the tie shares). So position j gets
+        Σ_h H(h) (P(m(h)) − P(j))⁺ + Σ_h H(h) (P(j − 1) − P(s(h) − 1))⁺ + the ties: sums over
+        the classes grouped by m(h) and by s(h)."""
+        k, L = self._k[chains], self._L[chains]
+        C, width = chains.size, int(L.max()) + 2
+        h = np.arange(2 * width - 1)[None, :]
+        valid = h <= 2 * L[:, None]
+        flat_h = np.where(valid, h + hist_off[:-1][:, None], 0)
+        H = np.where(valid, mass[flat_h], 0.0)
+        T = np.where(valid, tie_mass[flat_h], 0.0)
+        rows = np.broadcast_to(np.arange(C)[:, None], H.shape)
+        m = np.clip((h + 1) // 2 - 1, 0, k[:, None])
+        s = np.minimum(h // 2 + 1, k[:, None] + 1)
+        by_m = _summed((rows * width + m)[valid], H[valid], C * width).reshape(C, width)
+        by_s = _summed((rows * width + s)[valid], H[valid], C * width).reshape(C, width)
+        P = self._prefix_table(chains, width)                    # P(0 .. width − 1)
+        j = np.arange(width)[None, :]
+        # through a: Σ_{m > j} A(m) (P(m) − P(j))
+        after = lambda x: np.cumsum(x[:, ::-1], axis=1)[:, ::-1] - x  # noqa: E731  Σ_{m > j}
+        credit = after(by_m * P) - P * after(by_m)
+        # through b: Σ_{s ≤ j − 1} B(s) (P(j − 1) − P(s − 1))
+        P_before = np.concatenate([np.zeros((C, 1)), P[:, :-1]], axis=1)   # P(j − 1)
+        upto = lambda x: np.cumsum(x, axis=1) - x  # noqa: E731            Σ_{s < j}
+        credit += P_before * upto(by_s) - upto(by_s * P_before)
+        # ties, at i = h / 2 (columns 2i of H and T): through a for j < i, through b for j > i
+        r = self._table(chains, self._r_at, width)
+        r[np.arange(C), 0] = 0.0
+        r[j > k[:, None]] = 0.0                                     # r(x_i), i = 1 .. k
+        even = np.minimum(2 * j, 2 * width - 2)
+        tie_a = np.take_along_axis(T, np.broadcast_to(even, T[:, :width].shape), 1) * r
+        tie_b = np.take_along_axis(H, np.broadcast_to(even, H[:, :width].shape), 1) * r - tie_a
+        credit += after(tie_a) + upto(tie_b)
+        self._add_credit(chains, credit)
 
-    def _credit_inside(self, chains, D, sig_ab) -> np.ndarray:
-        """Credits of the pairs inside each chain (a folded source x_i and a target x_j, a
-        or b); returns per chain the weight that goes round through a and b (τ_a(b))."""
+    def _credit_direct(self, chains) -> None:
+        """The pairs inside chains that are a shortest way between their ends.
+
+        A pair {p < q} of positions (x_p, or a at 0 and b at L) weighs w = r_p r_q
+        ([p inner] + [q inner]) (both ordered pairs when both are inner). When d(a, b) = L
+        every such shortest path is the inner one, and position j gets Σ_{p < j < q} w =
+        X(j − 1) (R − R(j)) + R(j − 1) (X − X(j)) in prefix sums of x = r [inner] and r.
+        """
+        k, L = self._k[chains], self._L[chains]
+        width = int(L.max()) + 2
+        r = self._table(chains, self._r_at, width)
+        j = np.arange(width)[None, :]
+        x = np.where((j >= 1) & (j <= k[:, None]), r, 0.0)         # r of inner positions
+        X, R = np.cumsum(x, axis=1), np.cumsum(r, axis=1)
+        X_before = np.concatenate([np.zeros((chains.size, 1)), X[:, :-1]], axis=1)
+        R_before = np.concatenate([np.zeros((chains.size, 1)), R[:, :-1]], axis=1)
+        credit = X_before * (R[:, -1:] - R) + R_before * (X[:, -1:] - X)
+        self._add_credit(chains, credit)
+
+    def _credit_pairs(self, chains, D, sig) -> np.ndarray:
+        """The pairs inside chains with a shorter way round through a and b (d(a, b) < L, or
+        a loop), pair by pair: the inner path of |i − j| edges or the way round of
+        L + d(a, b) − |i − j|, both on a tie (1 : σ(a, b) paths). Returns per chain the weight
+        that goes round (τ_a(b): the vertices on the shortest a-b paths)."""
         k, L = self._k[chains], self._L[chains]
         loop = self._loop[chains]
-        D = np.where(loop, 0, D)
-        sig = np.where(loop, 1.0, sig_ab)
+        width = int(L.max()) + 2
         # every (chain, i, j): i = 1..k, j = 0..L
         reps = k * (L + 1)
         row = np.repeat(np.arange(chains.size), reps)
@@ -418,40 +505,25 @@ class ChainFolding:
         j = flat % (L[row] + 1)
         keep = i != j
         row, i, j = row[keep], i[keep], j[keep]
-        c = chains[row]
-        w = self._r_at[self._pos_off[c] + i] * self._r_at[self._pos_off[c] + j]
-        base = self._diff_off[c]
+        at = self._pos_off[chains][row]
+        w = self._r_at[at + i] * self._r_at[at + j]
         gap = np.abs(i - j)
-        inner_len = gap
         round_len = L[row] + D[row] - gap
-        tie_in = 1.0 / (1.0 + sig[row])
-        f_in = np.where(inner_len < round_len, 1.0, np.where(inner_len == round_len, tie_in,
-                                                              0.0))
+        f_in = np.where(gap < round_len, 1.0, np.where(gap == round_len,
+                                                       1.0 / (1.0 + sig[row]), 0.0))
         w_in, w_round = w * f_in, w * (1.0 - f_in)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
         top = np.where(loop[row], L[row] - 1, L[row])  # a loop credits a once, at 0
         upper = hi + 1 <= top
+        base = row * (width + 1)
         # inside: the positions strictly between; round: 0 .. lo − 1 and hi + 1 .. top
-        self._add_positions(_summed(
+        diff = _summed(
             np.concatenate([base + lo + 1, base + hi, base, base + lo, (base + hi + 1)[upper],
                             (base + top + 1)[upper]]),
             np.concatenate([w_in, -w_in, w_round, -w_round, w_round[upper], -w_round[upper]]),
-            self._diff_off[-1]))
+            chains.size * (width + 1)).reshape(chains.size, width + 1)
+        self._add_credit(chains, np.cumsum(diff, axis=1)[:, :width])
         return np.bincount(row, weights=w_round, minlength=chains.size)
-
-    def _add_positions(self, diff: np.ndarray) -> None:
-        """credit += the per-position sums whose differences are ``diff`` (L + 2 entries a
-        chain, from :attr:`_diff_off`), summed chain by chain: a running sum across chains
-        would leave other chains' rounding where a credit is 0."""
-        L = self._L
-        rows = np.repeat(np.arange(L.size), L + 2)
-        cols = np.arange(diff.size) - np.repeat(self._diff_off[:-1], L + 2)
-        padded = np.zeros((L.size, int(L.max()) + 2), dtype=np.float64)
-        padded[rows, cols] = diff
-        values = np.cumsum(padded, axis=1)
-        keep = cols <= L[rows]
-        self.credit += _summed(self._vertex_at[self._pos_off[rows[keep]] + cols[keep]],
-                               values[rows[keep], cols[keep]], self.credit.size)
 
 
 def _summed(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:

@@ -453,8 +453,9 @@ def _accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
     tau = problem.target_weight
     base = np.ones(walk.n) if tau is None else np.asarray(tau, dtype=np.float64)
     counts.tau = np.outer(plan.own_weights(index), base)
-    plan.add_target_weights(index, counts)
+    add_credits = plan.add_target_weights(index, counts)
     _backward(walk, levels, shifts, raw, slot_tau=counts.tau)
+    add_credits()
 
 
 class _LevelCounts(SlotCounts):

@@ -810,11 +810,13 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
         tau_block = tau[:stride * n].reshape(blocks)
         cupy.multiply(base[None, :, None], cupy.asarray(own).reshape(-1, 1, LANES),
                       out=tau_block)
-        plan.add_target_weights(index, _LaneCounts(ws, tau_block, n, stride, batch_depth))
+        add_credits = plan.add_target_weights(
+            index, _LaneCounts(ws, tau_block, n, stride, batch_depth))
         target_seconds += time.perf_counter() - t0
         resident.mark()
         grid = _batched.sweep_batch(name, **common, **work, tau_slot=tau[:stride * n],
                                     phase=_batched.PHASE_BACKWARD)
+        add_credits()  # on the host while the backward sweep runs
         if progress is not None:
             swept = int(np.count_nonzero(own))
             if swept:
