@@ -13,6 +13,7 @@
 # CPU_WEIGHTED="GRAPH ..." the CPU engine's weighted and edge BC against NetworKit on the host's
 # cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the CPU engine's batches spread over
 # threads against NetworKit (bench/cpu_threads.py); SINGLE=0,
+# CHAINS="GRAPH ..." exact BC with and without chain folding (bench/chain_folding.py);
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
@@ -121,6 +122,13 @@ if [ -n "${CPU_THREADS:-}" ]; then  # CPU_THREADS="GRAPH ...": bench/cpu_threads
         2>&1 | tee "$OUT/cpu_threads.log" | tail -n 8
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] cpu_threads done"
+fi
+if [ -n "${CHAINS:-}" ]; then  # CHAINS="GRAPH ...": exact BC with and without chain folding,
+    # GPU and CPU engine, NetworKit on this host's cores beside the CPU (bench/chain_folding.py)
+    timeout ${CHAINS_TIMEOUT:-300} python3 bench/chain_folding.py --out "$OUT" $CHAINS \
+        ${CHAINS_ARGS:-} 2>&1 | tee "$OUT/chain_folding.log" | tail -n 14
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] chain_folding done"
 fi
 if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighted (+ NetworKit)
     timeout ${WEIGHTED_TIMEOUT:-200} python3 bench/exact_gpu.py --out "$OUT" --weighted $WEIGHTED \

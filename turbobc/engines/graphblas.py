@@ -491,6 +491,12 @@ class _LevelCounts(SlotCounts):
     def add_target_entries(self, lanes, vertices, values) -> None:
         np.add.at(self.tau, (lanes, vertices), values)
 
+    def at(self, lanes, vertices):
+        sigma = self.sigma[lanes, vertices]
+        if self.exponent is not None:
+            sigma = np.ldexp(sigma, self.exponent[lanes, vertices].astype(np.int32))
+        return self.level[lanes, vertices], sigma
+
 
 def _forward(walk, batch: np.ndarray):
     """Multi-source path counting, level by level of the shortest-path DAG.
