@@ -107,7 +107,7 @@ def _inner_vertices(G) -> int:
 def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
     engine, kernel = engine_config
     G = GRAPHS[name]()
-    with turbobc.tuning(chain_min_share=0.0):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(_matrix(G), normalized=normalized, endpoints=endpoints,
                         engine=engine, kernel=kernel)
     want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
@@ -126,7 +126,7 @@ def test_random_chain_graphs_equal_networkx(seed):
     if seed % 2:
         G = _with_leaves(G, int(rng.integers(1, 12)), seed)
     G = _shuffled(G, seed)
-    with turbobc.tuning(chain_min_share=0.0):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(_matrix(G), normalized=False, engine="graphblas")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
@@ -137,7 +137,8 @@ def test_small_batches_take_helper_slots():
     """Batches of a few slots: most chains have an end in another batch (a helper slot)."""
     G = GRAPHS["subdivided_gnm"]()
     A = _matrix(G)
-    with turbobc.tuning(chain_min_share=0.0, cpu_batch_cap=16 * A.shape[0]):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0,
+                        cpu_batch_cap=16 * A.shape[0]):
         result = run_bc(A, engine="graphblas")
     want = nx.betweenness_centrality(G)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
@@ -146,7 +147,7 @@ def test_small_batches_take_helper_slots():
 
 def test_long_chains_stay_unfolded():
     G = _subdivided(nx.complete_graph(4), 1.0, 12, seed=13)
-    with turbobc.tuning(chain_min_share=0.0, chain_max_length=4):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4):
         result = run_bc(_matrix(G), normalized=False, engine="graphblas")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
@@ -156,10 +157,11 @@ def test_long_chains_stay_unfolded():
     assert result.facts.get("chain_folded", 0) == int(chains.inner_count[short].sum())
 
 
-@pytest.mark.parametrize("knob", [{"fold_chains": False}, {"chain_min_share": 0.99}])
+@pytest.mark.parametrize("knob", [{"fold_chains": False}, {"chain_min_share": 0.99},
+                                  {"fold_chains": "auto"}])  # auto: the GPU, large graphs
 def test_folding_off_gives_the_same(knob):
     G = GRAPHS["chains_with_trees"]()
-    with turbobc.tuning(chain_min_share=0.0):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         folded = run_bc(_matrix(G), engine="graphblas")
     with turbobc.tuning(**knob):
         plain = run_bc(_matrix(G), engine="graphblas")
@@ -170,7 +172,7 @@ def test_folding_off_gives_the_same(knob):
 def test_directed_and_weighted_graphs_are_not_folded():
     G = GRAPHS["subdivided_k5"]()
     A = _matrix(G)
-    with turbobc.tuning(chain_min_share=0.0):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         directed = run_bc(A, directed=True, engine="graphblas")
         weighted = run_bc(A, weight=True, engine="graphblas")
     assert "chain_folded" not in directed.facts and "chain_folded" not in weighted.facts
@@ -196,3 +198,9 @@ def test_find_chains():
     assert [b.tolist() for b in plan.batches(2)] == [[0, 1]]
     with pytest.raises(SlotWeightsDeclined, match="cannot hold source 0"):
         plan.batches(1)  # 0 and the other end of its chains, 1, take two slots
+
+
+def test_bad_knob_is_refused():
+    G = GRAPHS["subdivided_k5"]()
+    with turbobc.tuning(fold_chains="yes"), pytest.raises(ValueError, match="fold_chains"):
+        run_bc(_matrix(G), engine="graphblas")

@@ -585,13 +585,22 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
 
 def _chain_folding(call, problem):
     """The folding of the sources inside the core's chains (turbobc/_chains.py), or None:
-    off (``Tuning.fold_chains``), a directed or weighted graph, a Dask run, an engine that does
-    not serve per-slot target weights, or fewer folded sources than
+    off (``Tuning.fold_chains``; ``"auto"``: on the GPU engine, for cores of at least
+    ``Tuning.chain_min_vertices``), a directed or weighted graph, a Dask run, an engine that
+    does not serve per-slot target weights, or fewer folded sources than
     ``Tuning.chain_min_share`` of the vertices."""
     knobs = current_tuning()
     graph = problem.graph
+    if knobs.fold_chains not in (True, False, "auto"):
+        raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
+                         f"{knobs.fold_chains!r}")
     if (not knobs.fold_chains or graph.directed or problem.weighted or problem.edges
             or call.client is not None):
+        return None
+    if knobs.fold_chains == "auto" and (call.engine != "gpu"
+                                        or graph.n < knobs.chain_min_vertices):
+        return None
+    if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
         return None
     chains = find_chains(graph)
     chains = chains.select(chains.inner_count + 1 <= knobs.chain_max_length)

@@ -93,31 +93,38 @@ class Chains:
 def find_chains(graph: Graph) -> Chains:
     """The chains of an undirected graph: every path x_1 .. x_k of degree-2 vertices whose
     outer neighbours a and b have another degree. The vertices of a component that is a
-    cycle belong to no chain (it has no end)."""
+    cycle belong to no chain (it has no end). Python steps only along the chains."""
     pattern = graph.pattern
     degree = np.diff(pattern.indptr)
-    ptr, idx, deg = pattern.indptr.tolist(), pattern.indices.tolist(), degree.tolist()
+    inner = np.flatnonzero(degree == 2)
+    # each chain starts at an end a beside an inner vertex x: (a, x) for x of degree 2 with a
+    # neighbour a of another degree
+    ends = np.concatenate([pattern.indices[pattern.indptr[inner]],
+                           pattern.indices[pattern.indptr[inner] + 1]])
+    beside = np.concatenate([inner, inner])
+    starts = degree[ends] != 2
+    order = np.lexsort((beside[starts], ends[starts]))
+    ptr, idx, deg = pattern.indptr, pattern.indices, degree
     seen = bytearray(graph.n)
-    first, last, lengths, inner = [], [], [], []
-    for a in np.flatnonzero(degree != 2).tolist():
-        for x in idx[ptr[a]:ptr[a + 1]]:
-            if deg[x] != 2 or seen[x]:
-                continue
-            prev, walk = a, []
-            while deg[x] == 2 and not seen[x]:
-                seen[x] = 1
-                walk.append(x)
-                y, z = idx[ptr[x]], idx[ptr[x] + 1]
-                prev, x = x, (z if y == prev else y)
-            first.append(a)
-            last.append(x)
-            lengths.append(len(walk))
-            inner.extend(walk)
+    first, last, lengths, walked = [], [], [], []
+    for a, x in zip(ends[starts][order].tolist(), beside[starts][order].tolist()):
+        if seen[x]:
+            continue  # the chain was walked from its other end
+        prev, walk = a, []
+        while deg[x] == 2 and not seen[x]:
+            seen[x] = 1
+            walk.append(x)
+            y, z = int(idx[ptr[x]]), int(idx[ptr[x] + 1])
+            prev, x = x, (z if y == prev else y)
+        first.append(a)
+        last.append(x)
+        lengths.append(len(walk))
+        walked.extend(walk)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return Chains(first=np.asarray(first, dtype=np.int64),
                   last=np.asarray(last, dtype=np.int64), offsets=offsets,
-                  inner=np.asarray(inner, dtype=np.int64))
+                  inner=np.asarray(walked, dtype=np.int64))
 
 
 class SlotCounts:

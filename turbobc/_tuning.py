@@ -83,12 +83,21 @@ class Tuning:
         (bench/results/cpu-small-20261123T172134Z.json): power (32% folded) 3.37 / 6.45,
         ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
         graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
-    fold_chains : bool
+    fold_chains : bool or "auto"
         Before exact BC of an undirected unweighted graph, fold the sources inside chains of
         degree-2 vertices into the chains' ends (:mod:`turbobc._chains`; exact): the ends'
-        sweeps carry them with per-slot target weights. False sweeps every core vertex.
+        sweeps carry them with per-slot target weights. False sweeps every core vertex; True
+        folds on either engine; ``"auto"`` on the GPU engine when the core has at least
+        ``chain_min_vertices`` vertices. Measured on an H200, exact BC with / without
+        (bench/results/chain_folding-20261125T095535Z.json): road-luxembourg-osm 1.38 /
+        8.94 s; the small graphs lose to the split launch and the target weights (road-minnesota
+        0.027 / 0.023 s, power 0.024 / 0.017, ca-GrQc 0.020 / 0.012), and so does the CPU
+        engine on the host's 16 cores (road-minnesota 0.98 / 0.89 s, power 1.63 / 1.13,
+        ca-GrQc 1.70 / 0.84: its dense per-slot arrays cost more than the sources saved).
     chain_min_share : float
         ...when at least this share of the vertices lies inside chains.
+    chain_min_vertices : int
+        ...and (``"auto"``) the core has at least this many vertices.
     chain_max_length : int
         Chains of more edges stay unfolded (their in-chain pairs cost O(L²) on the host).
     gpu_weighted_path : str
@@ -143,8 +152,9 @@ class Tuning:
     cpu_concurrent_batches: int | str = "auto"
     fold_trees: bool = True
     fold_min_share: float = 0.05
-    fold_chains: bool = True
+    fold_chains: bool | str = "auto"
     chain_min_share: float = 0.1
+    chain_min_vertices: int = 16384
     chain_max_length: int = 1024
     gpu_weighted_path: str = "kernels"
     gpu_near_far_width: float | None = 4.0
