@@ -204,6 +204,37 @@ def _cpu_threads_row(host, g) -> list:
             + [f"{g['ratio_1']:.2f}", f"{g['ratio_auto']:.2f}"])
 
 
+def _chain_row(record, g) -> list:
+    where = _device(record) if g["engine"] == "gpu" else _host(record)
+    ratio = g.get("networkit_over_turbobc")
+    return [where, g["engine"], g["graph"], f"{g['n']:,}", f"{g['chain_folded']:,}",
+            f"{g['chains']:,}", f"{g['seconds']:.3f}", f"{g['unfolded_seconds']:.3f}",
+            f"{g['speedup']:.2f}x", "-" if ratio is None else f"{ratio:.2f}",
+            "-" if ratio is None else f"{g['networkit_over_unfolded']:.2f}",
+            f"{g['max_rel_diff']:.1e}"]
+
+
+def _chain_sections(records: list[dict]) -> list[str]:
+    """The two latest chain-folding records (turbobc/_chains.py): the knob's defaults come
+    from both."""
+    chosen = [r for r in records if r.get("benchmark") == "chain_folding"][-2:]
+    lines = []
+    for r in chosen:
+        lines += [f"### Exact BC with chains folded [{r['_file']}]", "",
+                  "`turbobc.bc` end to end with the sources inside chains of degree-2 "
+                  "vertices folded into the chains' ends (the knobs of the record's commit: "
+                  f"{r.get('environment', {}).get('commit', '?')}; `Tuning.fold_chains` was "
+                  "True before e39ea86, `\"auto\"` since: the GPU engine, cores of 16,384 "
+                  "vertices and more) and with `fold_chains=False`, best of three; "
+                  "NetworKit's exact Betweenness on the host's cores beside the CPU engine "
+                  "(bench/chain_folding.py). Sources folded 0: not folded there.", "",
+                  _table(["where", "engine", "graph", "n", "sources folded", "chains",
+                          "folded s", "unfolded s", "speedup", "NetworKit / turbobc",
+                          "NetworKit / unfolded", "max rel diff"],
+                         [_chain_row(r, g) for g in r["rows"]]), ""]
+    return lines
+
+
 def _families_row(device, g) -> list:
     return [device, g["graph"], f"{g['sources']:,}", f"{g['lanes_seconds']:.3f}",
             f"{g['queue_seconds']:.3f}", f"{g['queue_over_lanes']:.2f}x",
@@ -315,6 +346,7 @@ def results_markdown(results: Path = RESULTS) -> str:
         ["CPU", "graph", "threads", "vertex", "weighted", "edge", "weighted edge",
          "edge / vertex (turbobc)", "weighted / unweighted (turbobc)"], _cpu_weighted_row,
         where=_host)
+    parts += _chain_sections(records)
     parts += _latest_section(
         records, "cpu_threads", "The CPU engine on many cores: concurrent batches",
         "Exact BC (`turbobc.bc(engine=\"graphblas\")`, trees folded) with 1, 2, 4, 8 and "
