@@ -204,3 +204,22 @@ def test_bad_knob_is_refused():
     G = GRAPHS["subdivided_k5"]()
     with turbobc.tuning(fold_chains="yes"), pytest.raises(ValueError, match="fold_chains"):
         run_bc(_matrix(G), engine="graphblas")
+
+
+def test_counts_past_float64_scaling(engine_config):
+    """A chain of 540 diamonds beside a path of 1,080 edges (tests/test_overflow.py): counts
+    pass 2^512, so levels are scaled and the tie shares of the diamonds' parallel chains
+    (1 inner vertex each) read σ through the exponents; the path is one long chain whose ends
+    also meet the long way round. Folded equals unfolded, which test_overflow.py checks
+    against exact integers."""
+    from test_overflow import diamond_chain_beside_path
+
+    engine, kernel = engine_config
+    A = diamond_chain_beside_path(540)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4096):
+        folded = run_bc(A, normalized=False, engine=engine, kernel=kernel)
+    with turbobc.tuning(fold_chains=False):
+        plain = run_bc(A, normalized=False, engine=engine, kernel=kernel)
+    if engine == "graphblas" or "chain_folded" in folded.facts:
+        assert folded.facts["chain_folded"] > 1000
+    np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-9)

@@ -159,26 +159,63 @@ __global__ void bcw_list_marks(uint4* marks, long long words,
 // `order`, layer after layer, built by bcw_forward; counts are not scaled: a lane whose counts
 // reach +inf is swept again by engines/wide.py (turbobc/engines/gpu/weighted.py checks σ).
 
-// remaining[w] = |P(w)|, the DAG parents of every slot (unreached slots: none).
+// A slot's DAG edges as a bit mask over its vertex's out-edges (bit e − ptr[v]), for vertices of
+// at most DAG_MASK_DEGREE out-edges: the forward and backward layers then read one word per slot
+// instead of the distance of every neighbour. Wider vertices test the distances again.
+constexpr long long DAG_MASK_DEGREE = 32;
+
+// Calls visit(e, ws) for every DAG edge e = v -> w of slot `slot` (ws = the slot of w), in
+// CSR order: from the slot's mask, or for a vertex of more out-edges by the distance test.
+template <typename I, typename Visit>
+__device__ __forceinline__ void for_dag_children(const I* __restrict__ ptr,
+                                                 const I* __restrict__ idx,
+                                                 const double* __restrict__ len,
+                                                 const double* __restrict__ dist,
+                                                 const unsigned* __restrict__ dag, long long v,
+                                                 long long slot, long long base, Visit visit) {
+    const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+    if ((long long)(end - begin) <= DAG_MASK_DEGREE) {
+        for (unsigned bits = __ldg(dag + slot); bits; bits &= bits - 1u) {
+            const I e = begin + (I)(__ffs(bits) - 1);
+            visit(e, base + (long long)__ldg(idx + e));
+        }
+        return;
+    }
+    const double dv = __ldg(dist + slot);
+    for (I e = begin; e < end; ++e) {
+        const long long ws = base + (long long)__ldg(idx + e);
+        if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+            visit(e, ws);
+        }
+    }
+}
+
+// remaining[w] = |P(w)|, the DAG parents of every slot (unreached slots: none), and dag[slot]
+// the slot's DAG edges (for_dag_children; 0 for unreached slots and wide vertices).
 template <typename I>
 __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ idx,
                              const double* __restrict__ len, long long n, long long total,
-                             const double* __restrict__ dist, int* remaining) {
+                             const double* __restrict__ dist, int* remaining, unsigned* dag) {
     for (long long slot = (long long)blockIdx.x * blockDim.x + threadIdx.x; slot < total;
          slot += (long long)gridDim.x * blockDim.x) {
         const double dv = __ldg(dist + slot);
-        if (isinf(dv)) {
-            continue;
-        }
-        const long long v = slot % n;
-        const long long base = slot - v;
-        const I end = __ldg(ptr + v + 1);
-        for (I e = __ldg(ptr + v); e < end; ++e) {
-            const long long ws = base + (long long)__ldg(idx + e);
-            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-                atomicAdd(remaining + ws, 1);
+        unsigned bits = 0u;
+        if (!isinf(dv)) {
+            const long long v = slot % n;
+            const long long base = slot - v;
+            const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+            const bool masked = (long long)(end - begin) <= DAG_MASK_DEGREE;
+            for (I e = begin; e < end; ++e) {
+                const long long ws = base + (long long)__ldg(idx + e);
+                if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+                    atomicAdd(remaining + ws, 1);
+                    if (masked) {
+                        bits |= 1u << (unsigned)(e - begin);
+                    }
+                }
             }
         }
+        dag[slot] = bits;
     }
 }
 
@@ -189,25 +226,20 @@ template <typename I>
 __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx,
                             const double* __restrict__ len, long long n,
                             const long long* __restrict__ layer, long long size,
-                            const double* __restrict__ dist, double* sigma, int* remaining,
-                            long long* next, unsigned long long* count) {
+                            const double* __restrict__ dist, const unsigned* __restrict__ dag,
+                            double* sigma, int* remaining, long long* next,
+                            unsigned long long* count) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
          i += (long long)gridDim.x * blockDim.x) {
         const long long slot = __ldg(layer + i);
         const long long v = slot % n;
-        const long long base = slot - v;
-        const double dv = __ldg(dist + slot);
         const double sv = sigma[slot];
-        const I end = __ldg(ptr + v + 1);
-        for (I e = __ldg(ptr + v); e < end; ++e) {
-            const long long ws = base + (long long)__ldg(idx + e);
-            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-                atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
-                if (atomicSub(remaining + ws, 1) == 1) {
-                    append(next, count, ws);
-                }
+        for_dag_children(ptr, idx, len, dist, dag, v, slot, slot - v, [&](I, long long ws) {
+            atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
+            if (atomicSub(remaining + ws, 1) == 1) {
+                append(next, count, ws);
             }
-        }
+        });
     }
 }
 
@@ -219,8 +251,9 @@ template <typename I>
 __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ idx,
                              const double* __restrict__ len, long long n,
                              const long long* __restrict__ layer, long long size,
-                             const double* __restrict__ dist, const double* __restrict__ sigma,
-                             double* delta, const double* __restrict__ tau,
+                             const double* __restrict__ dist, const unsigned* __restrict__ dag,
+                             const double* __restrict__ sigma, double* delta,
+                             const double* __restrict__ tau,
                              const double* __restrict__ lane_weight,
                              const unsigned char* __restrict__ skip, double* edge, int has_edge,
                              double* bc, int add_bc) {
@@ -234,21 +267,15 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
         const long long v = slot - lane * n;
         const long long base = slot - v;
         const double omega = __ldg(lane_weight + lane);
-        const double dv = __ldg(dist + slot);
         const double sv = sigma[slot];
         double acc = 0.0;
-        const I end = __ldg(ptr + v + 1);
-        for (I e = __ldg(ptr + v); e < end; ++e) {
-            const long long w = (long long)__ldg(idx + e);
-            const long long ws = base + w;
-            if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-                const double term = sv / sigma[ws] * (__ldg(tau + w) + delta[ws]);
-                acc += term;
-                if (has_edge) {
-                    atomicAdd(edge + e, omega * term);
-                }
+        for_dag_children(ptr, idx, len, dist, dag, v, slot, base, [&](I e, long long ws) {
+            const double term = sv / sigma[ws] * (__ldg(tau + (ws - base)) + delta[ws]);
+            acc += term;
+            if (has_edge) {
+                atomicAdd(edge + e, omega * term);
             }
-        }
+        });
         delta[slot] = acc;
         if (add_bc) {
             atomicAdd(bc + v, omega * acc);

@@ -65,8 +65,9 @@ The distances (:func:`distances`) keep dist 8, the frontier marks 1, the round s
 the near-far phase stamps 4, the queue 8 and the far list 8 (33), and at the peak of a round
 or a phase's end the next frontier 8, the copy a sort makes 8 and its scratch, or a phase's
 distances and tests of the far keys (8 and 1): up to about 58. The layer sweep (the
-distances' other arrays freed by then): dist 8, in-degree 4, σ 8, layer order 8, δ 8 and the
-endpoint terms' temporaries (10): 46. Rounded up. The lanes out of float64 range go to the
+distances' other arrays freed by then): dist 8, in-degree 4 (freed after the forward layers),
+the DAG edge masks 4, σ 8, layer order 8, δ 8 and the endpoint terms' temporaries (10): 46.
+Rounded up. The lanes out of float64 range go to the
 wide sweep in batches of the full model. (The records of 2026-11-25 were taken at 48.)"""
 
 BYTES_PER_EDGE_SLOT = 64
@@ -439,8 +440,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         total = B * n
         dist = batch_distances(chunk).ravel()
         remaining = cupy.zeros(total, dtype=cupy.int32)
+        dag = cupy.empty(total, dtype=cupy.uint32)  # each slot's DAG edges (weighted.cu)
         indegree((_launch_size(total),), (RELAX_BLOCK,),
-                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining))
+                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag))
         lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
         sigma = cupy.zeros(total, dtype=cupy.float64)
         sigma[lane_keys] = 1.0
@@ -453,11 +455,12 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             count.fill(0)
             forward((_launch_size(high - low),), (RELAX_BLOCK,),
                     (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                     sigma, remaining, order[high:], count))
+                     dag, sigma, remaining, order[high:], count))
             added = int(count.get()[0])
             if added == 0:
                 break
             offsets.append(high + added)
+        del remaining  # every count is 0 now
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
         chunk_dev = cupy.asarray(chunk)
@@ -469,8 +472,8 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             low, high = offsets[d], offsets[d + 1]
             backward((_launch_size(high - low),), (RELAX_BLOCK,),
                      (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                      sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge), bc,
-                      np.int32(d > 0)))
+                      dag, sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge),
+                      bc, np.int32(d > 0)))
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
             reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
@@ -484,5 +487,5 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             progress.update(int(B - bad.sum()))
         # the batch's slot arrays go now, not when the next batch's distances (which need
         # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
-        del dist, remaining, sigma, order, delta, skip, out_of_range
+        del dist, dag, sigma, order, delta, skip, out_of_range
     return np.asarray(wide, dtype=np.int64)
