@@ -160,6 +160,23 @@ def _latest_section(records, kind, title, note, header, row, where=None) -> list
             _table(header, [row(where(r), g) for g in r["rows"]]), ""]
 
 
+def _latest_rows_section(records, kind, title, note, header, row) -> list[str]:
+    """As :func:`_latest_section`, with each graph's row from the latest record of the same
+    device that has it (a record of a few graphs does not hide the others); a last column
+    names the file."""
+    chosen = [r for r in records if r.get("benchmark") == kind]
+    if not chosen:
+        return []
+    device = _device(chosen[-1])
+    latest = {}
+    for r in chosen:
+        if _device(r) == device:
+            for g in r["rows"]:
+                latest[g["graph"]] = (r, g)
+    rows = [row(_device(r), g) + [r["_file"]] for r, g in latest.values()]
+    return [f"### {title}", "", note, "", _table(header + ["record"], rows), ""]
+
+
 def _nan(value, form: str) -> str:
     return format(float("nan") if value is None else value, form)
 
@@ -331,7 +348,7 @@ def results_markdown(results: Path = RESULTS) -> str:
                           "stopped by", "turbobc s", "KADABRA s", "KADABRA samples",
                           "KADABRA / turbobc", "turbobc max error", "KADABRA max error",
                           "record"], _approx_rows(approx)), ""]
-    parts += _latest_section(
+    parts += _latest_rows_section(
         records, "weighted_gpu", "Weighted BC on the GPU, lengths 1..100",
         "Random sources, the same for both runs; the exact-run estimates scale by n / sources "
         "(NetworKit's from `EstimateBetweenness` on all threads, bench/exact_gpu.py).",
