@@ -223,3 +223,15 @@ def test_counts_past_float64_scaling(engine_config):
     if engine == "graphblas" or "chain_folded" in folded.facts:
         assert folded.facts["chain_folded"] > 1000
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-9)
+
+
+def test_a_declined_plan_sweeps_unfolded():
+    """Batches of one slot cannot hold a source and the other end of its chains: the plan
+    declines (SlotWeightsDeclined) and the call is swept unfolded, with the same values."""
+    G = GRAPHS["subdivided_k5"]()
+    A = _matrix(G)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=A.shape[0]):
+        result = run_bc(A, engine="graphblas")
+    assert "chain_folded" not in result.facts
+    want = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)

@@ -621,10 +621,13 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
     core = problem.graph
     if chains is not None:
         served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
+        shown_before = getattr(bar, "n", None)  # a tqdm bar's count
         try:
             total, facts = sweep_sources(served, call.engine, chains.sources, progress=bar)
         except SlotWeightsDeclined:
-            pass
+            if shown_before is not None:  # the unfolded sweep counts every source again
+                bar.n = shown_before
+                bar.refresh()
         else:
             bar.update(chains.folded)
             return total.vertex + chains.credit, dict(

@@ -531,10 +531,19 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     """
     spmv.check_kernel(kernel)
     if slot_weights is not None:
+        from turbobc.engines.protocol import SlotWeightsDeclined
+
+        full = None
         with resident.run():
-            return _sweep_slots(resident, slot_weights, kernel=kernel, progress=progress,
-                                memory_limit=memory_limit, facts=facts,
-                                target_weight=target_weight, _batch=_batch)
+            try:
+                return _sweep_slots(resident, slot_weights, kernel=kernel, progress=progress,
+                                    memory_limit=memory_limit, facts=facts,
+                                    target_weight=target_weight, _batch=_batch)
+            except DeviceFull as exc:
+                full = exc.failure  # not exc itself: its traceback holds the run's arrays
+        resident.release()
+        # the caller sweeps unfolded, whose own memory model says whether it fits
+        raise SlotWeightsDeclined(f"the device ran out of memory: {full}")
     with resident.run():
         return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
                            progress=progress, memory_limit=memory_limit, facts=facts,
