@@ -484,54 +484,68 @@ def _host(x):
 class _NumpyAsCupy:
     """The few CuPy functions _sweep_kernels calls, on NumPy (arrays with ``get()``)."""
 
-    float64, int32, int64, uint8, uint64 = (np.float64, np.int32, np.int64, np.uint8,
-                                            np.uint64)
+    float64, int32, int64, uint8, uint32, uint64 = (np.float64, np.int32, np.int64,
+                                                    np.uint8, np.uint32, np.uint64)
 
     def __getattr__(self, name):
         fn = getattr(np, name)
         return lambda *a, **k: _host(fn(*a, **k)) if callable(fn) else fn
 
 
+DAG_MASK_DEGREE = 32  # weighted.cu: vertices of at most this many out-edges keep a mask
+
+
+def _dag_children(ptr, idx, length, dist, dag, v, slot, base):
+    """weighted.cu's for_dag_children: the DAG edges (e, ws) of a slot, in CSR order, from
+    its mask, or by the distance test for a vertex of more out-edges."""
+    begin, end = int(ptr[v]), int(ptr[v + 1])
+    if end - begin <= DAG_MASK_DEGREE:
+        bits = int(dag[slot])
+        return [(begin + j, base + idx[begin + j]) for j in range(end - begin) if bits >> j & 1]
+    return [(e, base + idx[e]) for e in range(begin, end)
+            if dist[slot] + length[e] == dist[base + idx[e]]]
+
+
 def _emulated_kernels(name):
     """Python versions of the weighted.cu layer kernels (same arguments)."""
     def indegree(grid, block, args):
-        ptr, idx, length, n, total, dist, remaining = args
+        ptr, idx, length, n, total, dist, remaining, dag = args
         for slot in range(int(total)):
+            dag[slot] = 0
             if np.isinf(dist[slot]):
                 continue
             v, base = slot % n, slot - slot % n
+            masked = ptr[v + 1] - ptr[v] <= DAG_MASK_DEGREE
             for e in range(ptr[v], ptr[v + 1]):
                 if dist[slot] + length[e] == dist[base + idx[e]]:
                     remaining[base + idx[e]] += 1
+                    if masked:
+                        dag[slot] |= 1 << int(e - ptr[v])
 
     def forward(grid, block, args):
-        ptr, idx, length, n, layer, size, dist, sigma, remaining, nxt, count = args
+        ptr, idx, length, n, layer, size, dist, dag, sigma, remaining, nxt, count = args
         for slot in layer[:size]:
             v, base = slot % n, slot - slot % n
-            for e in range(ptr[v], ptr[v + 1]):
-                ws = base + idx[e]
-                if dist[slot] + length[e] == dist[ws]:
-                    sigma[ws] += sigma[slot]
-                    remaining[ws] -= 1
-                    if remaining[ws] == 0:
-                        nxt[int(count[0])] = ws
-                        count[0] += 1
+            for _, ws in _dag_children(ptr, idx, length, dist, dag, v, slot, base):
+                sigma[ws] += sigma[slot]
+                remaining[ws] -= 1
+                if remaining[ws] == 0:
+                    nxt[int(count[0])] = ws
+                    count[0] += 1
 
     def backward(grid, block, args):
-        (ptr, idx, length, n, layer, size, dist, sigma, delta, tau, lane_weight, skip, edge,
-         has_edge, bc, add_bc) = args
+        (ptr, idx, length, n, layer, size, dist, dag, sigma, delta, tau, lane_weight, skip,
+         edge, has_edge, bc, add_bc) = args
         for slot in layer[:size]:
             lane, v = divmod(int(slot), int(n))
             if skip[lane]:
                 continue
             base, acc = slot - v, 0.0
-            for e in range(ptr[v], ptr[v + 1]):
-                ws = base + idx[e]
-                if dist[slot] + length[e] == dist[ws]:
-                    term = sigma[slot] / sigma[ws] * (tau[idx[e]] + delta[ws])
-                    acc += term
-                    if has_edge:
-                        edge[e] += lane_weight[lane] * term
+            for e, ws in _dag_children(ptr, idx, length, dist, dag, v, slot, base):
+                term = sigma[slot] / sigma[ws] * (tau[idx[e]] + delta[ws])
+                acc += term
+                if has_edge:
+                    edge[e] += lane_weight[lane] * term
             delta[slot] = acc
             if add_bc:
                 bc[v] += lane_weight[lane] * acc

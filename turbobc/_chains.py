@@ -198,11 +198,10 @@ class SlotCounts:
         if bool(tie.any()):
             sig_a, exp_a = self.counts(rows.lane_a)
             sig_b, exp_b = self.counts(rows.lane_b)
-            ratio = sig_b / xp.where(tie, sig_a, 1.0)
-            if exp_a is not None:
-                ratio = xp.ldexp(ratio, (exp_b - exp_a).astype(np.int32))
-            share_a = xp.where(tie, 1.0 / (1.0 + ratio), 0.0)
-            del sig_a, exp_a, sig_b, exp_b, ratio
+            if exp_a is not None:  # both in the scale of a's level
+                sig_b = xp.ldexp(sig_b, (exp_b - exp_a).astype(np.int32))
+            share_a = xp.where(tie, sig_a / xp.where(tie, sig_a + sig_b, 1.0), 0.0)
+            del sig_a, exp_a, sig_b, exp_b
         del level_a, level_b
         # τ_a = r(t) (P(m_a) + tie r(x_i*) share_a), m_a = #{i : 2i < h}; τ_b the rest
         prefix = dev(plan.prefix)

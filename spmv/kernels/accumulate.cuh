@@ -30,6 +30,13 @@ __device__ __forceinline__ V parent_share(const V* __restrict__ tau, I w, V sigm
     return target_weight(tau, w) / sigma_w + t_w;
 }
 
+// u(w) with τ(w) already read: a target weight per slot (chain folding, turbobc/_chains.py,
+// passes τ per (source, vertex) instead of per vertex).
+template <typename V>
+__device__ __forceinline__ V parent_share_of(V tau_w, V sigma_w, V t_w) {
+    return tau_w / sigma_w + t_w;
+}
+
 // ω(s): the weight of source s; every term its sweep adds to bc is multiplied by it.
 template <typename V, typename I>
 __device__ __forceinline__ V source_weight(const V* __restrict__ omega, I s) {

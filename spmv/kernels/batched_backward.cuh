@@ -100,7 +100,7 @@ struct VertexSums {
             if (g.omega != nullptr) {  // lane e & 31 of chunk (e / 32) / n runs this source
                 add *= __ldg(g.omega + g.sources[(e >> 5) / g.n * 32 + (e & 31)]);
             }
-            g.t[e] = g.tau_slot != nullptr ? g.tau_slot[e] / s + tv
+            g.t[e] = g.tau_slot != nullptr ? tbc::parent_share_of(g.tau_slot[e], s, tv)
                                            : tbc::parent_share(g.tau, v, s, tv);
         }
         add = warp_allsum(add);

@@ -8,7 +8,8 @@
 //   τ_a(t) += r(t) (P(m) + [tie] r(x_{h/2}) share_a),   m = #{i : 2i < h},
 //   τ_b(t) += r(t) (P(k) − P(min(h/2, k)) + [tie] r(x_{h/2}) (1 − share_a)),
 //
-// P the prefix sums of r over the chain, share_a = σ(a,t) / (σ(a,t) + σ(b,t)); and the class
+// P the prefix sums of r over the chain, share_a = σ(a,t) / (σ(a,t) + σ(b,t)) (in the same
+// float64 operations as SlotCounts.chain_terms); and the class
 // histogram gets mass[h] += r(t), tie[h] += r(t) share_a. A block works one chain (blockIdx.x)
 // over a stretch of the vertices (blockIdx.y); the histogram's middle classes are summed in
 // shared memory, the four end classes (nearly every far target) in registers.
@@ -71,12 +72,13 @@ __global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
         double share = 0.0, r_star = 0.0;
         const long long star = min(h / 2, k);
         if (tie) {
-            double ratio = sigma[eb] / sigma[ea];
+            // σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
+            double sb = sigma[eb];
             if (exponent != nullptr) {
-                ratio = scalbn(ratio, exponent[(long long)db * B + lb]
-                                          - exponent[(long long)da * B + la]);
+                sb = scalbn(sb, exponent[(long long)db * B + lb]
+                                    - exponent[(long long)da * B + la]);
             }
-            share = 1.0 / (1.0 + ratio);
+            share = sigma[ea] / (sigma[ea] + sb);
             r_star = prefix[base + star] - prefix[base + star - 1];
         }
         const long long m = max(0LL, min((h + 1) / 2 - 1, k));
