@@ -93,6 +93,14 @@ def _matrix(G):
     return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
 
 
+def _folds_here() -> bool:
+    """Whether the engine configuration folds chains: all but the GPU's queue family (the
+    per-slot target weights run on the batched kernels)."""
+    from turbobc._tuning import current
+
+    return current().gpu_family != "queue"
+
+
 def _inner_vertices(G) -> int:
     """Vertices inside chains of the core left once the trees are folded (when at least
     Tuning.fold_min_share = 5% of the vertices fold)."""
@@ -112,7 +120,7 @@ def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoi
                         engine=engine, kernel=kernel)
     want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
-    if engine == "graphblas" or "chain_folded" in result.facts:
+    if _folds_here():
         assert result.facts["chain_folded"] > 0  # it did fold chain sources
 
 
@@ -220,7 +228,7 @@ def test_counts_past_float64_scaling(engine_config):
         folded = run_bc(A, normalized=False, engine=engine, kernel=kernel)
     with turbobc.tuning(fold_chains=False):
         plain = run_bc(A, normalized=False, engine=engine, kernel=kernel)
-    if engine == "graphblas" or "chain_folded" in folded.facts:
+    if _folds_here():
         assert folded.facts["chain_folded"] > 1000
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-9)
 
@@ -235,3 +243,35 @@ def test_a_declined_plan_sweeps_unfolded():
     assert "chain_folded" not in result.facts
     want = nx.betweenness_centrality(G)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+
+
+def _two_triangles_joined_by(length: int) -> nx.Graph:
+    G = nx.Graph([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])
+    nx.add_path(G, [0] + list(range(6, 6 + length - 1)) + [3])
+    return G
+
+
+@pytest.mark.parametrize("length", [1600, 2000])
+def test_long_chains(engine_config, length):
+    """Chains past the default chain_max_length, folded when it allows them: the GPU's class
+    histograms of such a chain need more than 48 KiB of shared memory (opted in)."""
+    engine, kernel = engine_config
+    G = _two_triangles_joined_by(length)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4096):
+        result = run_bc(_matrix(G), normalized=False, engine=engine, kernel=kernel)
+    want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    if _folds_here():
+        assert result.facts["chain_folded"] == length - 1 + 4  # and two loops of 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["subdivided_gnm", "chains_with_trees", "disconnected"])
+def test_gpu_batches_of_32_slots(name):
+    """Many batches of 32 slots on the GPU: most chains have an end in another batch."""
+    G = GRAPHS[name]()
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32):
+        result = run_bc(_matrix(G), normalized=False, engine="gpu")
+    want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2

@@ -317,11 +317,15 @@ class GraphblasSweeper(Sweeper):
         """The batches of the problem's per-slot target weights, one after another; returns
         their number."""
         plan = self.problem.slot_weights
-        if is_shown(progress):
+        try:
             # a shown bar moves at least eight times (not paced by time: the plan fixes
             # every batch's slots at once)
-            step = min(step, max(32, -(-plan.sources.size // 8)))
-        batches = plan.batches(step)
+            paced = max(32, -(-plan.sources.size // 8)) if is_shown(progress) else step
+            batches = plan.batches(min(step, paced))
+        except SlotWeightsDeclined:
+            if paced >= step:
+                raise
+            batches = plan.batches(step)  # a source's chains need more room than the pace
         for index, slots in enumerate(batches):
             _accumulate_slots(self.walks, self.problem, index, slots, raw)
             if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:

@@ -541,6 +541,10 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
                                     target_weight=target_weight, _batch=_batch)
             except DeviceFull as exc:
                 full = exc.failure  # not exc itself: its traceback holds the run's arrays
+            except _out_of_device_memory() as exc:  # an allocation outside allocated()
+                full = str(exc)
+            finally:
+                slot_weights.__dict__.pop("_device", None)  # the plan's uploads
         resident.release()
         # the caller sweeps unfolded, whose own memory model says whether it fits
         raise SlotWeightsDeclined(f"the device ran out of memory: {full}")
@@ -725,6 +729,12 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
     return raw
 
 
+def _out_of_device_memory():
+    import cupy
+
+    return cupy.cuda.memory.OutOfMemoryError
+
+
 def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limit, facts,
                  target_weight, _batch: int | None = None) -> np.ndarray:
     """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``): per batch
@@ -751,8 +761,12 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
     resident.drop_workspace()
     resident.drop_edge_accumulator()
     fmt = allocated(lambda: _Format(resident, name, index_dtype), LANES)
-    # the plan's per-chain arrays and histograms on the device, with room to spare
-    scratch = 64 * (n + 1024)
+    # the plan's arrays on the device (prefix sums, chain of each vertex, r: 24 n) and its
+    # per-chain arrays and histograms (about 200 bytes a chain, the histograms 16 (2L + 1)),
+    # with room to spare
+    chains = plan.chains
+    scratch = 64 * (n + 1024) + 200 * chains.count + 32 * int(chains.inner.size
+                                                              + 2 * chains.count)
 
     def size_for() -> int:
         if _batch is not None:
@@ -761,7 +775,8 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
         # the τ block (8 bytes a slot) and the plan's device arrays come out too
         budget = free if memory_limit is None else min(free, memory_limit)
         budget = int(knobs.gpu_memory_fraction * budget) - scratch
-        per_lane = lane_bytes(n, level_dtype.itemsize, depth_cap) + 8 * n
+        # per lane also the τ block (8 n) and the exponent table (as the shift table)
+        per_lane = lane_bytes(n, level_dtype.itemsize, depth_cap) + 8 * n + 4 * depth_cap
         lanes = (max(0, budget - format_bytes(n, m, index_dtype.itemsize, graph.directed, name)
                      - sums_bytes(n, m, False) - 1024) // per_lane // LANES * LANES)
         return int(min(lanes, knobs.max_batch))
@@ -920,11 +935,21 @@ class _LaneCounts(SlotCounts):
         stretches = max(1, min(64, -(-self.n // 4096)))
         width = int(2 * rows.length.max() + 1)
         kernel = _module.get_kernel("chains.cu", "bcc_chain_terms<long long>")
+        shared = 16 * width  # the two histograms of the longest chain
+        if shared > 48 * 1024:
+            most = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+            if shared > most:
+                from turbobc.engines.protocol import SlotWeightsDeclined
+
+                raise SlotWeightsDeclined(f"a chain of {int(rows.length.max())} edges needs "
+                                          f"{shared} bytes of shared memory; the device has "
+                                          f"{most}")
+            kernel.max_dynamic_shared_size_bytes = shared
         kernel((rows.chains.size, stretches), (256,),
                (self._level, np.int32(self._level.dtype.itemsize), self._sigma,
                 self._exponent if self._exponent is not None else np.uint64(0),
                 np.int64(self._stride), np.int64(self.n), dev(rows.chains),
                 dev(rows.lane_a), dev(rows.lane_b), dev(rows.first), dev(rows.last),
                 dev(rows.length), dev(rows.prefix_off), dev(rows.hist_off), prefix, chain_of,
-                r, self._tau, mass, tie_mass), shared_mem=16 * width)
+                r, self._tau, mass, tie_mass), shared_mem=shared)
         return cupy.asnumpy(mass), cupy.asnumpy(tie_mass)
