@@ -937,7 +937,9 @@ class _LaneCounts(SlotCounts):
         kernel = _module.get_kernel("chains.cu", "bcc_chain_terms<long long>")
         shared = 16 * width  # the two histograms of the longest chain
         if shared > 48 * 1024:
-            most = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+            runtime = cupy.cuda.runtime
+            most = runtime.deviceGetAttribute(runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                              cupy.cuda.Device().id)
             if shared > most:
                 from turbobc.engines.protocol import SlotWeightsDeclined
 
