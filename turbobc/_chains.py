@@ -256,7 +256,23 @@ class ChainFolding:
 
     An engine serving it (``Problem.slot_weights``) calls :meth:`batches` once with how many
     slots a batch holds, then per batch sets τ = own ⊗ r (:meth:`own_weights`), sweeps forward,
-    calls :meth:`add_target_weights` and sweeps backward with that τ (and ω = 1).
+    calls :meth:`add_target_weights`, sweeps backward with that τ (and ω = 1) and runs the
+    callable it returned.
+
+    Attributes
+    ----------
+    sources : numpy.ndarray
+        The vertices swept: every vertex not inside a folded chain.
+    folded : int
+        The sources folded (the chains' inner vertices).
+    credit : numpy.ndarray
+        float64 per vertex: the folded sources' raw sums the sweeps do not carry.
+    r, chain_of, prefix : numpy.ndarray
+        What an engine's :meth:`SlotCounts.chain_terms` reads: r per vertex, the chain of
+        each vertex (-1: none), and each chain's prefix sums P(0..k) of r over its inner
+        vertices (from ``ChainRows.prefix_off``).
+    seconds : dict
+        Host seconds of the plan, of the target weights and of the credits.
     """
 
     def __init__(self, graph: Graph, r: np.ndarray, chains: Chains):
