@@ -183,42 +183,51 @@ class SlotCounts:
         override it with a kernel."""
         xp, n = self.xp, self.n
         dev = xp.asarray
-        P = rows.chains.size
+        # per chain and class h = 0 .. 2L (laid out as the histograms): what a target of the
+        # class adds, per unit of r(t), to τ_a (P(m), m = #{i : 2i < h}) and to τ_b
+        # (P(k) − P(min(h/2, k))), and r(x_{h/2}) where the class ties (even h, 2 ≤ h ≤ 2k)
+        L, off = rows.length, rows.hist_off
+        owner = np.repeat(np.arange(L.size), 2 * L + 1)
+        h = np.arange(off[-1]) - off[:-1][owner]
+        k, base = (L - 1)[owner], rows.prefix_off[owner]
+        prefix = plan.prefix
+        star = np.minimum(h // 2, k)
+        to_a = prefix[base + np.clip((h + 1) // 2 - 1, 0, k)]
+        to_b = prefix[base + k] - prefix[base + star]
+        tied = (h % 2 == 0) & (h >= 2) & (h <= 2 * k)
+        r_star = np.where(tied, prefix[base + star] - prefix[base + np.maximum(star - 1, 0)],
+                          0.0)
+        # every (chain, target): its class, for targets outside the chain and its ends
         level_a, level_b = self.levels(rows.lane_a), self.levels(rows.lane_b)
         vertex = xp.arange(n)
-        # targets outside the chain and its ends: h = L − Δ in [0, 2L]
         outside = (level_a >= 0) & (dev(plan.chain_of)[None, :] != dev(rows.chains)[:, None])
         outside &= ((vertex[None, :] != dev(rows.first)[:, None])
                     & (vertex[None, :] != dev(rows.last)[:, None]))
+        key = xp.where(outside, dev(off[:-1] + L)[:, None] - (level_a - level_b), 0)
+        del level_a, level_b
         r_t = xp.where(outside, dev(plan.r)[None, :], 0.0)
-        h = xp.where(outside, dev(rows.length)[:, None] - (level_a - level_b), 0)
-        k_col = dev(rows.length - 1)[:, None]
-        tie = outside & (h % 2 == 0) & (h >= 2) & (h <= 2 * k_col)
-        share_a = xp.zeros((P, n), dtype=np.float64)
-        if bool(tie.any()):
+        tau_a, tau_b = r_t * dev(to_a)[key], r_t * dev(to_b)[key]
+        # ties: σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
+        at = xp.nonzero(outside & (dev(r_star)[key] != 0.0))
+        share = xp.zeros(0)
+        if at[0].size:
             sig_a, exp_a = self.counts(rows.lane_a)
             sig_b, exp_b = self.counts(rows.lane_b)
-            if exp_a is not None:  # both in the scale of a's level
-                sig_b = xp.ldexp(sig_b, (exp_b - exp_a).astype(np.int32))
-            share_a = xp.where(tie, sig_a / xp.where(tie, sig_a + sig_b, 1.0), 0.0)
+            sa, sb = sig_a[at], sig_b[at]
+            if exp_a is not None:
+                sb = xp.ldexp(sb, (exp_b[at] - exp_a[at]).astype(np.int32))
             del sig_a, exp_a, sig_b, exp_b
-        del level_a, level_b
-        # τ_a = r(t) (P(m_a) + tie r(x_i*) share_a), m_a = #{i : 2i < h}; τ_b the rest
-        prefix = dev(plan.prefix)
-        base = dev(rows.prefix_off)[:, None]
-        m_a = xp.clip((h + 1) // 2 - 1, 0, k_col)
-        star = xp.clip(h // 2, 0, k_col)                 # i* on a tie; last i with 2i ≤ h
-        r_star = xp.where(tie, prefix[base + star] - prefix[base + xp.maximum(star - 1, 0)],
-                          0.0)
-        total = prefix[base + k_col]
-        self.add_target_weights(rows.lane_a, r_t * (prefix[base + m_a] + r_star * share_a))
-        self.add_target_weights(rows.lane_b, r_t * (total - prefix[base + star]
-                                                    + r_star * (1.0 - share_a)))
-        del m_a, star, r_star, total
-        keys = (dev(rows.hist_off[:-1])[:, None] + h)[outside]
-        size = int(rows.hist_off[-1])
-        mass = xp.bincount(keys, weights=r_t[outside], minlength=size)
-        tie_mass = xp.bincount(keys, weights=(r_t * share_a)[outside], minlength=size)
+            share = sa / (sa + sb)
+            tied_r = r_t[at] * dev(r_star)[key[at]]
+            tau_a[at] += tied_r * share
+            tau_b[at] += tied_r * (1.0 - share)
+        self.add_target_weights(rows.lane_a, tau_a)
+        self.add_target_weights(rows.lane_b, tau_b)
+        del tau_a, tau_b
+        size = int(off[-1])
+        mass = xp.bincount(key[outside], weights=r_t[outside], minlength=size)
+        tie_mass = (xp.bincount(key[at], weights=r_t[at] * share, minlength=size)
+                    if at[0].size else xp.zeros(size))
         return _host(xp, mass), _host(xp, tie_mass)
 
 
