@@ -40,6 +40,27 @@ def _with_self_loops(G: nx.Graph) -> nx.Graph:
     return G
 
 
+def with_hanging_trees(core: nx.Graph, hanging: int, seed: int) -> nx.Graph:
+    """``core`` (relabelled 0 .. n − 1) with ``hanging`` vertices attached one by one to
+    random earlier vertices: trees of every shape hang off it (exact reductions' tests)."""
+    rng = np.random.default_rng(seed)
+    G = nx.convert_node_labels_to_integers(core)
+    for _ in range(hanging):
+        new = G.number_of_nodes()
+        G.add_edge(new, int(rng.integers(0, new)))
+    return G
+
+
+def shuffled(G: nx.Graph, seed: int) -> nx.Graph:
+    """The same graph with its vertices in a random order (folded vertices spread out)."""
+    order = list(G)
+    np.random.default_rng(seed).shuffle(order)
+    H = nx.Graph()
+    H.add_nodes_from(order)
+    H.add_edges_from(G.edges)
+    return H
+
+
 GRAPH_CASES = {
     # networkx's small named graphs
     "karate": lambda: nx.karate_club_graph(),

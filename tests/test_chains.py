@@ -13,6 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
+from graph_cases import shuffled, with_hanging_trees
+
 from turbobc._api import run_bc
 from turbobc._chains import ChainFolding, find_chains
 from turbobc._graph import Graph
@@ -39,24 +41,6 @@ def _subdivided(G: nx.Graph, share: float, longest: int, seed: int) -> nx.Graph:
     return H
 
 
-def _with_leaves(G: nx.Graph, count: int, seed: int) -> nx.Graph:
-    rng = np.random.default_rng(seed)
-    G = nx.convert_node_labels_to_integers(G)
-    for _ in range(count):
-        new = G.number_of_nodes()
-        G.add_edge(new, int(rng.integers(0, new)))
-    return G
-
-
-def _shuffled(G: nx.Graph, seed: int) -> nx.Graph:
-    order = list(G)
-    np.random.default_rng(seed).shuffle(order)
-    H = nx.Graph()
-    H.add_nodes_from(order)
-    H.add_edges_from(G.edges)
-    return H
-
-
 def _loops_and_parallels() -> nx.Graph:
     """K4 with: a loop of 3 inner vertices at 3, a loop of 2 at 0, two parallel chains of
     equal length between 1 and 2 (ties), a chain of 3 edges beside the edge 0-1 (detour),
@@ -72,11 +56,11 @@ def _loops_and_parallels() -> nx.Graph:
 
 
 GRAPHS = {
-    "subdivided_gnm": lambda: _shuffled(_subdivided(nx.gnm_random_graph(30, 60, seed=1),
+    "subdivided_gnm": lambda: shuffled(_subdivided(nx.gnm_random_graph(30, 60, seed=1),
                                                     0.7, 6, seed=2), 3),
     "subdivided_grid": lambda: _subdivided(nx.grid_2d_graph(5, 6), 0.5, 4, seed=4),
     "subdivided_k5": lambda: _subdivided(nx.complete_graph(5), 1.0, 5, seed=5),
-    "chains_with_trees": lambda: _shuffled(_with_leaves(_subdivided(
+    "chains_with_trees": lambda: shuffled(with_hanging_trees(_subdivided(
         nx.connected_watts_strogatz_graph(25, 4, 0.3, seed=6), 0.6, 5, seed=7), 30, seed=8),
         9),
     "loops_and_parallels": _loops_and_parallels,
@@ -132,8 +116,8 @@ def test_random_chain_graphs_equal_networkx(seed):
     G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
     G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
     if seed % 2:
-        G = _with_leaves(G, int(rng.integers(1, 12)), seed)
-    G = _shuffled(G, seed)
+        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
+    G = shuffled(G, seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(_matrix(G), normalized=False, engine="graphblas")
     want = nx.betweenness_centrality(G, normalized=False)

@@ -10,37 +10,18 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
+from graph_cases import shuffled, with_hanging_trees
+
 from turbobc._api import run_bc
 from turbobc._graph import Graph
 from turbobc._reduce import fold_trees
 
 
-def _with_trees(core: nx.Graph, hanging: int, seed: int) -> nx.Graph:
-    """``core`` with ``hanging`` vertices attached one by one to random earlier vertices:
-    trees of every shape hang off it."""
-    rng = np.random.default_rng(seed)
-    G = nx.convert_node_labels_to_integers(core)
-    for i in range(hanging):
-        new = G.number_of_nodes()
-        G.add_edge(new, int(rng.integers(0, new)))
-    return G
-
-
-def _shuffled(G: nx.Graph, seed: int) -> nx.Graph:
-    """The same graph with its vertices in a random order (folded vertices spread out)."""
-    order = list(G)
-    np.random.default_rng(seed).shuffle(order)
-    H = nx.Graph()
-    H.add_nodes_from(order)
-    H.add_edges_from(G.edges)
-    return H
-
-
 GRAPHS = {
-    "ws_with_trees": lambda: _shuffled(_with_trees(
+    "ws_with_trees": lambda: shuffled(with_hanging_trees(
         nx.connected_watts_strogatz_graph(60, 4, 0.2, seed=2), 80, seed=1), 3),
-    "grid_with_trees": lambda: _with_trees(nx.grid_2d_graph(6, 7), 50, seed=4),
-    "ba_with_trees": lambda: _shuffled(_with_trees(nx.barabasi_albert_graph(50, 2, seed=5),
+    "grid_with_trees": lambda: with_hanging_trees(nx.grid_2d_graph(6, 7), 50, seed=4),
+    "ba_with_trees": lambda: shuffled(with_hanging_trees(nx.barabasi_albert_graph(50, 2, seed=5),
                                                    60, seed=6), 7),
     "forest": lambda: nx.disjoint_union_all([nx.random_labeled_tree(k, seed=k)
                                              for k in (1, 2, 3, 17, 40)]),
@@ -48,8 +29,8 @@ GRAPHS = {
     "star": lambda: nx.star_graph(12),
     "lollipop": lambda: nx.lollipop_graph(6, 9),
     "barbell": lambda: nx.barbell_graph(5, 4),
-    "mixed_components": lambda: _shuffled(nx.disjoint_union_all([
-        _with_trees(nx.cycle_graph(9), 15, seed=8), nx.empty_graph(3),
+    "mixed_components": lambda: shuffled(nx.disjoint_union_all([
+        with_hanging_trees(nx.cycle_graph(9), 15, seed=8), nx.empty_graph(3),
         nx.random_labeled_tree(12, seed=9), nx.complete_graph(5), nx.path_graph(2)]), 10),
 }
 
