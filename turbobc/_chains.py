@@ -440,12 +440,12 @@ class ChainFolding:
     # (chains, Lmax + 2) arrays of the chunk's chains, summed along each row only: a running
     # sum across chains would leave other chains' rounding where a credit is 0.
 
-    def _table(self, chains, values_at, width: int, fill: float = 0.0) -> np.ndarray:
+    def _table(self, chains, values_at, width: int) -> np.ndarray:
         """(chains, width) array: row c holds ``values_at`` of its positions 0 .. L."""
         L = self._L[chains]
         rows = np.repeat(np.arange(chains.size), L + 1)
         cols = np.arange(rows.size) - np.repeat(np.cumsum(L + 1) - (L + 1), L + 1)
-        table = np.full((chains.size, width), fill, dtype=np.float64)
+        table = np.zeros((chains.size, width), dtype=np.float64)
         table[rows, cols] = values_at[self._pos_off[chains][rows] + cols]
         return table
 

@@ -865,7 +865,9 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
 class _LaneCounts(SlotCounts):
     """A batch's levels and counts on the device, for per-slot target weights
     (:class:`turbobc._chains.SlotCounts`): lane b of vertex v is entry ((b / 32) n + v) 32
-    + b % 32 of each block."""
+    + b % 32 of each block. It serves :meth:`chain_terms` with a kernel and :meth:`at` by
+    gathers, so it needs none of the (chains, n) blocks (``levels``, ``counts``,
+    ``add_target_weights``) the array code of the base class reads."""
 
     def __init__(self, ws: "_Workspace", tau_block, n: int, stride: int, depth: int):
         import cupy
@@ -880,28 +882,7 @@ class _LaneCounts(SlotCounts):
         shifts = ws.shifts[:(depth + 1) * stride].reshape(depth + 1, stride)
         self._exponent = (cupy.cumsum(shifts, axis=0, dtype=np.int32) if bool(shifts.any())
                           else None)
-        self._vertices = cupy.arange(n)
         self._stride = stride
-
-    def _at(self, block, lanes):
-        lanes = self.xp.asarray(lanes)
-        return block[(lanes // LANES)[:, None], self._vertices[None, :], (lanes % LANES)[:, None]]
-
-    def levels(self, lanes):
-        return self._at(self._level, lanes).astype(np.int64)
-
-    def counts(self, lanes):
-        sigma = self._at(self._sigma, lanes)
-        if self._exponent is None:
-            return sigma, None
-        level = self._at(self._level, lanes).astype(np.int64)
-        lanes = self.xp.asarray(lanes)
-        return sigma, self._exponent[self.xp.maximum(level, 0), lanes[:, None]]
-
-    def add_target_weights(self, lanes, values) -> None:
-        lanes = self.xp.asarray(lanes)
-        self.xp.add.at(self._tau, ((lanes // LANES)[:, None], self._vertices[None, :],
-                                   (lanes % LANES)[:, None]), values)
 
     def add_target_entries(self, lanes, vertices, values) -> None:
         lanes, vertices = self.xp.asarray(lanes), self.xp.asarray(vertices)
