@@ -277,17 +277,15 @@ class GraphblasSweeper(Sweeper):
         if len(sources) == 0:
             return Partial(vertex=raw, sources=0, edge=edge_raw)
         began = time.perf_counter()
-        step = batch_size_for(graph.n, len(sources), m=graph.nnz, directed=graph.directed,
-                              memory_limit=self.problem.memory_limit,
+        slots = problem.slot_weights is not None
+        # (per-slot weights: helper slots join the sources, so plan for as many as vertices)
+        step = batch_size_for(graph.n, graph.n if slots else len(sources), m=graph.nnz,
+                              directed=graph.directed, memory_limit=self.problem.memory_limit,
                               weighted=graph.weighted)
-        workers = concurrent_batches(len(sources), step)
-        if problem.slot_weights is not None:
+        workers = 1 if slots else concurrent_batches(len(sources), step)
+        if slots:
             # τ per slot: three dense B x n arrays beside the levels, so half the batch
-            # (helper slots join the sources: plan for as many slots as vertices)
-            step = batch_size_for(graph.n, graph.n, m=graph.nnz, directed=graph.directed,
-                                  memory_limit=self.problem.memory_limit)
             wide, batches = [], self._run_slots(max(1, step // 2), raw, progress)
-            workers = 1
         elif workers > 1:
             # as many batches at once: each within its share of the memory budget, and at
             # least two per worker while the sources allow
