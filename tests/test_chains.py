@@ -249,11 +249,26 @@ def test_long_chains(engine_config, length):
         assert result.facts["chain_folded"] == length - 1 + 4  # and two loops of 2
 
 
+# graphs with 85 to 149 sources left after folding: several batches of 32 slots (the classes
+# of GRAPHS leave about 30, one batch)
+MANY_BATCHES = {
+    "subdivided_gnm": lambda: shuffled(_subdivided(nx.gnm_random_graph(160, 320, seed=21), 0.7,
+                                                    6, seed=22), 23),
+    "chains_with_trees": lambda: shuffled(with_hanging_trees(_subdivided(
+        nx.connected_watts_strogatz_graph(150, 4, 0.3, seed=24), 0.6, 5, seed=25), 60,
+        seed=26), 27),
+    "disconnected": lambda: nx.disjoint_union_all([
+        _subdivided(nx.gnm_random_graph(60, 120, seed=28), 0.8, 4, seed=29), nx.cycle_graph(9),
+        nx.path_graph(6), _subdivided(nx.petersen_graph(), 0.5, 3, 30),
+        _subdivided(nx.complete_graph(12), 0.5, 5, seed=31)]),
+}
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["subdivided_gnm", "chains_with_trees", "disconnected"])
+@pytest.mark.parametrize("name", sorted(MANY_BATCHES))
 def test_gpu_batches_of_32_slots(name):
     """Many batches of 32 slots on the GPU: most chains have an end in another batch."""
-    G = GRAPHS[name]()
+    G = MANY_BATCHES[name]()
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32):
         result = run_bc(_matrix(G), normalized=False, engine="gpu")
     want = nx.betweenness_centrality(G, normalized=False)

@@ -656,3 +656,55 @@ def test_queue_family_runs_and_says_so():
     assert result.facts["family"] == "queue" and result.facts["kernel"] == "bfs+kernels"
     want = turbobc.bc(A, engine="graphblas", sources=sources, normalized=False)
     np.testing.assert_allclose(result.values, want, rtol=1e-12, atol=1e-12)
+
+
+# Vertices of more than 32 out-edges: their slots are worked by a warp, a lane per edge
+# (weighted.cu, split_by_degree), the others by a thread, in the same launch.
+HUBS = {
+    "wheel_80": lambda: nx.wheel_graph(81),
+    "barabasi_albert_hubs": lambda: nx.barabasi_albert_graph(400, 5, seed=3),
+    "directed_hubs": lambda: _directed_hubs(),
+    "hubs_and_paths": lambda: nx.disjoint_union_all([nx.star_graph(70), nx.path_graph(12),
+                                                      nx.complete_graph(40)]),
+}
+
+
+def _directed_hubs() -> nx.DiGraph:
+    """A sparse random digraph with a hub of 60 out-edges and 50 in-edges, and one of 45
+    out-edges into a chain."""
+    G = nx.gnp_random_graph(150, 0.03, seed=7, directed=True)
+    rng = np.random.default_rng(8)
+    G.add_edges_from((0, int(v)) for v in rng.choice(np.arange(1, 150), 60, replace=False))
+    G.add_edges_from((int(v), 0) for v in rng.choice(np.arange(1, 150), 50, replace=False))
+    G.add_edges_from((1, v) for v in range(150, 195))
+    G.add_edges_from((v, v + 1) for v in range(150, 194))
+    return G
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", sorted(HUBS))
+def test_hub_slots_worked_by_warps(name, kind, path):
+    G = with_lengths(HUBS[name](), kind, seed=len(name) + 3)
+    assert max(d for _, d in (G.out_degree() if G.is_directed() else G.degree())) > 32
+    for endpoints in (False, True):
+        want = networkx_bc(G, selection="all", normalized=False, endpoints=endpoints,
+                           weight="weight")
+        got = turbobc.bc(G, weight="weight", normalized=False, endpoints=endpoints, **GPU)
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    E = turbobc.edge_bc(G, weight="weight", normalized=False, **GPU)
+    _edge_check(E, G, nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("name", sorted(HUBS))
+def test_hub_slots_in_the_queue_family(name):
+    """The same kernels with every length 1 (Tuning.gpu_family="queue"), vertex and edge BC."""
+    G = HUBS[name]()
+    with turbobc.tuning(gpu_family="queue"):
+        got = run_bc(G, normalized=False, **GPU)
+        E = turbobc.edge_bc(G, normalized=False, **GPU)
+    assert got.facts["family"] == "queue"
+    want = networkx_bc(G, selection="all", normalized=False, endpoints=False)
+    np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
+    _edge_check(E, G, nx.edge_betweenness_centrality(G, normalized=False))

@@ -30,6 +30,53 @@ __device__ __forceinline__ void append(long long* list, unsigned long long* coun
     list[base + __popc(active & ((1u << lane) - 1u))] = value;
 }
 
+// ---- work split: a thread per slot, a warp per slot of a wide vertex -------------------------
+//
+// A slot of a vertex of more than WARP_DEGREE out-edges is worked by a whole warp, a lane per
+// edge (coalesced reads of idx and len, the neighbours' slots in one row of the batch); the
+// others by their own thread. On ego-Facebook (mean degree 44, hubs of 1,000) a thread per
+// slot leaves most lanes of a warp waiting for its hub's loop. Vertices of at most
+// WARP_DEGREE out-edges are also those whose DAG edges a slot keeps as a mask (DAG_MASK_DEGREE).
+constexpr long long WARP_DEGREE = 32;
+
+// Items 0 .. count − 1 a warp at a time (grid-stride over warps; blockDim.x a multiple of 32):
+// lane l takes item first + l; the items for which wide(i) holds are then worked one after
+// another by the whole warp, on_warp(i, lane) on every lane, and the others by their own lane,
+// on_thread(i).
+template <typename Wide, typename OnWarp, typename OnThread>
+__device__ __forceinline__ void split_by_degree(long long count, Wide wide, OnWarp on_warp,
+                                                OnThread on_thread) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+    for (long long first = (((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
+         first < count; first += warps << 5) {
+        const long long i = first + lane;
+        const bool mine_wide = i < count && wide(i);
+        for (unsigned pending = __ballot_sync(0xffffffffu, mine_wide); pending;
+             pending &= pending - 1u) {
+            on_warp(first + (__ffs(pending) - 1), lane);
+        }
+        if (i < count && !mine_wide) {
+            on_thread(i);
+        }
+    }
+}
+
+// The sum of x over the 32 lanes, on every lane.
+__device__ __forceinline__ double warp_sum(double x) {
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        x += __shfl_xor_sync(0xffffffffu, x, offset);
+    }
+    return x;
+}
+
+// Whether the vertex of slot key (key % n) has more than WARP_DEGREE out-edges.
+template <typename I>
+__device__ __forceinline__ bool wide_slot(const I* __restrict__ ptr, long long n, long long key) {
+    const long long v = key % n;
+    return (long long)(__ldg(ptr + v + 1) - __ldg(ptr + v)) > WARP_DEGREE;
+}
+
 // keys[i] = b * n + v, i < count: the slots lowered in the last round. A slot this round lowers
 // is recorded for the next round in one of two ways (the host picks one per round,
 // turbobc/engines/gpu/weighted.py, distances): with queued == 0, next[slot] = 1, a mark the host
@@ -38,6 +85,30 @@ __device__ __forceinline__ void append(long long* list, unsigned long long* coun
 // (rounds with a small frontier: the scan would cost more than the frontier).
 // Near-far phases: a key whose distance is not below `below` is not relaxed now but listed in
 // far (once per phase, by far_stamp) for the host to start the next phase with.
+// d(w) = min(d(w), dv + len(e)) for the edge e = v -> w (ws its slot), the lowered slot recorded
+// for the next round (see bcw_relax).
+template <typename I>
+__device__ __forceinline__ void relax_edge(const I* __restrict__ idx,
+                                           const double* __restrict__ len, long long base,
+                                           I e, double dv, unsigned long long* dist,
+                                           unsigned char* next, int queued, int* stamp,
+                                           int round, long long* queue,
+                                           unsigned long long* queue_count) {
+    const double candidate = dv + __ldg(len + e);
+    const unsigned long long bits = (unsigned long long)__double_as_longlong(candidate);
+    const long long slot = base + (long long)__ldg(idx + e);
+    if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
+        const unsigned long long old = atomicMin(dist + slot, bits);
+        if (bits < old) {
+            if (!queued) {
+                next[slot] = 1;
+            } else if (atomicExch(stamp + slot, round) != round) {
+                append(queue, queue_count, slot);
+            }
+        }
+    }
+}
+
 template <typename I>
 __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           const double* __restrict__ len, long long n,
@@ -46,36 +117,50 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           int* stamp, int round, long long* queue,
                           unsigned long long* queue_count, double below, int* far_stamp,
                           int phase, long long* far, unsigned long long* far_count) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long key = __ldg(keys + i);
-        const long long v = key % n;
-        const long long base = key - v;  // b * n
-        const double dv = __longlong_as_double(
-            (long long)atomicAdd(dist + key, 0ull));  // the value now, not a cached one
-        if (dv >= below) {  // far: deferred to a later phase, listed once per phase
+    // dv, the value now (not a cached one), or −1 for a far key: listed once per phase for a
+    // later one instead of relaxed
+    auto near_distance = [&](long long key) -> double {
+        const double dv = __longlong_as_double((long long)atomicAdd(dist + key, 0ull));
+        if (dv >= below) {
             if (atomicExch(far_stamp + key, phase) != phase) {
                 append(far, far_count, key);
             }
-            continue;
+            return -1.0;
         }
-        const I end = __ldg(ptr + v + 1);
-        for (I e = __ldg(ptr + v); e < end; ++e) {
-            const double candidate = dv + __ldg(len + e);
-            const unsigned long long bits = (unsigned long long)__double_as_longlong(candidate);
-            const long long slot = base + (long long)__ldg(idx + e);
-            if (bits < dist[slot]) {  // a cheap test first: most relaxations lower nothing
-                const unsigned long long old = atomicMin(dist + slot, bits);
-                if (bits < old) {
-                    if (!queued) {
-                        next[slot] = 1;
-                    } else if (atomicExch(stamp + slot, round) != round) {
-                        append(queue, queue_count, slot);
-                    }
-                }
+        return dv;
+    };
+    split_by_degree(
+        count, [&](long long i) { return wide_slot(ptr, n, __ldg(keys + i)); },
+        [&](long long i, int lane) {
+            const long long key = __ldg(keys + i);
+            const long long v = key % n;
+            double dv = 0.0;
+            if (lane == 0) {
+                dv = near_distance(key);
             }
-        }
-    }
+            dv = __shfl_sync(0xffffffffu, dv, 0);
+            if (dv < 0.0) {
+                return;
+            }
+            const I end = __ldg(ptr + v + 1);
+            for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                relax_edge(idx, len, key - v, e, dv, dist, next, queued, stamp, round, queue,
+                           queue_count);
+            }
+        },
+        [&](long long i) {
+            const long long key = __ldg(keys + i);
+            const long long v = key % n;
+            const double dv = near_distance(key);
+            if (dv < 0.0) {
+                return;
+            }
+            const I end = __ldg(ptr + v + 1);
+            for (I e = __ldg(ptr + v); e < end; ++e) {
+                relax_edge(idx, len, key - v, e, dv, dist, next, queued, stamp, round, queue,
+                           queue_count);
+            }
+        });
 }
 
 // ---- the marked slots of a round, in slot order ------------------------------------------------
@@ -160,29 +245,38 @@ __global__ void bcw_list_marks(uint4* marks, long long words,
 // reach +inf is swept again by engines/wide.py (turbobc/engines/gpu/weighted.py checks σ).
 
 // A slot's DAG edges as a bit mask over its vertex's out-edges (bit e − ptr[v]), for vertices of
-// at most DAG_MASK_DEGREE out-edges: the forward and backward layers then read one word per slot
-// instead of the distance of every neighbour. Wider vertices test the distances again.
-constexpr long long DAG_MASK_DEGREE = 32;
+// at most DAG_MASK_DEGREE out-edges, worked by a thread per slot: the forward and backward layers
+// then read one word per slot instead of the distance of every neighbour. A wider vertex's slot is
+// worked by a warp (split_by_degree), which tests the distances of its edges, a lane per edge.
+constexpr long long DAG_MASK_DEGREE = WARP_DEGREE;
 
-// Calls visit(e, ws) for every DAG edge e = v -> w of slot `slot` (ws = the slot of w), in
-// CSR order: from the slot's mask, or for a vertex of more out-edges by the distance test.
+// Calls visit(e, ws) for every DAG edge e = v -> w of slot `slot` (ws = the slot of w), in CSR
+// order, from the slot's mask (v has at most DAG_MASK_DEGREE out-edges).
 template <typename I, typename Visit>
 __device__ __forceinline__ void for_dag_children(const I* __restrict__ ptr,
                                                  const I* __restrict__ idx,
-                                                 const double* __restrict__ len,
-                                                 const double* __restrict__ dist,
                                                  const unsigned* __restrict__ dag, long long v,
                                                  long long slot, long long base, Visit visit) {
-    const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
-    if ((long long)(end - begin) <= DAG_MASK_DEGREE) {
-        for (unsigned bits = __ldg(dag + slot); bits; bits &= bits - 1u) {
-            const I e = begin + (I)(__ffs(bits) - 1);
-            visit(e, base + (long long)__ldg(idx + e));
-        }
-        return;
+    const I begin = __ldg(ptr + v);
+    for (unsigned bits = __ldg(dag + slot); bits; bits &= bits - 1u) {
+        const I e = begin + (I)(__ffs(bits) - 1);
+        visit(e, base + (long long)__ldg(idx + e));
     }
+}
+
+// The same for a slot of a vertex of more out-edges, on every lane of a warp: lane l tests the
+// edges l, l + 32, ... of v by the distances, d(v) + len(e) == d(w).
+template <typename I, typename Visit>
+__device__ __forceinline__ void for_dag_children_on_warp(const I* __restrict__ ptr,
+                                                         const I* __restrict__ idx,
+                                                         const double* __restrict__ len,
+                                                         const double* __restrict__ dist,
+                                                         long long v, long long slot,
+                                                         long long base, int lane,
+                                                         Visit visit) {
     const double dv = __ldg(dist + slot);
-    for (I e = begin; e < end; ++e) {
+    const I end = __ldg(ptr + v + 1);
+    for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
         const long long ws = base + (long long)__ldg(idx + e);
         if (dv + __ldg(len + e) == __ldg(dist + ws)) {
             visit(e, ws);
@@ -196,27 +290,36 @@ template <typename I>
 __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ idx,
                              const double* __restrict__ len, long long n, long long total,
                              const double* __restrict__ dist, int* remaining, unsigned* dag) {
-    for (long long slot = (long long)blockIdx.x * blockDim.x + threadIdx.x; slot < total;
-         slot += (long long)gridDim.x * blockDim.x) {
-        const double dv = __ldg(dist + slot);
-        unsigned bits = 0u;
-        if (!isinf(dv)) {
+    split_by_degree(
+        total, [&](long long slot) { return wide_slot(ptr, n, slot); },
+        [&](long long slot, int lane) {
+            if (lane == 0) {
+                dag[slot] = 0u;
+            }
+            if (isinf(__ldg(dist + slot))) {
+                return;
+            }
             const long long v = slot % n;
-            const long long base = slot - v;
-            const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
-            const bool masked = (long long)(end - begin) <= DAG_MASK_DEGREE;
-            for (I e = begin; e < end; ++e) {
-                const long long ws = base + (long long)__ldg(idx + e);
-                if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-                    atomicAdd(remaining + ws, 1);
-                    if (masked) {
+            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
+                                     [&](I, long long ws) { atomicAdd(remaining + ws, 1); });
+        },
+        [&](long long slot) {
+            const double dv = __ldg(dist + slot);
+            unsigned bits = 0u;
+            if (!isinf(dv)) {
+                const long long v = slot % n;
+                const long long base = slot - v;
+                const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+                for (I e = begin; e < end; ++e) {
+                    const long long ws = base + (long long)__ldg(idx + e);
+                    if (dv + __ldg(len + e) == __ldg(dist + ws)) {
+                        atomicAdd(remaining + ws, 1);
                         bits |= 1u << (unsigned)(e - begin);
                     }
                 }
             }
-        }
-        dag[slot] = bits;
-    }
+            dag[slot] = bits;
+        });
 }
 
 // One hop layer forward: every slot of the layer (all of its DAG parents done, so its σ is
@@ -229,18 +332,27 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
                             const double* __restrict__ dist, const unsigned* __restrict__ dag,
                             double* sigma, int* remaining, long long* next,
                             unsigned long long* count) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long slot = __ldg(layer + i);
-        const long long v = slot % n;
-        const double sv = sigma[slot];
-        for_dag_children(ptr, idx, len, dist, dag, v, slot, slot - v, [&](I, long long ws) {
+    auto push = [&](double sv) {
+        return [=](I, long long ws) {
             atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
             if (atomicSub(remaining + ws, 1) == 1) {
                 append(next, count, ws);
             }
+        };
+    };
+    split_by_degree(
+        size, [&](long long i) { return wide_slot(ptr, n, __ldg(layer + i)); },
+        [&](long long i, int lane) {
+            const long long slot = __ldg(layer + i);
+            const long long v = slot % n;
+            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
+                                     push(sigma[slot]));
+        },
+        [&](long long i) {
+            const long long slot = __ldg(layer + i);
+            const long long v = slot % n;
+            for_dag_children(ptr, idx, dag, v, slot, slot - v, push(sigma[slot]));
         });
-    }
 }
 
 // One hop layer backward (its DAG children lie on deeper layers, all done): the accumulate step
@@ -257,28 +369,54 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
                              const double* __restrict__ lane_weight,
                              const unsigned char* __restrict__ skip, double* edge, int has_edge,
                              double* bc, int add_bc) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < size;
-         i += (long long)gridDim.x * blockDim.x) {
-        const long long slot = __ldg(layer + i);
-        const long long lane = slot / n;
-        if (__ldg(skip + lane)) {
-            continue;
-        }
-        const long long v = slot - lane * n;
-        const long long base = slot - v;
-        const double omega = __ldg(lane_weight + lane);
+    // the terms σ(v)/σ(w) · (τ(w) + δ(w)) of slot's DAG edges, added into acc (and, ω-weighted,
+    // into the edge sums)
+    auto add_term = [&](long long slot, long long base, double omega, double& acc) {
         const double sv = sigma[slot];
-        double acc = 0.0;
-        for_dag_children(ptr, idx, len, dist, dag, v, slot, base, [&](I e, long long ws) {
+        return [=, &acc](I e, long long ws) {
             const double term = sv / sigma[ws] * (__ldg(tau + (ws - base)) + delta[ws]);
             acc += term;
             if (has_edge) {
                 atomicAdd(edge + e, omega * term);
             }
-        });
+        };
+    };
+    // δ(v) = acc, and bc(v) += ω acc
+    auto finish = [&](long long slot, long long v, double omega, double acc) {
         delta[slot] = acc;
         if (add_bc) {
             atomicAdd(bc + v, omega * acc);
         }
-    }
+    };
+    split_by_degree(
+        size, [&](long long i) { return wide_slot(ptr, n, __ldg(layer + i)); },
+        [&](long long i, int lane) {
+            const long long slot = __ldg(layer + i);
+            const long long b = slot / n;
+            if (__ldg(skip + b)) {
+                return;
+            }
+            const long long v = slot - b * n;
+            const double omega = __ldg(lane_weight + b);
+            double acc = 0.0;
+            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
+                                     add_term(slot, slot - v, omega, acc));
+            acc = warp_sum(acc);
+            if (lane == 0) {
+                finish(slot, v, omega, acc);
+            }
+        },
+        [&](long long i) {
+            const long long slot = __ldg(layer + i);
+            const long long b = slot / n;
+            if (__ldg(skip + b)) {
+                return;
+            }
+            const long long v = slot - b * n;
+            const double omega = __ldg(lane_weight + b);
+            double acc = 0.0;
+            for_dag_children(ptr, idx, dag, v, slot, slot - v,
+                             add_term(slot, slot - v, omega, acc));
+            finish(slot, v, omega, acc);
+        });
 }
