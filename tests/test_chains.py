@@ -229,6 +229,48 @@ def test_a_declined_plan_sweeps_unfolded():
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
 
 
+class _Recorder:
+    """A caller's progress object that is not a tqdm bar."""
+
+    def __init__(self):
+        self.updates = []
+
+    def update(self, n=1):
+        self.updates.append(n)
+
+
+@pytest.mark.parametrize("progress", ["recorder", "tqdm"])
+def test_a_plan_declined_midway_counts_each_source_once(monkeypatch, progress):
+    """The plan declines at its second batch: the call is swept unfolded with the same values,
+    and a caller's progress object is told about every vertex exactly once."""
+    import io
+
+    from tqdm import tqdm
+
+    from turbobc._chains import ChainFolding
+    from turbobc.engines.protocol import SlotWeightsDeclined
+
+    real = ChainFolding.add_target_weights
+
+    def add_target_weights(self, index, counts):
+        if index >= 1:
+            raise SlotWeightsDeclined("declined for the test")
+        return real(self, index, counts)
+
+    monkeypatch.setattr(ChainFolding, "add_target_weights", add_target_weights)
+    G = GRAPHS["subdivided_gnm"]()
+    A = _matrix(G)
+    bar = (_Recorder() if progress == "recorder"
+           else tqdm(total=A.shape[0], file=io.StringIO()))  # drawn, out of sight
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=16 * A.shape[0]):
+        result = run_bc(A, engine="graphblas", progress=bar)
+    assert "chain_folded" not in result.facts
+    shown = sum(bar.updates) if progress == "recorder" else bar.n
+    assert shown == A.shape[0]
+    want = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+
+
 def _two_triangles_joined_by(length: int) -> nx.Graph:
     G = nx.Graph([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])
     nx.add_path(G, [0] + list(range(6, 6 + length - 1)) + [3])

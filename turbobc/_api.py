@@ -10,9 +10,9 @@ from typing import NamedTuple
 import numpy as np
 
 from turbobc._graph import reverse_edge_positions
-from turbobc._progress import source_progress
+from turbobc._progress import ForwardedProgress, source_progress
 from turbobc._chains import ChainFolding, find_chains
-from turbobc._reduce import component_sizes, fold_trees
+from turbobc._reduce import component_sizes, endpoint_terms, fold_trees
 from turbobc._rescale import rescale
 from turbobc._run import engine_named, sweep_sources
 from turbobc.engines.protocol import SlotWeightsDeclined
@@ -576,7 +576,7 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
         facts = dict(facts, folded=0)
         raw = core_raw
         if call.endpoints:
-            raw = raw + 2.0 * (component_sizes(call.graph) - 1)
+            raw = raw + endpoint_terms(component_sizes(call.graph))
         return raw, facts
     facts = dict(facts, folded=folded.folded, core_vertices=core.n,
                  fold_seconds=folded.seconds)
@@ -622,12 +622,17 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
     if chains is not None:
         served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
         shown_before = getattr(bar, "n", None)  # a tqdm bar's count
+        # a caller's own progress object: counted, so that a declined attempt's sources are
+        # not reported twice
+        attempt = bar if shown_before is not None else ForwardedProgress(bar)
         try:
-            total, facts = sweep_sources(served, call.engine, chains.sources, progress=bar)
+            total, facts = sweep_sources(served, call.engine, chains.sources, progress=attempt)
         except SlotWeightsDeclined:
             if shown_before is not None:  # the unfolded sweep counts every source again
                 bar.n = shown_before
                 bar.refresh()
+            else:
+                bar = ForwardedProgress(bar, already=attempt.done)
         else:
             bar.update(chains.folded)
             return total.vertex + chains.credit, dict(

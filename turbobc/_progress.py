@@ -121,3 +121,22 @@ def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
 def is_shown(progress) -> bool:
     """Whether ``progress`` is a tqdm bar that is drawn."""
     return isinstance(progress, tqdm) and not progress.disable
+
+
+class ForwardedProgress:
+    """A caller's progress object (anything with ``update(n)``) seen through a counter:
+    ``done`` counts every source reported, and ``update`` passes on all but the first
+    ``already`` of them. A sweep that replaces an abandoned attempt (chain folding declined
+    midway: turbobc/_api.py) then counts its sources without counting again the ones the
+    attempt already reported; the total passed on is still the number of sources."""
+
+    def __init__(self, progress, already: int = 0):
+        self.progress, self.already, self.done = progress, already, 0
+
+    def update(self, n: int = 1) -> None:
+        before = max(0, self.done - self.already)
+        self.done += n
+        passed = max(0, self.done - self.already) - before
+        if passed:
+            self.progress.update(passed)
+

@@ -36,7 +36,7 @@ from scipy.sparse.csgraph import connected_components
 
 from turbobc._graph import Graph
 
-__all__ = ["FoldedTrees", "fold_trees", "component_sizes"]
+__all__ = ["FoldedTrees", "fold_trees", "component_sizes", "endpoint_terms"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,13 +75,12 @@ class FoldedTrees:
         """Raw sums of the whole graph (ordered pairs, every vertex a source) from the raw
         sums of the core's weighted sweeps (without endpoint terms).
 
-        With ``endpoints``, every vertex also ends the paths it starts and ends: N − 1 as a
-        source and N − 1 as a target, networkx's endpoint terms summed over all sources.
+        With ``endpoints``, :func:`endpoint_terms` are added.
         """
         raw = self.cut_pairs.copy()
         raw[self.kept] += core_raw
         if endpoints:
-            raw += 2.0 * (self.component_size - 1)
+            raw += endpoint_terms(self.component_size)
         return raw
 
 
@@ -143,6 +142,13 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
                        cut_pairs=cut_pairs, component_size=component_size,
                        folded=len(folded), seconds=time.perf_counter() - began)
+
+
+def endpoint_terms(component_size: np.ndarray) -> np.ndarray:
+    """networkx's endpoint terms of an undirected graph summed over every source: each vertex
+    starts N − 1 paths and ends N − 1, N the size of its component (``component_size``, per
+    vertex: :func:`component_sizes`)."""
+    return 2.0 * (component_size - 1)
 
 
 def component_sizes(graph: Graph) -> np.ndarray:
