@@ -369,7 +369,8 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
         else:
             batch = wide_batch
         rounds: list = []
-        seconds = {"distances": 0.0}
+        # the distances, and the layer kernels' phases (each timed to the device's end)
+        seconds = {"distances": 0.0, "indegree": 0.0, "forward": 0.0, "backward": 0.0}
 
         def batch_distances(batch_sources):
             began = time.perf_counter()
@@ -382,7 +383,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
         wide = sources
         if path == "kernels":
             wide = _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints,
-                                  weights, batch, batch_distances, progress)
+                                  weights, batch, batch_distances, progress, seconds)
         if len(wide):
             accumulate_wide(cupy, ptr, idx, n, wide, bc, endpoints=endpoints,
                             progress=progress, batch_entries=wide_batch * n,
@@ -402,6 +403,8 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                      kernel="bfs+kernels" if hops else f"bellman-ford+{path}", batch=batch,
                      batches=-(-sources.size // batch), rounds=max(rounds, default=0),
                      distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
+                     layer_seconds={key: seconds[key]
+                                    for key in ("indegree", "forward", "backward")},
                      index_dtype=str(index_dtype),
                      wide_sources=len(wide) if path == "kernels" else 0, edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
@@ -417,10 +420,12 @@ def _launch_size(count: int) -> int:
 
 
 def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
-                   batch_distances, progress) -> np.ndarray:
+                   batch_distances, progress, seconds) -> np.ndarray:
     """The ``"kernels"`` DAG sweep (:data:`PATHS`) of ``sources``, ``batch`` at a time,
     adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
-    of them added), for the wide path."""
+    of them added), for the wide path. ``seconds`` gets the time of the in-degree launch, the
+    forward layers and the backward layers added (``"indegree"``, ``"forward"``,
+    ``"backward"``), each phase waited for on the device."""
     import cupy
 
     import spmv._module as _module
@@ -439,10 +444,12 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         B = chunk.size
         total = B * n
         dist = batch_distances(chunk).ravel()
+        began = time.perf_counter()
         remaining = cupy.zeros(total, dtype=cupy.int32)
         dag = cupy.empty(total, dtype=cupy.uint32)  # each slot's DAG edges (weighted.cu)
         indegree((_launch_size(total),), (RELAX_BLOCK,),
                  (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag))
+        began = _phase_done(seconds, "indegree", began)
         lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
         sigma = cupy.zeros(total, dtype=cupy.float64)
         sigma[lane_keys] = 1.0
@@ -461,6 +468,7 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
                 break
             offsets.append(high + added)
         del remaining  # every count is 0 now
+        began = _phase_done(seconds, "forward", began)
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
         chunk_dev = cupy.asarray(chunk)
@@ -474,6 +482,7 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
                      (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
                       dag, sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge),
                       bc, np.int32(d > 0)))
+        _phase_done(seconds, "backward", began)
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
             reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
@@ -489,3 +498,15 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
         del dist, dag, sigma, order, delta, skip, out_of_range
     return np.asarray(wide, dtype=np.int64)
+
+
+def _phase_done(seconds: dict, phase: str, began: float) -> float:
+    """seconds[phase] += the time since ``began``, once the device has done its work; the
+    time now."""
+    import cupy
+
+    cupy.cuda.get_current_stream().synchronize()
+    now = time.perf_counter()
+    seconds[phase] += now - began
+    return now
+
