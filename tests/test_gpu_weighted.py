@@ -523,19 +523,22 @@ def _emulated_kernels(name):
                         dag[slot] |= 1 << int(e - ptr[v])
 
     def forward(grid, block, args):
-        ptr, idx, length, n, layer, size, dist, dag, sigma, remaining, nxt, count = args
+        (ptr, idx, length, n, layer, size, dist, dag, sigma, remaining, queued, nxt, count,
+         marks) = args
         for slot in layer[:size]:
             v, base = slot % n, slot - slot % n
             for _, ws in _dag_children(ptr, idx, length, dist, dag, v, slot, base):
                 sigma[ws] += sigma[slot]
                 remaining[ws] -= 1
-                if remaining[ws] == 0:
+                if remaining[ws] == 0 and queued:
                     nxt[int(count[0])] = ws
                     count[0] += 1
+                elif remaining[ws] == 0:
+                    marks[ws] = 1
 
     def backward(grid, block, args):
         (ptr, idx, length, n, layer, size, dist, dag, sigma, delta, tau, lane_weight, skip,
-         edge, has_edge, bc, add_bc) = args
+         edge, has_edge) = args
         for slot in layer[:size]:
             lane, v = divmod(int(slot), int(n))
             if skip[lane]:
@@ -547,23 +550,42 @@ def _emulated_kernels(name):
                 if has_edge:
                     edge[e] += lane_weight[lane] * term
             delta[slot] = acc
-            if add_bc:
-                bc[v] += lane_weight[lane] * acc
 
-    return {"bcw_indegree": indegree, "bcw_forward": forward,
-            "bcw_backward": backward}[name.split("<")[0]]
+    def count_marks(grid, block, args):
+        marks, words, counts = args
+        for b in range(grid[0]):
+            counts[b] = np.count_nonzero(marks[16 * block[0] * b:16 * block[0] * (b + 1)])
+
+    def list_marks(grid, block, args):
+        marks, words, first, keys = args
+        for b in range(grid[0]):
+            low = 16 * block[0] * b
+            found = low + np.flatnonzero(marks[low:low + 16 * block[0]])
+            keys[int(first[b]):int(first[b]) + found.size] = found
+            marks[found] = 0
+
+    return {"bcw_indegree": indegree, "bcw_forward": forward, "bcw_backward": backward,
+            "bcw_count_marks": count_marks,
+            "bcw_list_marks": list_marks}[name.split("<")[0]]
 
 
+@pytest.mark.parametrize("queue_share", [0, _gpu_weighted.QUEUE_BELOW_SHARE],
+                         ids=["queued", "marked"])
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7"])
-def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints):
+def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints,
+                                                      queue_share):
     """_sweep_kernels (offsets of the layers, the skip of out-of-range lanes, the endpoint
     terms, ω per lane, edge sums) with NumPy for CuPy and Python for the kernels, against the
-    CPU engine's raw vertex and edge sums with τ and ω."""
+    CPU engine's raw vertex and edge sums with τ and ω; each forward layer's next layer
+    queued by the kernel (share 0), or marked and listed (the default share, on these small
+    graphs)."""
     import sys
 
     import spmv._module as _module
+
+    monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE", queue_share)
 
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=12)
     graph = _graph_of(G)

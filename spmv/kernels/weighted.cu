@@ -323,20 +323,27 @@ __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ id
 }
 
 // One hop layer forward: every slot of the layer (all of its DAG parents done, so its σ is
-// final) pushes σ to its DAG children; a child whose last parent this was joins the next layer
-// (appended to next, count, by append).
+// final) pushes σ to its DAG children; a child whose last parent this was joins the next layer,
+// as bcw_relax records a lowered slot: with queued != 0 appended to next (count), otherwise
+// marked (marks[slot] = 1) for the host to list in slot order (bcw_count_marks,
+// bcw_list_marks). A wide layer marks: its appends, one atomic per group of lanes on a single
+// counter, took 26 of the 66 ms of ego-Facebook's weighted BC.
 template <typename I>
 __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx,
                             const double* __restrict__ len, long long n,
                             const long long* __restrict__ layer, long long size,
                             const double* __restrict__ dist, const unsigned* __restrict__ dag,
-                            double* sigma, int* remaining, long long* next,
-                            unsigned long long* count) {
+                            double* sigma, int* remaining, int queued, long long* next,
+                            unsigned long long* count, unsigned char* marks) {
     auto push = [&](double sv) {
         return [=](I, long long ws) {
             atomicAdd(sigma + ws, sv);  // read in a later launch: no fence needed
             if (atomicSub(remaining + ws, 1) == 1) {
-                append(next, count, ws);
+                if (queued) {
+                    append(next, count, ws);
+                } else {
+                    marks[ws] = 1;
+                }
             }
         };
     };
@@ -356,9 +363,10 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
 }
 
 // One hop layer backward (its DAG children lie on deeper layers, all done): the accumulate step
-// of accumulate.cuh, δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)), pulled; ω(s) of the
-// lane multiplies what bc (add_bc: not the sources' layer) and the edge sums (has_edge) get.
-// Lanes with skip[b] (counts out of float64 range) add nothing.
+// of accumulate.cuh, δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)), pulled into delta;
+// ω(s) of the lane multiplies what the edge sums (has_edge) get. The host adds ω-weighted δ
+// into bc once the layers are done (one product over the batch instead of an atomic per slot
+// on n addresses). Lanes with skip[b] (counts out of float64 range) add nothing.
 template <typename I>
 __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ idx,
                              const double* __restrict__ len, long long n,
@@ -367,8 +375,8 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
                              const double* __restrict__ sigma, double* delta,
                              const double* __restrict__ tau,
                              const double* __restrict__ lane_weight,
-                             const unsigned char* __restrict__ skip, double* edge, int has_edge,
-                             double* bc, int add_bc) {
+                             const unsigned char* __restrict__ skip, double* edge,
+                             int has_edge) {
     // the terms σ(v)/σ(w) · (τ(w) + δ(w)) of slot's DAG edges, added into acc (and, ω-weighted,
     // into the edge sums)
     auto add_term = [&](long long slot, long long base, double omega, double& acc) {
@@ -381,13 +389,6 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
             }
         };
     };
-    // δ(v) = acc, and bc(v) += ω acc
-    auto finish = [&](long long slot, long long v, double omega, double acc) {
-        delta[slot] = acc;
-        if (add_bc) {
-            atomicAdd(bc + v, omega * acc);
-        }
-    };
     split_by_degree(
         size, [&](long long i) { return wide_slot(ptr, n, __ldg(layer + i)); },
         [&](long long i, int lane) {
@@ -397,13 +398,12 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
                 return;
             }
             const long long v = slot - b * n;
-            const double omega = __ldg(lane_weight + b);
             double acc = 0.0;
             for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
-                                     add_term(slot, slot - v, omega, acc));
+                                     add_term(slot, slot - v, __ldg(lane_weight + b), acc));
             acc = warp_sum(acc);
             if (lane == 0) {
-                finish(slot, v, omega, acc);
+                delta[slot] = acc;
             }
         },
         [&](long long i) {
@@ -413,10 +413,9 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
                 return;
             }
             const long long v = slot - b * n;
-            const double omega = __ldg(lane_weight + b);
             double acc = 0.0;
             for_dag_children(ptr, idx, dag, v, slot, slot - v,
-                             add_term(slot, slot - v, omega, acc));
-            finish(slot, v, omega, acc);
+                             add_term(slot, slot - v, __ldg(lane_weight + b), acc));
+            delta[slot] = acc;
         });
 }

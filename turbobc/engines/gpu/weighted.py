@@ -420,12 +420,12 @@ def _launch_size(count: int) -> int:
 
 
 def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
-                   batch_distances, progress, seconds) -> np.ndarray:
+                   batch_distances, progress, seconds=None) -> np.ndarray:
     """The ``"kernels"`` DAG sweep (:data:`PATHS`) of ``sources``, ``batch`` at a time,
     adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
-    of them added), for the wide path. ``seconds`` gets the time of the in-degree launch, the
-    forward layers and the backward layers added (``"indegree"``, ``"forward"``,
-    ``"backward"``), each phase waited for on the device."""
+    of them added), for the wide path. ``seconds``, when given, gets the time of the
+    in-degree launch, the forward layers and the backward layers added (``"indegree"``,
+    ``"forward"``, ``"backward"``), each phase waited for on the device."""
     import cupy
 
     import spmv._module as _module
@@ -436,6 +436,7 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
     backward = _module.get_kernel("weighted.cu", f"bcw_backward<{itype}>")
     tau, omega = weights
     tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
+    mean_degree = max(1.0, int(ptr[-1]) / max(n, 1))
     has_edge = edge is not None
     edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
     wide = []
@@ -457,17 +458,27 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         order[:B] = lane_keys
         offsets = [0, B]
         count = cupy.zeros(1, dtype=cupy.uint64)
+        # the next layer's slots: queued by the kernel after a small layer, marked and listed
+        # in slot order after a wide one (QUEUE_BELOW_SHARE, as the distances' rounds)
+        marks = cupy.zeros(-(-total // 16) * 16, dtype=cupy.uint8)
         while offsets[-1] < total:
             low, high = offsets[-2], offsets[-1]
+            queued = (high - low) * mean_degree * QUEUE_BELOW_SHARE < total
             count.fill(0)
             forward((_launch_size(high - low),), (RELAX_BLOCK,),
                     (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                     dag, sigma, remaining, order[high:], count))
-            added = int(count.get()[0])
+                     dag, sigma, remaining, np.int32(queued), order[high:], count, marks))
+            if queued:
+                added = int(count.get()[0])
+            else:
+                listed = _list_marks(marks, itype)
+                added = int(listed.size)
+                order[high:high + added] = listed
+                del listed
             if added == 0:
                 break
             offsets.append(high + added)
-        del remaining  # every count is 0 now
+        del remaining, marks  # every count is 0 now
         began = _phase_done(seconds, "forward", began)
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
@@ -480,8 +491,11 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             low, high = offsets[d], offsets[d + 1]
             backward((_launch_size(high - low),), (RELAX_BLOCK,),
                      (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                      dag, sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge),
-                      bc, np.int32(d > 0)))
+                      dag, sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge)))
+        # bc += ω Δ (1 x B times B x n), without the sources' own δ (their layer fed only the
+        # edge sums); the lanes out of range kept δ = 0
+        delta[lane_keys] = 0.0
+        bc += lane_weight @ delta.reshape(B, n)
         _phase_done(seconds, "backward", began)
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
@@ -500,9 +514,11 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
     return np.asarray(wide, dtype=np.int64)
 
 
-def _phase_done(seconds: dict, phase: str, began: float) -> float:
+def _phase_done(seconds: dict | None, phase: str, began: float) -> float:
     """seconds[phase] += the time since ``began``, once the device has done its work; the
-    time now."""
+    time now (``seconds`` None: no timing, no wait)."""
+    if seconds is None:
+        return began
     import cupy
 
     cupy.cuda.get_current_stream().synchronize()
