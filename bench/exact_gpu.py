@@ -347,10 +347,23 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
 
         pattern = sp.csr_array((np.ones(L.nnz), L.indices, L.indptr), shape=L.shape)
         for label, matrix, weight in (("unweighted", pattern, None), ("weighted", L, True)):
-            t0 = time.perf_counter()
-            turbobc.bc(matrix, weight=weight, engine="gpu")
-            cupy.cuda.Device().synchronize()
-            row[f"turbobc_{label}_exact_seconds"] = time.perf_counter() - t0
+            # the first call compiles the call's own kernels (ego-Facebook's first unweighted
+            # call took 0.19 s): timed again once, or SHORT_REPEATS times for a short run, and
+            # the median of those reported; a first call of 4 SHORT_RUN_S or more stands
+
+            def timed_call() -> float:
+                t0 = time.perf_counter()
+                turbobc.bc(matrix, weight=weight, engine="gpu")
+                cupy.cuda.Device().synchronize()
+                return time.perf_counter() - t0
+
+            timed = [timed_call()]
+            if timed[0] < 4 * SHORT_RUN_S:
+                timed += [timed_call()
+                          for _ in range(SHORT_REPEATS if timed[0] < SHORT_RUN_S else 1)]
+            runs = timed[1:] or timed
+            row[f"turbobc_{label}_exact_seconds"] = float(np.median(runs))
+            row[f"turbobc_{label}_exact_seconds_all"] = timed
         row["exact_weighted_over_unweighted"] = (row["turbobc_weighted_exact_seconds"]
                                                  / row["turbobc_unweighted_exact_seconds"])
     row.update(networkit_weighted(L, networkit_samples))

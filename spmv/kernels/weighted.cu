@@ -117,10 +117,11 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
                           int* stamp, int round, long long* queue,
                           unsigned long long* queue_count, double below, int* far_stamp,
                           int phase, long long* far, unsigned long long* far_count) {
-    // dv, the value now (not a cached one), or −1 for a far key: listed once per phase for a
-    // later one instead of relaxed
+    // dv, read from L2 (where the atomics of this round land: a value lowered since the round
+    // began relaxes less in vain; any value read is correct, see above), or −1 for a far key:
+    // listed once per phase for a later one instead of relaxed
     auto near_distance = [&](long long key) -> double {
-        const double dv = __longlong_as_double((long long)atomicAdd(dist + key, 0ull));
+        const double dv = __longlong_as_double((long long)__ldcg(dist + key));
         if (dv >= below) {
             if (atomicExch(far_stamp + key, phase) != phase) {
                 append(far, far_count, key);
