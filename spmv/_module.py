@@ -16,7 +16,7 @@ from pathlib import Path
 from turbobc.exceptions import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
-           "source_text", "compile_ptx", "get_kernel", "c_index_type"]
+           "source_text", "compile_ptx", "get_kernel", "c_index_type", "allow_shared_memory"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 """Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
@@ -34,8 +34,8 @@ SOURCES = {
     "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
     "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
                         for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
-    "weighted.cu": ("bcw_relax", "bcw_count_marks", "bcw_list_marks", "bcw_indegree",
-                    "bcw_forward", "bcw_backward"),
+    "weighted.cu": ("bcw_relax", "bcw_block_distances", "bcw_count_marks", "bcw_list_marks",
+                    "bcw_indegree", "bcw_forward", "bcw_backward"),
     "pairs.cu": ("bcp_sample",),
     "chains.cu": ("bcc_chain_terms",),
 }
@@ -170,3 +170,21 @@ def get_kernel(filename: str, name_expression: str):
         raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
                          f"expected one of {name_expressions(filename)}")
     return _module(filename, name_expression).get_function(name_expression)
+
+
+def allow_shared_memory(kernel, nbytes: int) -> bool:
+    """Let ``kernel`` (from :func:`get_kernel`) launch with ``nbytes`` of dynamic shared memory:
+    past the default 48 KiB it opts in (up to what the device allows a block). False when the
+    device cannot give a block that much."""
+    if nbytes <= 48 * 1024:
+        return True
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    most = runtime.deviceGetAttribute(runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                      cupy.cuda.Device().id)
+    if nbytes > most:
+        return False
+    kernel.max_dynamic_shared_size_bytes = nbytes
+    return True
+

@@ -45,12 +45,17 @@ CASES = sorted(GRAPH_CASES)
 RTOL, ATOL = 1e-12, 1e-12
 
 
-@pytest.fixture(params=_gpu_weighted.PATHS)
+@pytest.fixture(params=[("wide", "auto"), ("kernels", "auto"), ("kernels", False)],
+                ids=["wide", "kernels", "kernels-rounds"])
 def path(request):
     """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the layer kernels
-    of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS)."""
-    with turbobc.tuning(gpu_weighted_path=request.param):
-        yield request.param
+    of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS); the distances of these
+    small graphs a source per block in shared memory, and (``kernels-rounds``) by rounds over
+    the batch."""
+    path, per_block = request.param
+    assert path in _gpu_weighted.PATHS
+    with turbobc.tuning(gpu_weighted_path=path, gpu_block_distances=per_block):
+        yield path
 
 
 def _graph_of(G) -> Graph:
@@ -730,3 +735,40 @@ def test_hub_slots_in_the_queue_family(name):
     want = networkx_bc(G, selection="all", normalized=False, endpoints=False)
     np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
     _edge_check(E, G, nx.edge_betweenness_centrality(G, normalized=False))
+
+
+@gpu
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("directed", [False, True])
+def test_block_distances_equal_the_rounds(directed, kind):
+    """A source per block in shared memory and the rounds over the batch reach the same fixed
+    point, bit for bit, on a graph of 3,000 vertices with hubs (lengths with many ties, or
+    floats), and the block kernel's run says so (0 rounds)."""
+    import cupy
+
+    rng = np.random.default_rng(5)
+    G = nx.gnm_random_graph(3000, 24000, seed=4, directed=directed)
+    G.add_edges_from((0, int(v)) for v in rng.choice(np.arange(1, 3000), 400, replace=False))
+    graph = _graph_of(with_lengths(G, kind, seed=6))
+    resident = DeviceResident(graph)
+    ptr, idx = resident.fetch("csr_ptr", np.int32), resident.fetch("csr_idx", np.int32)
+    lengths = resident.fetch("lengths", np.int32)
+    sources = np.array([0, 1, 17, 2999] + list(range(100, 160)), dtype=np.int64)
+    got = {}
+    for per_block in (True, False):
+        rounds = []
+        with turbobc.tuning(gpu_block_distances=per_block):
+            got[per_block] = _gpu_weighted.distances(ptr, idx, lengths, graph.n, sources,
+                                                     rounds).get()
+        assert (rounds == [0]) == per_block
+    np.testing.assert_array_equal(got[True].view(np.uint64), got[False].view(np.uint64))
+    np.testing.assert_array_equal(got[True][2], _dijkstra(with_lengths(G, kind, seed=6), 17))
+    resident.close()
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def test_block_distances_knob_is_checked():
+    with turbobc.tuning(gpu_block_distances="sometimes"), pytest.raises(
+            ValueError, match="Tuning.gpu_block_distances must be True, False or 'auto'"):
+        _gpu_weighted._block_distances(10, "int")
+

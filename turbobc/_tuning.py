@@ -107,6 +107,12 @@ class Tuning:
         spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
         3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
         bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
+    gpu_block_distances : bool or "auto"
+        The GPU's weighted distances (and the queue family's levels) found a source per block
+        in shared memory (``bcw_block_distances`` of spmv/kernels/weighted.cu: 8 bytes and a
+        bit per vertex, so graphs of up to about 28,000 vertices on an H100 or H200) instead
+        of in rounds over the whole batch. ``"auto"``: whenever the distances fit; False:
+        never; True: whenever they fit (as ``"auto"``; tests force both ways).
     gpu_near_far_width : float or None
         The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
         (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below
@@ -157,6 +163,7 @@ class Tuning:
     chain_min_vertices: int = 16384
     chain_max_length: int = 1024
     gpu_weighted_path: str = "kernels"
+    gpu_block_distances: bool | str = "auto"
     gpu_near_far_width: float | None = 4.0
     gpu_family: str = "auto"
     dask_chunk_sources: int | None = None

@@ -164,6 +164,78 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
         });
 }
 
+// ---- the distances of one source per block, in shared memory ----------------------------------
+//
+// For a graph whose n distances fit a block's shared memory (8 n bytes and a bit per vertex),
+// each block finds one source's distances alone: Bellman-Ford without a launch or a pass over
+// the batch per round. A vertex lowered is flagged (a bit per vertex); each warp takes 32 flags
+// at a time, clears them and relaxes the out-edges of every vertex they held, a lane per edge;
+// rounds (a barrier each) run until one lowers nothing. A vertex lowered after its flag was
+// cleared is flagged again and relaxed in the same or the next round, so, as in bcw_relax,
+// every lowered vertex is relaxed at its final distance and the fixed point is the least one.
+// out gets the B x n distances (bit patterns), slot b * n + v.
+template <typename I>
+__global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restrict__ idx,
+                                    const double* __restrict__ len, long long n,
+                                    const long long* __restrict__ sources,
+                                    unsigned long long* out) {
+    extern __shared__ unsigned long long block_shared[];
+    unsigned long long* dist = block_shared;                    // n words
+    unsigned int* flags = (unsigned int*)(block_shared + n);    // ceil(n / 32) words
+    __shared__ int lowered;
+    const unsigned long long unreached = 0x7ff0000000000000ull;  // +inf
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const long long words = (n + 31) >> 5;
+    const long long source = sources[blockIdx.x];
+    for (long long v = threadIdx.x; v < n; v += blockDim.x) {
+        dist[v] = unreached;
+    }
+    for (long long w = threadIdx.x; w < words; w += blockDim.x) {
+        flags[w] = 0u;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        dist[source] = 0ull;  // +0.0
+        flags[source >> 5] = 1u << (source & 31);
+    }
+    do {
+        __syncthreads();  // every thread has read `lowered` of the round before
+        if (threadIdx.x == 0) {
+            lowered = 0;
+        }
+        __syncthreads();
+        for (long long w = warp; w < words; w += warps) {
+            unsigned bits = 0u;
+            if (lane == 0) {
+                bits = atomicExch(flags + w, 0u);
+            }
+            bits = __shfl_sync(0xffffffffu, bits, 0);
+            __threadfence_block();  // the distances read below are those the flags announced
+            for (; bits; bits &= bits - 1u) {
+                const long long v = (w << 5) + (__ffs(bits) - 1);
+                const double dv = __longlong_as_double(
+                    (long long)((volatile unsigned long long*)dist)[v]);
+                const I end = __ldg(ptr + v + 1);
+                for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                    const unsigned long long bits_w =
+                        (unsigned long long)__double_as_longlong(dv + __ldg(len + e));
+                    const long long x = (long long)__ldg(idx + e);
+                    if (bits_w < dist[x] && bits_w < atomicMin(dist + x, bits_w)) {
+                        __threadfence_block();  // the new distance before its flag
+                        atomicOr(flags + (x >> 5), 1u << (x & 31));
+                        lowered = 1;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+    } while (lowered);
+    unsigned long long* row = out + (long long)blockIdx.x * n;
+    for (long long v = threadIdx.x; v < n; v += blockDim.x) {
+        row[v] = dist[v];
+    }
+}
+
 // ---- the marked slots of a round, in slot order ------------------------------------------------
 //
 // A marks round leaves next[slot] = 1 (a byte, 0 or 1) for every slot it lowered. Two launches

@@ -917,17 +917,12 @@ class _LaneCounts(SlotCounts):
         width = int(2 * rows.length.max() + 1)
         kernel = _module.get_kernel("chains.cu", "bcc_chain_terms<long long>")
         shared = 16 * width  # the two histograms of the longest chain
-        if shared > 48 * 1024:
-            runtime = cupy.cuda.runtime
-            most = runtime.deviceGetAttribute(runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                              cupy.cuda.Device().id)
-            if shared > most:
-                from turbobc.engines.protocol import SlotWeightsDeclined
+        if not _module.allow_shared_memory(kernel, shared):
+            from turbobc.engines.protocol import SlotWeightsDeclined
 
-                raise SlotWeightsDeclined(f"a chain of {int(rows.length.max())} edges needs "
-                                          f"{shared} bytes of shared memory; the device has "
-                                          f"{most}")
-            kernel.max_dynamic_shared_size_bytes = shared
+            raise SlotWeightsDeclined(f"a chain of {int(rows.length.max())} edges needs "
+                                      f"{shared} bytes of shared memory, more than the device "
+                                      "gives a block")
         kernel((rows.chains.size, stretches), (256,),
                (self._level, np.int32(self._level.dtype.itemsize), self._sigma,
                 self._exponent if self._exponent is not None else np.uint64(0),

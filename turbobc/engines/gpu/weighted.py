@@ -11,7 +11,9 @@ Used by :class:`~turbobc.engines.gpu.engine.GpuSweeper` for every weighted probl
    one, d(w) = min_v fl(d(v) + len(v, w)): the distances of the CPU engine's min-plus sweep,
    and the sums networkx's Dijkstra compares. A round's frontier is found by a scan of marks
    or from a queue, whichever its size favours, and the rounds run in near-far phases
-   (:func:`distances`);
+   (:func:`distances`). A graph whose n distances fit a block's shared memory has each
+   source's distances found by one block instead (``bcw_block_distances``, the same fixed
+   point);
 2. the sweep of :func:`turbobc.engines.wide.accumulate_wide` with the DAG test
    d(v) + len(v, w) == d(w) (exact float64 equality), on the device: path counts as
    (mantissa, exponent) pairs over the DAG's hop layers (Kahn's order), the dependencies
@@ -75,6 +77,9 @@ BYTES_PER_EDGE_SLOT = 64
 out-edges (position, offset, edge, head, child key, tests: about 7 int64), at worst all."""
 
 RELAX_BLOCK = 256
+
+BLOCK_THREADS = 256
+"""Threads of each block of ``bcw_block_distances`` (a source per block)."""
 
 MARK_THREADS = 256
 """Threads per block of bcw_count_marks and bcw_list_marks (``MARK_THREADS`` in weighted.cu)."""
@@ -143,9 +148,13 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     (CuPy array, +inf where not reached), by frontier Bellman–Ford (module docstring).
 
     ``ptr``, ``idx``: the CSR pattern on the device (int32 or int64); ``lengths``: float64,
-    aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended.
+    aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended (0 when
+    the blocks found them).
 
-    Each round's frontier comes in slot order from the round before, in one of two ways
+    When a source's n distances fit a block's shared memory (``Tuning.gpu_block_distances``),
+    one launch finds them, a block per source (``bcw_block_distances``): its rounds run
+    behind block barriers, with no launch, host wait or pass over the batch per round.
+    Otherwise each round's frontier comes in slot order from the round before, in one of two ways
     (:data:`QUEUE_BELOW_SHARE` picks): a round whose frontier covers much of the batch marks
     what it lowers and the B x n marks are scanned; a round with a small frontier appends what
     it lowers to a queue (each slot once: a per-slot stamp of the round that queued it), which
@@ -170,6 +179,15 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     sources = np.asarray(sources, dtype=np.int64)
     B = sources.size
     itype = _module.c_index_type(idx.dtype)
+    per_block = _block_distances(n, itype)
+    if per_block is not None:  # a source per block, in shared memory: no rounds on the host
+        kernel, shared = per_block
+        dist = cupy.empty(B * n, dtype=cupy.uint64)
+        kernel((B,), (BLOCK_THREADS,), (ptr, idx, lengths, np.int64(n), cupy.asarray(sources),
+                                        dist), shared_mem=shared)
+        if rounds is not None:
+            rounds.append(0)
+        return dist.view(cupy.float64).reshape(B, n)
     kernel = _module.get_kernel("weighted.cu", f"bcw_relax<{itype}>")
     dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
     keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
@@ -231,6 +249,23 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     if rounds is not None:
         rounds.append(done)
     return dist.view(cupy.float64).reshape(B, n)
+
+
+def _block_distances(n: int, itype: str):
+    """``(kernel, shared bytes)`` of ``bcw_block_distances`` when a source's distances fit a
+    block's shared memory (8 bytes and a bit per vertex) and ``Tuning.gpu_block_distances``
+    allows it; else None (the rounds of :func:`distances`)."""
+    import spmv._module as _module
+
+    allowed = current_tuning().gpu_block_distances
+    if allowed not in (True, False, "auto"):
+        raise ValueError(f"Tuning.gpu_block_distances must be True, False or 'auto'; got "
+                         f"{allowed!r}")
+    if not allowed or n == 0:
+        return None
+    shared = 8 * n + 4 * (-(-n // 32))
+    kernel = _module.get_kernel("weighted.cu", f"bcw_block_distances<{itype}>")
+    return (kernel, shared) if _module.allow_shared_memory(kernel, shared) else None
 
 
 def _list_marks(marks, itype: str):
