@@ -212,17 +212,18 @@ def test_list_marks_in_slot_order_and_cleared(words, share, index):
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7", "self_loops", "edgeless", "scale_free_directed"])
 @pytest.mark.parametrize("index", ["int32", "int64"])
-@pytest.mark.parametrize("rounds_by", ["auto", "marks", "queue"])
+@pytest.mark.parametrize("rounds_by", ["auto", "marks", "queue", "blocks"])
 @pytest.mark.parametrize("near_far", [None, 0.3, 2.0])
 def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far, monkeypatch):
     """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
     mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE), in one phase or in
-    near-far phases of a narrow or a wide threshold step (Tuning.gpu_near_far_width)."""
+    near-far phases of a narrow or a wide threshold step (Tuning.gpu_near_far_width); and so
+    is bcw_block_distances' (a source per block, ``blocks``: no rounds on the host)."""
     import cupy
 
     from turbobc._tuning import tuning
 
-    if rounds_by != "auto":
+    if rounds_by in ("marks", "queue"):
         monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE",
                             0 if rounds_by == "marks" else 10**12)
     G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
@@ -230,12 +231,13 @@ def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far,
     A = graph.pattern
     sources = np.arange(0, graph.n, 2)
     rounds: list = []
-    with tuning(gpu_near_far_width=near_far):
+    with tuning(gpu_near_far_width=near_far, gpu_block_distances=rounds_by == "blocks"):
         got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
                                       cupy.asarray(A.indices.astype(index)),
                                       cupy.asarray(graph.lengths), graph.n, sources,
                                       rounds).get()
-    assert got.shape == (sources.size, graph.n) and rounds[0] >= 1
+    assert got.shape == (sources.size, graph.n)
+    assert rounds[0] == 0 if rounds_by == "blocks" else rounds[0] >= 1
     for b, s in enumerate(sources):
         np.testing.assert_array_equal(got[b], _dijkstra(G, int(s)))
 

@@ -179,6 +179,9 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     sources = np.asarray(sources, dtype=np.int64)
     B = sources.size
     itype = _module.c_index_type(idx.dtype)
+    phase_width = current_tuning().gpu_near_far_width
+    if phase_width is not None and not phase_width > 0:
+        raise ValueError(f"gpu_near_far_width must be positive or None, not {phase_width!r}")
     per_block = _block_distances(n, itype)
     if per_block is not None:  # a source per block, in shared memory: no rounds on the host
         kernel, shared = per_block
@@ -201,9 +204,6 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     mean_degree = max(1.0, m / max(n, 1))
     # near-far phases: keys at distance >= below wait in far for the next phase
     # (equal lengths: the rounds are breadth-first levels, each slot lowered once: no phases)
-    phase_width = current_tuning().gpu_near_far_width
-    if phase_width is not None and not phase_width > 0:
-        raise ValueError(f"gpu_near_far_width must be positive or None, not {phase_width!r}")
     width = (np.inf if phase_width is None or m == 0
              or float(lengths.min()) == float(lengths.max())
              else phase_width * float(lengths.mean()))
