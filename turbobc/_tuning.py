@@ -111,8 +111,10 @@ class Tuning:
         The GPU's weighted distances (and the queue family's levels) found a source per block
         in shared memory (``bcw_block_distances`` of spmv/kernels/weighted.cu: 8 bytes and a
         bit per vertex, so graphs of up to about 28,000 vertices on an H100 or H200) instead
-        of in rounds over the whole batch. ``"auto"``: whenever the distances fit; False:
-        never; True: whenever they fit (as ``"auto"``; tests force both ways).
+        of in rounds over the whole batch. ``"auto"``: when they take at most 64 KiB (n up
+        to about 7,900; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
+        measurements: ego-Facebook's weighted BC 0.047 s against 0.060, delaunay_n14's
+        1.12 s against 0.25); True: whenever they fit; False: never.
     gpu_near_far_width : float or None
         The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
         (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below

@@ -81,6 +81,15 @@ RELAX_BLOCK = 256
 BLOCK_THREADS = 256
 """Threads of each block of ``bcw_block_distances`` (a source per block)."""
 
+BLOCK_AUTO_BYTES = 64 * 1024
+"""``Tuning.gpu_block_distances="auto"`` finds the distances a source per block when a block's
+shared memory (8 bytes and a bit per vertex) is at most this, so that three blocks or more
+share a multiprocessor: n up to about 7,900. H200, lengths 1..100, weighted BC end to end,
+blocks against rounds (bench/results/weighted_distances-20261125T115109Z.json): ego-Facebook
+(32 KiB) 0.047 against 0.060 s, road-minnesota 0.020 against 0.055, power 0.019 against 0.035,
+ca-GrQc 0.021 against 0.031, wiki-Vote (57 KiB) 0.060 against 0.069; delaunay_n14 (130 KiB,
+one block a multiprocessor, hundreds of barrier rounds a source) 1.12 against 0.25 s."""
+
 MARK_THREADS = 256
 """Threads per block of bcw_count_marks and bcw_list_marks (``MARK_THREADS`` in weighted.cu)."""
 
@@ -151,8 +160,8 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     aligned with ``idx``. ``rounds``, when given, gets the number of rounds appended (0 when
     the blocks found them).
 
-    When a source's n distances fit a block's shared memory (``Tuning.gpu_block_distances``),
-    one launch finds them, a block per source (``bcw_block_distances``): its rounds run
+    When a source's n distances fit a block's shared memory (``Tuning.gpu_block_distances``;
+    by default up to :data:`BLOCK_AUTO_BYTES`), one launch finds them, a block per source (``bcw_block_distances``): its rounds run
     behind block barriers, with no launch, host wait or pass over the batch per round.
     Otherwise each round's frontier comes in slot order from the round before, in one of two ways
     (:data:`QUEUE_BELOW_SHARE` picks): a round whose frontier covers much of the batch marks
@@ -254,16 +263,17 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
 def _block_distances(n: int, itype: str):
     """``(kernel, shared bytes)`` of ``bcw_block_distances`` when a source's distances fit a
     block's shared memory (8 bytes and a bit per vertex) and ``Tuning.gpu_block_distances``
-    allows it; else None (the rounds of :func:`distances`)."""
+    allows it (``"auto"``: up to :data:`BLOCK_AUTO_BYTES`); else None (the rounds of
+    :func:`distances`)."""
     import spmv._module as _module
 
     allowed = current_tuning().gpu_block_distances
     if allowed not in (True, False, "auto"):
         raise ValueError(f"Tuning.gpu_block_distances must be True, False or 'auto'; got "
                          f"{allowed!r}")
-    if not allowed or n == 0:
-        return None
     shared = 8 * n + 4 * (-(-n // 32))
+    if not allowed or n == 0 or (allowed == "auto" and shared > BLOCK_AUTO_BYTES):
+        return None
     kernel = _module.get_kernel("weighted.cu", f"bcw_block_distances<{itype}>")
     return (kernel, shared) if _module.allow_shared_memory(kernel, shared) else None
 
