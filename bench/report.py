@@ -255,7 +255,21 @@ def _chain_sections(records: list[dict]) -> list[str]:
 def _families_row(device, g) -> list:
     return [device, g["graph"], f"{g['sources']:,}", f"{g['lanes_seconds']:.3f}",
             f"{g['queue_seconds']:.3f}", f"{g['queue_over_lanes']:.2f}x",
-            _nan(g.get("lanes_exact_seconds"), ".2f"), _nan(g.get("queue_exact_seconds"), ".2f"),
+            _or_dash(g.get("lanes_exact_seconds"), ".2f"),
+            _or_dash(g.get("queue_exact_seconds"), ".2f"), f"{g['max_rel_diff']:.1e}"]
+
+
+def _sampled_row(device, g) -> list:
+    estimate = g.get("exact_estimate_seconds")
+    return [device, g["graph"], f"{g['n']:,}", f"{g['nnz']:,}", f"{g['k']:,}",
+            f"{g['seconds']:.2f}", f"{g['batch']:,} x {g['batches']}", g["depth"],
+            _or_dash(estimate, ",.0f")]
+
+
+def _blocks_row(device, g) -> list:
+    return [device, g["graph"], f"{g['n']:,}", f"{g['unweighted_seconds']:.4f}",
+            f"{g['blocks_seconds']:.4f}", f"{g['blocks_over_unweighted']:.2f}x",
+            f"{g['rounds_seconds']:.4f}", f"{g['rounds_over_unweighted']:.2f}x",
             f"{g['max_rel_diff']:.1e}"]
 
 
@@ -379,6 +393,20 @@ def results_markdown(results: Path = RESULTS) -> str:
         "(docs/deep-graphs.md).",
         ["GPU", "graph", "sources", "batched s", "queue s", "queue / batched",
          "exact batched s", "exact queue s", "max rel diff"], _families_row)
+    parts += _latest_section(
+        records, "sampled_gpu", "k-sampled BC on million-vertex graphs: exact-run estimates",
+        "`turbobc.bc(A, engine=\"gpu\", k=k, seed=1)` end to end; the exact-run estimate "
+        "scales the seconds by n / k (issue 12's 2^20-vertex rows; docs/deep-graphs.md).",
+        ["GPU", "graph", "n", "stored edges", "k", "seconds", "batch x batches", "depth",
+         "exact estimate s"], _sampled_row)
+    parts += _latest_section(
+        records, "weighted_distances",
+        "Weighted BC with the distances a source per block, small graphs",
+        "Lengths 1..100, whole graph end to end, median of 5: the distances a source per block "
+        "in shared memory (`Tuning.gpu_block_distances`) against rounds over the batch, and "
+        "each against unweighted BC (bench/weighted_distances.py).",
+        ["GPU", "graph", "n", "unweighted s", "blocks s", "blocks / unweighted", "rounds s",
+         "rounds / unweighted", "max rel diff"], _blocks_row)
     dask_note = ("Overhead = wall seconds − the busiest worker's chunk seconds (validation, the "
                  "graph's one transfer per worker, scheduling).")
     dask_header = ["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
