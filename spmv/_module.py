@@ -174,16 +174,17 @@ def get_kernel(filename: str, name_expression: str):
 
 def allow_shared_memory(kernel, nbytes: int) -> bool:
     """Let ``kernel`` (from :func:`get_kernel`) launch with ``nbytes`` of dynamic shared memory:
-    past the default 48 KiB it opts in (up to what the device allows a block). False when the
-    device cannot give a block that much."""
-    if nbytes <= 48 * 1024:
+    when that and the kernel's static shared memory pass the default 48 KiB, it opts in (up to
+    what the device allows a block). False when the device cannot give a block that much."""
+    total = nbytes + kernel.shared_size_bytes  # the static part counts against both limits
+    if total <= 48 * 1024:
         return True
     import cupy
 
     runtime = cupy.cuda.runtime
     most = runtime.deviceGetAttribute(runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                       cupy.cuda.Device().id)
-    if nbytes > most:
+    if total > most:
         return False
     kernel.max_dynamic_shared_size_bytes = nbytes
     return True

@@ -205,16 +205,25 @@ __global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restri
         }
         __syncthreads();
         for (long long w = warp; w < words; w += warps) {
+            // lane 0 takes the word's flags (an exchange only when one is set) and, after a
+            // fence, reads the distance each announced; the warp gets both by shuffles
             unsigned bits = 0u;
             if (lane == 0) {
-                bits = atomicExch(flags + w, 0u);
+                bits = ((volatile unsigned int*)flags)[w];
+                if (bits) {
+                    bits = atomicExch(flags + w, 0u);
+                    __threadfence_block();
+                }
             }
             bits = __shfl_sync(0xffffffffu, bits, 0);
-            __threadfence_block();  // the distances read below are those the flags announced
             for (; bits; bits &= bits - 1u) {
                 const long long v = (w << 5) + (__ffs(bits) - 1);
+                unsigned long long dv_bits = 0ull;
+                if (lane == 0) {
+                    dv_bits = ((volatile unsigned long long*)dist)[v];
+                }
                 const double dv = __longlong_as_double(
-                    (long long)((volatile unsigned long long*)dist)[v]);
+                    (long long)__shfl_sync(0xffffffffu, dv_bits, 0));
                 const I end = __ldg(ptr + v + 1);
                 for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
                     const unsigned long long bits_w =
