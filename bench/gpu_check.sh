@@ -14,7 +14,8 @@
 # cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the CPU engine's batches spread over
 # threads against NetworKit (bench/cpu_threads.py); SINGLE=0,
 # CHAINS="GRAPH ..." exact BC with and without chain folding (bench/chain_folding.py);
-# BLOCKS="GRAPH ..." weighted distances per block against rounds (bench/weighted_distances.py);
+# BLOCKS="GRAPH ..." weighted distances per block against rounds (bench/weighted_distances.py,
+# BLOCKS_ARGS);
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
@@ -133,7 +134,7 @@ if [ -n "${CHAINS:-}" ]; then  # CHAINS="GRAPH ...": exact BC with and without c
 fi
 if [ -n "${BLOCKS:-}" ]; then  # BLOCKS="GRAPH ...": weighted distances a source per block in
     # shared memory against rounds over the batch (bench/weighted_distances.py)
-    timeout ${BLOCKS_TIMEOUT:-200} python3 bench/weighted_distances.py --out "$OUT" $BLOCKS \
+    timeout ${BLOCKS_TIMEOUT:-200} python3 bench/weighted_distances.py --out "$OUT" $BLOCKS ${BLOCKS_ARGS:-} \
         2>&1 | tee "$OUT/weighted_distances.log" | tail -n 8
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] weighted_distances done"

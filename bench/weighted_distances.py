@@ -11,7 +11,10 @@ the median of ``--repeats`` runs. Records the seconds, the distances' seconds of
 runs, weighted / unweighted ratios, and the largest relative difference between the two
 weighted results. Record ``weighted_distances``.
 
-Usage: python bench/weighted_distances.py [GRAPH ...] [--repeats 5] [--out DIR]
+``--widths`` also times the blocks with each near-far width (``gpu_block_near_far_width``).
+
+Usage: python bench/weighted_distances.py [GRAPH ...] [--repeats 5] [--widths 1 4 none]
+       [--out DIR]
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def _median_run(A, repeats: int, **kwargs):
     return runs[len(runs) // 2][0], runs[len(runs) // 2][1], [item[0] for item in runs]
 
 
-def bench(name: str, repeats: int) -> dict:
+def bench(name: str, repeats: int, widths=()) -> dict:
     A = graphs.graph(name)
     L = with_random_lengths(A)
     row = {"graph": name, "n": A.shape[0], "nnz": int(A.nnz), "lengths": "integers 1..100",
@@ -73,6 +76,12 @@ def bench(name: str, repeats: int) -> dict:
     scale = np.maximum(np.abs(values["rounds"]), 1e-300)
     row["max_rel_diff"] = float(np.max(np.abs(values["blocks"] - values["rounds"]) / scale))
     row["rounds_over_blocks"] = row["rounds_seconds"] / row["blocks_seconds"]
+    for width in widths:  # the blocks' near-far width (Tuning.gpu_block_near_far_width)
+        with tuning(gpu_block_distances=True, gpu_block_near_far_width=width):
+            seconds, result, _ = _median_run(L, repeats, weight=True)
+        row.setdefault("block_width_seconds", {})[str(width)] = seconds
+        row.setdefault("block_width_max_rel_diff", {})[str(width)] = float(
+            np.max(np.abs(result.values - values["rounds"]) / scale))
     return row
 
 
@@ -80,18 +89,24 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("graphs", nargs="*", default=DEFAULT_GRAPHS)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--widths", nargs="*", default=[],
+                        help="also time the blocks with each near-far width (mean lengths; "
+                             "'none': one phase)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     rows, path = [], None
     for name in args.graphs:
-        row = bench(name, args.repeats)
+        widths = [None if w.lower() == "none" else float(w) for w in args.widths]
+        row = bench(name, args.repeats, widths)
         rows.append(row)
         print(f"{name:22s} n={row['n']:7d} unweighted {row['unweighted_seconds']:.4f} s; "
               f"weighted: blocks {row['blocks_seconds']:.4f} s (distances "
               f"{row['blocks_distance_seconds']:.4f}, x{row['blocks_over_unweighted']:.2f}), "
               f"rounds {row['rounds_seconds']:.4f} s (distances "
               f"{row['rounds_distance_seconds']:.4f}, x{row['rounds_over_unweighted']:.2f}); "
-              f"max rel diff {row['max_rel_diff']:.2g}", flush=True)
+              f"max rel diff {row['max_rel_diff']:.2g}; widths "
+              f"{ {w: round(t, 4) for w, t in row.get('block_width_seconds', {}).items()} }",
+              flush=True)
         path = write_record("weighted_distances", {"rows": rows}, results=args.out, path=path)
     print(f"record: {path}")
     return 0

@@ -181,13 +181,14 @@ def test_exact_tables(name, path):
 
 
 @gpu
+@pytest.mark.parametrize("knob", ["gpu_near_far_width", "gpu_block_near_far_width"])
 @pytest.mark.parametrize("width", [0, -1.0, float("nan")])
-def test_near_far_width_must_be_positive(width):
+def test_near_far_width_must_be_positive(width, knob):
     """A width of zero would never move a phase's threshold past its least waiting key."""
     from turbobc._tuning import tuning
 
     G = with_lengths(nx.cycle_graph(6), "int3", seed=1)
-    with tuning(gpu_near_far_width=width), pytest.raises(ValueError, match="near_far_width"):
+    with tuning(**{knob: width}), pytest.raises(ValueError, match=f"{knob} must be positive"):
         turbobc.bc(G, weight="weight", **GPU)
 
 
@@ -231,7 +232,8 @@ def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far,
     A = graph.pattern
     sources = np.arange(0, graph.n, 2)
     rounds: list = []
-    with tuning(gpu_near_far_width=near_far, gpu_block_distances=rounds_by == "blocks"):
+    with tuning(gpu_near_far_width=near_far, gpu_block_near_far_width=near_far,
+                gpu_block_distances=rounds_by == "blocks"):
         got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
                                       cupy.asarray(A.indices.astype(index)),
                                       cupy.asarray(graph.lengths), graph.n, sources,
@@ -743,12 +745,13 @@ def test_hub_slots_in_the_queue_family(name):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("n", [3000, 6049, 9000])
-def test_block_distances_equal_the_rounds(n, directed, kind):
+@pytest.mark.parametrize("block_width", [None, 0.5, 4.0])
+def test_block_distances_equal_the_rounds(block_width, n, directed, kind):
     """A source per block in shared memory and the rounds over the batch reach the same fixed
     point, bit for bit, on graphs with hubs (lengths with many ties, or floats), and the block
-    kernel's run says so (0 rounds). n = 6049: 49,152 bytes of dynamic shared memory, the
-    default limit, plus the kernel's static bytes (opted in); n = 9000: past 64 KiB (True
-    forces the blocks)."""
+    kernel's run says so (0 rounds), in one phase or in near-far phases of a narrow or a wide
+    width. n = 6049: 49,152 bytes of dynamic shared memory, the default limit, plus the
+    kernel's static bytes (opted in); n = 9000: past 64 KiB (True forces the blocks)."""
     import cupy
 
     rng = np.random.default_rng(5)
@@ -762,7 +765,8 @@ def test_block_distances_equal_the_rounds(n, directed, kind):
     got = {}
     for per_block in (True, False):
         rounds = []
-        with turbobc.tuning(gpu_block_distances=per_block):
+        with turbobc.tuning(gpu_block_distances=per_block,
+                            gpu_block_near_far_width=block_width):
             got[per_block] = _gpu_weighted.distances(ptr, idx, lengths, graph.n, sources,
                                                      rounds).get()
         assert (rounds == [0]) == per_block

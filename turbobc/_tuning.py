@@ -115,6 +115,9 @@ class Tuning:
         to about 7,900; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
         measurements: ego-Facebook's weighted BC 0.047 s against 0.060, delaunay_n14's
         1.12 s against 0.25); True: whenever they fit; False: never.
+    gpu_block_near_far_width : float or None
+        The same near-far phases inside ``bcw_block_distances`` (a source per block, above),
+        in mean edge lengths; None: one phase.
     gpu_near_far_width : float or None
         The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
         (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below
@@ -166,6 +169,7 @@ class Tuning:
     chain_max_length: int = 1024
     gpu_weighted_path: str = "kernels"
     gpu_block_distances: bool | str = "auto"
+    gpu_block_near_far_width: float | None = 1.0
     gpu_near_far_width: float | None = 4.0
     gpu_family: str = "auto"
     dask_chunk_sources: int | None = None

@@ -173,16 +173,21 @@ __global__ void bcw_relax(const I* __restrict__ ptr, const I* __restrict__ idx,
 // rounds (a barrier each) run until one lowers nothing. A vertex lowered after its flag was
 // cleared is flagged again and relaxed in the same or the next round, so, as in bcw_relax,
 // every lowered vertex is relaxed at its final distance and the fixed point is the least one.
-// out gets the B x n distances (bit patterns), slot b * n + v.
+// Near-far phases as in bcw_relax (width > 0; +inf: one phase): a flagged vertex at or above
+// `below` is flagged again instead of relaxed, and when a round relaxes nothing below it, below
+// moves to the least such distance plus the width; fewer vertices are relaxed before their
+// distance is final. out gets the B x n distances (bit patterns), slot b * n + v.
 template <typename I>
 __global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restrict__ idx,
                                     const double* __restrict__ len, long long n,
-                                    const long long* __restrict__ sources,
+                                    const long long* __restrict__ sources, double width,
                                     unsigned long long* out) {
     extern __shared__ unsigned long long block_shared[];
     unsigned long long* dist = block_shared;                    // n words
     unsigned int* flags = (unsigned int*)(block_shared + n);    // ceil(n / 32) words
-    __shared__ int lowered;
+    __shared__ int lowered;                  // a round lowered a distance
+    __shared__ unsigned long long least_far;  // the least distance flagged at or above below
+    __shared__ double below;
     const unsigned long long unreached = 0x7ff0000000000000ull;  // +inf
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const long long words = (n + 31) >> 5;
@@ -197,13 +202,17 @@ __global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restri
     if (threadIdx.x == 0) {
         dist[source] = 0ull;  // +0.0
         flags[source >> 5] = 1u << (source & 31);
+        below = width;
     }
-    do {
-        __syncthreads();  // every thread has read `lowered` of the round before
+    bool more = true;
+    while (more) {
+        __syncthreads();  // every thread has read the shared words of the round before
         if (threadIdx.x == 0) {
             lowered = 0;
+            least_far = unreached;
         }
         __syncthreads();
+        const double threshold = below;
         for (long long w = warp; w < words; w += warps) {
             // lane 0 takes the word's flags (an exchange only when one is set) and, after a
             // fence, reads the distance each announced; the warp gets both by shuffles
@@ -222,8 +231,15 @@ __global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restri
                 if (lane == 0) {
                     dv_bits = ((volatile unsigned long long*)dist)[v];
                 }
-                const double dv = __longlong_as_double(
-                    (long long)__shfl_sync(0xffffffffu, dv_bits, 0));
+                dv_bits = __shfl_sync(0xffffffffu, dv_bits, 0);
+                const double dv = __longlong_as_double((long long)dv_bits);
+                if (dv >= threshold) {  // far: flagged again for a later phase
+                    if (lane == 0) {
+                        atomicOr(flags + w, 1u << (v & 31));
+                        atomicMin(&least_far, dv_bits);
+                    }
+                    continue;
+                }
                 const I end = __ldg(ptr + v + 1);
                 for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
                     const unsigned long long bits_w =
@@ -238,7 +254,18 @@ __global__ void bcw_block_distances(const I* __restrict__ ptr, const I* __restri
             }
         }
         __syncthreads();
-    } while (lowered);
+        // a round that lowered nothing below the threshold: the next phase starts at the
+        // least far distance (above it even where adding the width rounds to nothing)
+        more = lowered || least_far != unreached;
+        if (!lowered && least_far != unreached) {
+            __syncthreads();  // every thread has read `below` and `least_far`
+            if (threadIdx.x == 0) {
+                const double least = __longlong_as_double((long long)least_far);
+                below = fmax(least + width,
+                             nextafter(least, __longlong_as_double((long long)unreached)));
+            }
+        }
+    }
     unsigned long long* row = out + (long long)blockIdx.x * n;
     for (long long v = threadIdx.x; v < n; v += blockDim.x) {
         row[v] = dist[v];

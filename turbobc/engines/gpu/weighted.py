@@ -188,15 +188,19 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     sources = np.asarray(sources, dtype=np.int64)
     B = sources.size
     itype = _module.c_index_type(idx.dtype)
-    phase_width = current_tuning().gpu_near_far_width
-    if phase_width is not None and not phase_width > 0:
-        raise ValueError(f"gpu_near_far_width must be positive or None, not {phase_width!r}")
+    knobs = current_tuning()
+    phase_width, block_width = knobs.gpu_near_far_width, knobs.gpu_block_near_far_width
+    for name, value in (("gpu_near_far_width", phase_width),
+                        ("gpu_block_near_far_width", block_width)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be positive or None, not {value!r}")
     per_block = _block_distances(n, itype)
     if per_block is not None:  # a source per block, in shared memory: no rounds on the host
         kernel, shared = per_block
         dist = cupy.empty(B * n, dtype=cupy.uint64)
+        width = _phase_width(block_width, lengths)
         kernel((B,), (BLOCK_THREADS,), (ptr, idx, lengths, np.int64(n), cupy.asarray(sources),
-                                        dist), shared_mem=shared)
+                                        np.float64(width), dist), shared_mem=shared)
         if rounds is not None:
             rounds.append(0)
         return dist.view(cupy.float64).reshape(B, n)
@@ -213,9 +217,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     mean_degree = max(1.0, m / max(n, 1))
     # near-far phases: keys at distance >= below wait in far for the next phase
     # (equal lengths: the rounds are breadth-first levels, each slot lowered once: no phases)
-    width = (np.inf if phase_width is None or m == 0
-             or float(lengths.min()) == float(lengths.max())
-             else phase_width * float(lengths.mean()))
+    width = _phase_width(phase_width, lengths)
     below = width
     far_stamp = cupy.full(B * n, -1, dtype=cupy.int32) if width < np.inf else stamp
     far = cupy.empty(B * n if width < np.inf else 1, dtype=cupy.int64)
@@ -258,6 +260,16 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     if rounds is not None:
         rounds.append(done)
     return dist.view(cupy.float64).reshape(B, n)
+
+
+def _phase_width(mean_lengths: float | None, lengths) -> float:
+    """The width of a near-far phase: ``mean_lengths`` mean edge lengths, or +inf (one phase)
+    for None, no edge, or equal lengths (the rounds are then breadth-first levels)."""
+    if mean_lengths is None or lengths.size == 0:
+        return np.inf
+    if float(lengths.min()) == float(lengths.max()):
+        return np.inf
+    return mean_lengths * float(lengths.mean())
 
 
 def _block_distances(n: int, itype: str):
