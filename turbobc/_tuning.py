@@ -117,7 +117,12 @@ class Tuning:
         1.12 s against 0.25); True: whenever they fit; False: never.
     gpu_block_near_far_width : float or None
         The same near-far phases inside ``bcw_block_distances`` (a source per block, above),
-        in mean edge lengths; None: one phase.
+        in mean edge lengths; None: one phase. Weighted BC end to end, lengths 1..100, H200,
+        seconds with None / 0.25 / 0.5 / 1 / 2 / 4 (bench/results/weighted_distances-
+        20261125T121432Z.json): ego-Facebook 0.054 / 0.047 / 0.047 / 0.049 / 0.053 / 0.053,
+        road-minnesota 0.026 / 0.025 / 0.022 / 0.021 / 0.020 / 0.019, power 0.018 / 0.025 /
+        0.021 / 0.019 / 0.018 / 0.018, ca-GrQc 0.023 / 0.025 / 0.022 / 0.021 / 0.020 / 0.020,
+        wiki-Vote 0.058 at every width. 1 is within 10% of the best on each.
     gpu_near_far_width : float or None
         The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
         (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below
