@@ -671,8 +671,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
             max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
             blocks_per_sm=knobs.batched_blocks_per_sm, tau=weights[0], omega=weights[1],
             edge=edge)
-        status, batch_depth = (int(x) for x in
-                               ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+        status, batch_depth = _status_of(ctl)
         if status == _batched.WIDE_RANGE:
             # Some lanes' counts spread wider than per-level scaling holds: nothing was added
             # to bc (nor to the edge sums) yet; those sources go to the exponent-per-vertex
@@ -688,10 +687,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
             # The batch went deeper than the level type or the shift table: nothing was
             # added to bc yet; widen, re-size and run the same sources again.
             reruns += 1
-            if status == _batched.LEVEL_OVERFLOW:
-                level_dtype = np.dtype(np.int32)
-            else:
-                depth_cap = min(n + 2, 4 * depth_cap)
+            level_dtype, depth_cap = _widened(status, level_dtype, depth_cap, n)
             ws = None
             resident.drop_workspace()  # its blocks go back to the pool, counted free by size_for
             batch = size_for(sources.size - start)
@@ -727,6 +723,22 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, name, pr
                      edge_sums=edges,
                      **resident.run_facts())
     return raw
+
+
+def _status_of(ctl) -> tuple[int, int]:
+    """(status, depth) of the batch just swept, from its control block: 0, or why it stopped
+    (``WIDE_RANGE``, ``LEVEL_OVERFLOW``, a batch deeper than the shift table)."""
+    status, depth = (int(x) for x in ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+    return status, depth
+
+
+def _widened(status: int, level_dtype, depth_cap: int, n: int):
+    """The level type and shift-table depth to sweep a batch again with, after it stopped
+    with ``status``: int32 levels past the int16 ones (``LEVEL_OVERFLOW``), else a shift table
+    four times deeper (at most n + 2 levels)."""
+    if status == _batched.LEVEL_OVERFLOW:
+        return np.dtype(np.int32), depth_cap
+    return level_dtype, min(n + 2, 4 * depth_cap)
 
 
 def _out_of_device_memory():
@@ -809,8 +821,7 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
                         flag1=ws.flag1, masks=ws.masks, shifts=ws.shifts, dcap=depth_cap,
                         maxbits=ws.maxbits, reached=ws.reached)
             _batched.sweep_batch(name, **common, **work, phase=_batched.PHASE_FORWARD)
-            status, batch_depth = (int(x) for x in
-                                   ctl[_batched.STATUS_SLOT:_batched.DEPTH_SLOT + 1].get())
+            status, batch_depth = _status_of(ctl)
             if status == 0:
                 break
             if status == _batched.WIDE_RANGE:
@@ -818,10 +829,7 @@ def _sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_lim
                                           "holds")
             # deeper than the level type or the shift table: widen and run it again
             reruns += 1
-            if status == _batched.LEVEL_OVERFLOW:
-                level_dtype = np.dtype(np.int32)
-            else:
-                depth_cap = min(n + 2, 4 * depth_cap)
+            level_dtype, depth_cap = _widened(status, level_dtype, depth_cap, n)
             ws = tau = None
             resident.drop_workspace()
             if size_for() < capacity:
