@@ -108,6 +108,59 @@ def _emulated_rounds(graph: Graph, sources) -> np.ndarray:
     return dist.view(np.float64)
 
 
+def _emulated_block(graph: Graph, source: int, width: float, rng) -> np.ndarray:
+    """bcw_block_distances' scheme for one source in Python: flag words taken in a random
+    order each round (as warps would), a flag set during a round picked up in the same round
+    when its word comes later, near-far phases of ``width``. Distances as float64."""
+    A, n = graph.pattern, graph.n
+    dist = np.full(n, np.inf)
+    words = (n + 31) // 32
+    flags = np.zeros(words, dtype=np.int64)
+    dist[source] = 0.0
+    flags[source >> 5] |= 1 << (source & 31)
+    below = width
+    while True:
+        lowered, least_far = False, np.inf
+        for w in rng.permutation(words):
+            bits, flags[w] = int(flags[w]), 0
+            for j in range(32):
+                if not bits >> j & 1:
+                    continue
+                v = 32 * int(w) + j
+                if dist[v] >= below:  # far: flagged again
+                    flags[w] |= 1 << j
+                    least_far = min(least_far, dist[v])
+                    continue
+                for e in rng.permutation(np.arange(A.indptr[v], A.indptr[v + 1])):
+                    x = int(A.indices[e])
+                    candidate = dist[v] + graph.lengths[e]
+                    if candidate < dist[x]:
+                        dist[x] = candidate
+                        flags[x >> 5] |= 1 << (x & 31)
+                        lowered = True
+        if lowered:
+            continue
+        if least_far == np.inf:
+            return dist
+        below = max(least_far + width, np.nextafter(least_far, np.inf))
+
+
+@pytest.mark.parametrize("width", [np.inf, 0.5, 3.0])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
+                                  "grid_deep_2x40", "self_loops", "barabasi_albert"])
+def test_block_scheme_reaches_dijkstras_distances(name, kind, width):
+    """The per-block scheme (flags taken a word at a time in any order, far vertices flagged
+    again, the threshold moved past the least far distance) ends, and at Dijkstra's
+    distances bit for bit, from every source."""
+    G = with_lengths(GRAPH_CASES[name](), kind, seed=7)
+    graph = _graph_of(G)
+    rng = np.random.default_rng(len(name))
+    for s in range(0, graph.n, 5):
+        got = _emulated_block(graph, s, width, rng)
+        np.testing.assert_array_equal(got, _dijkstra(G, s))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7", "self_loops"])
