@@ -554,42 +554,43 @@ class _NumpyAsCupy:
         return lambda *a, **k: _host(fn(*a, **k)) if callable(fn) else fn
 
 
-DAG_MASK_DEGREE = 32  # weighted.cu: vertices of at most this many out-edges keep a mask
+def _mask_of(dag, mask_at, words, n, slot):
+    """The first mask word of a slot (weighted.cu, mask_word)."""
+    b, v = divmod(int(slot), int(n))
+    return b * int(words) + int(mask_at[v])
 
 
-def _dag_children(ptr, idx, length, dist, dag, v, slot, base):
-    """weighted.cu's for_dag_children: the DAG edges (e, ws) of a slot, in CSR order, from
-    its mask, or by the distance test for a vertex of more out-edges."""
+def _dag_children(ptr, idx, dag, first, v, base):
+    """weighted.cu's for_dag_children(_on_warp): the DAG edges (e, ws) of a slot whose masks
+    start at dag[first], in CSR order (bit j of word k: edge ptr[v] + 32 k + j)."""
     begin, end = int(ptr[v]), int(ptr[v + 1])
-    if end - begin <= DAG_MASK_DEGREE:
-        bits = int(dag[slot])
-        return [(begin + j, base + idx[begin + j]) for j in range(end - begin) if bits >> j & 1]
     return [(e, base + idx[e]) for e in range(begin, end)
-            if dist[slot] + length[e] == dist[base + idx[e]]]
+            if int(dag[first + (e - begin) // 32]) >> ((e - begin) % 32) & 1]
 
 
 def _emulated_kernels(name):
     """Python versions of the weighted.cu layer kernels (same arguments)."""
     def indegree(grid, block, args):
-        ptr, idx, length, n, total, dist, remaining, dag = args
+        ptr, idx, length, n, total, dist, remaining, dag, mask_at, words = args
         for slot in range(int(total)):
-            dag[slot] = 0
+            v, base = slot % n, slot - slot % n
+            first = _mask_of(dag, mask_at, words, n, slot)
+            dag[first:first + int(mask_at[v + 1] - mask_at[v])] = 0
             if np.isinf(dist[slot]):
                 continue
-            v, base = slot % n, slot - slot % n
-            masked = ptr[v + 1] - ptr[v] <= DAG_MASK_DEGREE
             for e in range(ptr[v], ptr[v + 1]):
                 if dist[slot] + length[e] == dist[base + idx[e]]:
                     remaining[base + idx[e]] += 1
-                    if masked:
-                        dag[slot] |= 1 << int(e - ptr[v])
+                    k, j = divmod(int(e - ptr[v]), 32)
+                    dag[first + k] |= np.uint32(1 << j)
 
     def forward(grid, block, args):
-        (ptr, idx, length, n, layer, size, dist, dag, sigma, remaining, queued, nxt, count,
+        (ptr, idx, n, layer, size, dag, mask_at, words, sigma, remaining, queued, nxt, count,
          marks) = args
         for slot in layer[:size]:
             v, base = slot % n, slot - slot % n
-            for _, ws in _dag_children(ptr, idx, length, dist, dag, v, slot, base):
+            first = _mask_of(dag, mask_at, words, n, slot)
+            for _, ws in _dag_children(ptr, idx, dag, first, v, base):
                 sigma[ws] += sigma[slot]
                 remaining[ws] -= 1
                 if remaining[ws] == 0 and queued:
@@ -599,14 +600,15 @@ def _emulated_kernels(name):
                     marks[ws] = 1
 
     def backward(grid, block, args):
-        (ptr, idx, length, n, layer, size, dist, dag, sigma, delta, tau, lane_weight, skip,
+        (ptr, idx, n, layer, size, dag, mask_at, words, sigma, delta, tau, lane_weight, skip,
          edge, has_edge) = args
         for slot in layer[:size]:
             lane, v = divmod(int(slot), int(n))
             if skip[lane]:
                 continue
             base, acc = slot - v, 0.0
-            for e, ws in _dag_children(ptr, idx, length, dist, dag, v, slot, base):
+            first = _mask_of(dag, mask_at, words, n, slot)
+            for e, ws in _dag_children(ptr, idx, dag, first, v, base):
                 term = sigma[slot] / sigma[ws] * (tau[idx[e]] + delta[ws])
                 acc += term
                 if has_edge:
@@ -631,11 +633,19 @@ def _emulated_kernels(name):
             "bcw_list_marks": list_marks}[name.split("<")[0]]
 
 
+def test_dag_mask_layout():
+    """A word per vertex of at most 32 out-edges (none too), one per 32 past that."""
+    degrees = np.array([0, 1, 32, 33, 64, 65, 100])
+    at, words = _gpu_weighted.dag_mask_layout(np.concatenate([[0], np.cumsum(degrees)]))
+    assert np.diff(at).tolist() == [1, 1, 1, 2, 2, 3, 4] and words == 14
+    assert words <= degrees.size + degrees.sum() / 32
+
+
 @pytest.mark.parametrize("queue_share", [0, _gpu_weighted.QUEUE_BELOW_SHARE],
                          ids=["queued", "marked"])
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
-                                  "grid_6x7"])
+                                  "grid_6x7", "les_miserables"])
 def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints,
                                                       queue_share):
     """_sweep_kernels (offsets of the layers, the skip of out-of-range lanes, the endpoint
@@ -703,7 +713,8 @@ def test_hops_batch_plans_the_layer_kernels_only():
     """An unweighted run of the queue family plans BYTES_PER_HOP_SLOT per slot and no
     per-edge expansion (its wide lanes run in batches of the full model)."""
     n, m = 1000, 8000
-    per = _gpu_weighted.BYTES_PER_HOP_SLOT * n
+    per = _gpu_weighted.BYTES_PER_HOP_SLOT * n + 4 * (m // 32)  # hop_source_bytes
+    assert _gpu_weighted.hop_source_bytes(n, m) == per
     fixed = _gpu_weighted.format_bytes(n, m, 4) + 8 * n
     free = int((fixed + 10 * per) / 0.8) + 1
     assert _gpu_weighted.choose_batch(n, m, 100, free, hops=True) == 10

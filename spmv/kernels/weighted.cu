@@ -36,7 +36,7 @@ __device__ __forceinline__ void append(long long* list, unsigned long long* coun
 // edge (coalesced reads of idx and len, the neighbours' slots in one row of the batch); the
 // others by their own thread. On ego-Facebook (mean degree 44, hubs of 1,000) a thread per
 // slot leaves most lanes of a warp waiting for its hub's loop. Vertices of at most
-// WARP_DEGREE out-edges are also those whose DAG edges a slot keeps as a mask (DAG_MASK_DEGREE).
+// WARP_DEGREE out-edges are also those whose DAG edges a slot keeps in one mask word.
 constexpr long long WARP_DEGREE = 32;
 
 // Items 0 .. count − 1 a warp at a time (grid-stride over warps; blockDim.x a multiple of 32):
@@ -353,64 +353,84 @@ __global__ void bcw_list_marks(uint4* marks, long long words,
 // `order`, layer after layer, built by bcw_forward; counts are not scaled: a lane whose counts
 // reach +inf is swept again by engines/wide.py (turbobc/engines/gpu/weighted.py checks σ).
 
-// A slot's DAG edges as a bit mask over its vertex's out-edges (bit e − ptr[v]), for vertices of
-// at most DAG_MASK_DEGREE out-edges, worked by a thread per slot: the forward and backward layers
-// then read one word per slot instead of the distance of every neighbour. A wider vertex's slot is
-// worked by a warp (split_by_degree), which tests the distances of its edges, a lane per edge.
+// Each slot's DAG edges as bit masks over its vertex's out-edges, written by bcw_indegree: vertex
+// v has words(v) = mask_at[v + 1] − mask_at[v] 32-bit words (one for at most 32 out-edges, else
+// one per 32), bit j of word k standing for edge ptr[v] + 32 k + j, and slot (b, v) has them at
+// dag[b · words + mask_at[v]] (words: the words of one source). The forward and backward layers
+// then read the masks instead of the distances of every neighbour.
 constexpr long long DAG_MASK_DEGREE = WARP_DEGREE;
 
+// The first mask word of slot (b, v) = slot.
+__device__ __forceinline__ long long mask_word(long long slot, long long n,
+                                               const long long* __restrict__ mask_at,
+                                               long long words) {
+    const long long v = slot % n;
+    return (slot - v) / n * words + __ldg(mask_at + v);
+}
+
 // Calls visit(e, ws) for every DAG edge e = v -> w of slot `slot` (ws = the slot of w), in CSR
-// order, from the slot's mask (v has at most DAG_MASK_DEGREE out-edges).
+// order, from its one mask word (v has at most DAG_MASK_DEGREE out-edges).
 template <typename I, typename Visit>
 __device__ __forceinline__ void for_dag_children(const I* __restrict__ ptr,
                                                  const I* __restrict__ idx,
-                                                 const unsigned* __restrict__ dag, long long v,
-                                                 long long slot, long long base, Visit visit) {
+                                                 const unsigned* __restrict__ mask, long long v,
+                                                 long long base, Visit visit) {
     const I begin = __ldg(ptr + v);
-    for (unsigned bits = __ldg(dag + slot); bits; bits &= bits - 1u) {
+    for (unsigned bits = __ldg(mask); bits; bits &= bits - 1u) {
         const I e = begin + (I)(__ffs(bits) - 1);
         visit(e, base + (long long)__ldg(idx + e));
     }
 }
 
-// The same for a slot of a vertex of more out-edges, on every lane of a warp: lane l tests the
-// edges l, l + 32, ... of v by the distances, d(v) + len(e) == d(w).
+// The same for a slot of a vertex of more out-edges, on every lane of a warp: lane l visits the
+// DAG edges among edges l, l + 32, ... of v, reading one mask word per 32 edges.
 template <typename I, typename Visit>
 __device__ __forceinline__ void for_dag_children_on_warp(const I* __restrict__ ptr,
                                                          const I* __restrict__ idx,
-                                                         const double* __restrict__ len,
-                                                         const double* __restrict__ dist,
-                                                         long long v, long long slot,
-                                                         long long base, int lane,
+                                                         const unsigned* __restrict__ mask,
+                                                         long long v, long long base, int lane,
                                                          Visit visit) {
-    const double dv = __ldg(dist + slot);
-    const I end = __ldg(ptr + v + 1);
-    for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
-        const long long ws = base + (long long)__ldg(idx + e);
-        if (dv + __ldg(len + e) == __ldg(dist + ws)) {
-            visit(e, ws);
+    const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+    for (I first = begin; first < end; first += 32) {
+        const unsigned word = __ldg(mask + (first - begin) / 32);
+        if (word >> lane & 1u) {
+            const I e = first + (I)lane;
+            visit(e, base + (long long)__ldg(idx + e));
         }
     }
 }
 
-// remaining[w] = |P(w)|, the DAG parents of every slot (unreached slots: none), and dag[slot]
-// the slot's DAG edges (for_dag_children; 0 for unreached slots and wide vertices).
+// remaining[w] = |P(w)|, the DAG parents of every slot (unreached slots: none), and every slot's
+// DAG masks (all zero for an unreached slot).
 template <typename I>
 __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ idx,
                              const double* __restrict__ len, long long n, long long total,
-                             const double* __restrict__ dist, int* remaining, unsigned* dag) {
+                             const double* __restrict__ dist, int* remaining, unsigned* dag,
+                             const long long* __restrict__ mask_at, long long words) {
     split_by_degree(
         total, [&](long long slot) { return wide_slot(ptr, n, slot); },
         [&](long long slot, int lane) {
-            if (lane == 0) {
-                dag[slot] = 0u;
-            }
-            if (isinf(__ldg(dist + slot))) {
-                return;
-            }
             const long long v = slot % n;
-            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
-                                     [&](I, long long ws) { atomicAdd(remaining + ws, 1); });
+            const long long base = slot - v;
+            const double dv = __ldg(dist + slot);
+            unsigned* mask = dag + mask_word(slot, n, mask_at, words);
+            const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+            for (I first = begin; first < end; first += 32) {
+                const I e = first + (I)lane;
+                long long ws = 0;
+                bool tight = false;
+                if (e < end && !isinf(dv)) {
+                    ws = base + (long long)__ldg(idx + e);
+                    tight = dv + __ldg(len + e) == __ldg(dist + ws);
+                }
+                if (tight) {
+                    atomicAdd(remaining + ws, 1);
+                }
+                const unsigned word = __ballot_sync(0xffffffffu, tight);
+                if (lane == 0) {
+                    mask[(first - begin) / 32] = word;
+                }
+            }
         },
         [&](long long slot) {
             const double dv = __ldg(dist + slot);
@@ -427,7 +447,7 @@ __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ id
                     }
                 }
             }
-            dag[slot] = bits;
+            dag[mask_word(slot, n, mask_at, words)] = bits;
         });
 }
 
@@ -438,10 +458,10 @@ __global__ void bcw_indegree(const I* __restrict__ ptr, const I* __restrict__ id
 // bcw_list_marks). A wide layer marks: its appends, one atomic per group of lanes on a single
 // counter, took 26 of the 66 ms of ego-Facebook's weighted BC.
 template <typename I>
-__global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx,
-                            const double* __restrict__ len, long long n,
+__global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx, long long n,
                             const long long* __restrict__ layer, long long size,
-                            const double* __restrict__ dist, const unsigned* __restrict__ dag,
+                            const unsigned* __restrict__ dag,
+                            const long long* __restrict__ mask_at, long long words,
                             double* sigma, int* remaining, int queued, long long* next,
                             unsigned long long* count, unsigned char* marks) {
     auto push = [&](double sv) {
@@ -461,13 +481,14 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
         [&](long long i, int lane) {
             const long long slot = __ldg(layer + i);
             const long long v = slot % n;
-            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
-                                     push(sigma[slot]));
+            for_dag_children_on_warp(ptr, idx, dag + mask_word(slot, n, mask_at, words), v,
+                                     slot - v, lane, push(sigma[slot]));
         },
         [&](long long i) {
             const long long slot = __ldg(layer + i);
             const long long v = slot % n;
-            for_dag_children(ptr, idx, dag, v, slot, slot - v, push(sigma[slot]));
+            for_dag_children(ptr, idx, dag + mask_word(slot, n, mask_at, words), v, slot - v,
+                             push(sigma[slot]));
         });
 }
 
@@ -477,10 +498,10 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
 // into bc once the layers are done (one product over the batch instead of an atomic per slot
 // on n addresses). Lanes with skip[b] (counts out of float64 range) add nothing.
 template <typename I>
-__global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ idx,
-                             const double* __restrict__ len, long long n,
+__global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ idx, long long n,
                              const long long* __restrict__ layer, long long size,
-                             const double* __restrict__ dist, const unsigned* __restrict__ dag,
+                             const unsigned* __restrict__ dag,
+                             const long long* __restrict__ mask_at, long long words,
                              const double* __restrict__ sigma, double* delta,
                              const double* __restrict__ tau,
                              const double* __restrict__ lane_weight,
@@ -508,7 +529,8 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
             }
             const long long v = slot - b * n;
             double acc = 0.0;
-            for_dag_children_on_warp(ptr, idx, len, dist, v, slot, slot - v, lane,
+            for_dag_children_on_warp(ptr, idx, dag + mask_word(slot, n, mask_at, words), v,
+                                     slot - v, lane,
                                      add_term(slot, slot - v, __ldg(lane_weight + b), acc));
             acc = warp_sum(acc);
             if (lane == 0) {
@@ -523,7 +545,7 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
             }
             const long long v = slot - b * n;
             double acc = 0.0;
-            for_dag_children(ptr, idx, dag, v, slot, slot - v,
+            for_dag_children(ptr, idx, dag + mask_word(slot, n, mask_at, words), v, slot - v,
                              add_term(slot, slot - v, __ldg(lane_weight + b), acc));
             delta[slot] = acc;
         });

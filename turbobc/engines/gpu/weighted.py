@@ -48,7 +48,8 @@ from turbobc._graph import index_dtype_for
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
 
-__all__ = ["accumulate_on", "choose_batch", "memory_model", "distances", "WEIGHTED_PARTS",
+__all__ = ["accumulate_on", "choose_batch", "memory_model", "hop_source_bytes", "distances",
+           "dag_mask_layout", "WEIGHTED_PARTS",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT"]
 
 WEIGHTED_PARTS = ("csr_ptr", "csr_idx", "lengths")
@@ -68,7 +69,8 @@ the near-far phase stamps 4, the queue 8 and the far list 8 (33), and at the pea
 or a phase's end the next frontier 8, the copy a sort makes 8 and its scratch, or a phase's
 distances and tests of the far keys (8 and 1): up to about 58. The layer sweep (the
 distances' other arrays freed by then): dist 8, in-degree 4 (freed after the forward layers),
-the DAG edge masks 4, σ 8, layer order 8, δ 8 and the endpoint terms' temporaries (10): 46.
+the DAG edge masks 4 (and a word per 32 out-edges of the vertices of more than 32, counted per
+source by ``hop_source_bytes``), σ 8, layer order 8, δ 8 and the endpoint terms' temporaries (10): 46.
 Rounded up. The lanes out of float64 range go to the
 wide sweep in batches of the full model. (The records of 2026-11-25 were taken at 48.)"""
 
@@ -116,12 +118,19 @@ def format_bytes(n: int, m: int, index_bytes: int) -> int:
     return index_bytes * (n + 1 + m) + 8 * m
 
 
+def hop_source_bytes(n: int, m: int) -> int:
+    """Device bytes per source of a batch of the layer kernels: :data:`BYTES_PER_HOP_SLOT` per
+    vertex, and the DAG mask words past one per vertex (a 32-bit word per 32 out-edges of the
+    vertices of more than 32: at most m / 32 words, ``dag_mask_layout``)."""
+    return BYTES_PER_HOP_SLOT * n + 4 * (m // 32)
+
+
 def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = False,
                  hops: bool = False) -> int:
     """Device bytes of a weighted run with ``batch`` sources per batch (module docstring);
     ``hops``: of a run of the layer kernels (:data:`BYTES_PER_HOP_SLOT`), unweighted or the
     ``"kernels"`` path of a weighted one."""
-    per_source = (BYTES_PER_HOP_SLOT * n if hops
+    per_source = (hop_source_bytes(n, m) if hops
                   else BYTES_PER_SLOT * n + BYTES_PER_EDGE_SLOT * m)
     return format_bytes(n, m, index_bytes) + 8 * n + (8 * m if edges else 0) + batch * per_source
 
@@ -142,7 +151,7 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     budget = (int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes) - 8 * n
               - (8 * m if edges else 0))
     if hops:
-        per_source = BYTES_PER_HOP_SLOT * max(n, 1)
+        per_source = hop_source_bytes(max(n, 1), m)
         cap = num_sources
     else:
         per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
@@ -494,6 +503,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
     tau, omega = weights
     tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
     mean_degree = max(1.0, int(ptr[-1]) / max(n, 1))
+    # the DAG masks of a source: a word per vertex, one per 32 out-edges past 32 (weighted.cu)
+    at, words = dag_mask_layout(ptr.get())
+    mask_at = cupy.asarray(at)
     has_edge = edge is not None
     edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
     wide = []
@@ -504,9 +516,10 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         dist = batch_distances(chunk).ravel()
         began = time.perf_counter()
         remaining = cupy.zeros(total, dtype=cupy.int32)
-        dag = cupy.empty(total, dtype=cupy.uint32)  # each slot's DAG edges (weighted.cu)
+        dag = cupy.empty(B * words, dtype=cupy.uint32)  # each slot's DAG masks (weighted.cu)
         indegree((_launch_size(total),), (RELAX_BLOCK,),
-                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag))
+                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag,
+                  mask_at, np.int64(words)))
         began = _phase_done(seconds, "indegree", began)
         lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
         sigma = cupy.zeros(total, dtype=cupy.float64)
@@ -523,8 +536,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             queued = (high - low) * mean_degree * QUEUE_BELOW_SHARE < total
             count.fill(0)
             forward((_launch_size(high - low),), (RELAX_BLOCK,),
-                    (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                     dag, sigma, remaining, np.int32(queued), order[high:], count, marks))
+                    (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
+                     np.int64(words), sigma, remaining, np.int32(queued), order[high:], count,
+                     marks))
             if queued:
                 added = int(count.get()[0])
             else:
@@ -547,8 +561,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         for d in range(len(offsets) - 2, last - 1, -1):
             low, high = offsets[d], offsets[d + 1]
             backward((_launch_size(high - low),), (RELAX_BLOCK,),
-                     (ptr, idx, lengths, np.int64(n), order[low:], np.int64(high - low), dist,
-                      dag, sigma, delta, tau, lane_weight, skip, edge_arg, np.int32(has_edge)))
+                     (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
+                      np.int64(words), sigma, delta, tau, lane_weight, skip, edge_arg,
+                      np.int32(has_edge)))
         # bc += ω Δ (1 x B times B x n), without the sources' own δ (their layer fed only the
         # edge sums); the lanes out of range kept δ = 0
         delta[lane_keys] = 0.0
@@ -569,6 +584,18 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
         del dist, dag, sigma, order, delta, skip, out_of_range
     return np.asarray(wide, dtype=np.int64)
+
+
+def dag_mask_layout(indptr: np.ndarray) -> tuple[np.ndarray, int]:
+    """Where each vertex's DAG mask words start within a source's masks (int64, n + 1
+    entries), and how many words a source takes: one word per vertex of at most 32
+    out-edges (none too), ceil(degree / 32) for a wider one (spmv/kernels/weighted.cu,
+    ``bcw_indegree``). At most n + m / 32 words."""
+    degree = np.diff(np.asarray(indptr, dtype=np.int64))
+    per_vertex = np.maximum(1, -(-degree // 32))
+    at = np.zeros(degree.size + 1, dtype=np.int64)
+    np.cumsum(per_vertex, out=at[1:])
+    return at, int(at[-1])
 
 
 def _phase_done(seconds: dict | None, phase: str, began: float) -> float:
