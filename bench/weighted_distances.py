@@ -41,8 +41,9 @@ DEFAULT_GRAPHS = ["ego-Facebook", "road-minnesota.mtx", "power.mtx", "ca-GrQc.tx
 
 
 def _median_run(A, repeats: int, **kwargs):
-    """(median seconds, result of the median run) of ``run_bc(A, engine="gpu", **kwargs)``
-    after a warm-up."""
+    """(median seconds, result of the median run, every run's seconds) of
+    ``run_bc(A, engine="gpu", **kwargs)`` after a warm-up (for an even ``repeats``, the upper
+    of the two middle runs)."""
     import cupy
 
     run_bc(A, engine="gpu", **kwargs)
@@ -101,9 +102,10 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{name:22s} n={row['n']:7d} unweighted {row['unweighted_seconds']:.4f} s; "
               f"weighted: blocks {row['blocks_seconds']:.4f} s (distances "
-              f"{row['blocks_distance_seconds']:.4f}, x{row['blocks_over_unweighted']:.2f}), "
-              f"rounds {row['rounds_seconds']:.4f} s (distances "
-              f"{row['rounds_distance_seconds']:.4f}, x{row['rounds_over_unweighted']:.2f}); "
+              f"{row['blocks_distance_seconds'] or 0.0:.4f}, "
+              f"x{row['blocks_over_unweighted']:.2f}), rounds {row['rounds_seconds']:.4f} s "
+              f"(distances {row['rounds_distance_seconds'] or 0.0:.4f}, "
+              f"x{row['rounds_over_unweighted']:.2f}); "
               f"max rel diff {row['max_rel_diff']:.2g}; widths "
               f"{ {w: round(t, 4) for w, t in row.get('block_width_seconds', {}).items()} }",
               flush=True)

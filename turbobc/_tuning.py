@@ -112,7 +112,7 @@ class Tuning:
         in shared memory (``bcw_block_distances`` of spmv/kernels/weighted.cu: 8 bytes and a
         bit per vertex, so graphs of up to about 28,000 vertices on an H100 or H200) instead
         of in rounds over the whole batch. ``"auto"``: when they take at most 64 KiB (n up
-        to about 7,900; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
+        to about 8,000; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
         measurements: ego-Facebook's weighted BC 0.047 s against 0.060, delaunay_n14's
         1.12 s against 0.25); True: whenever they fit; False: never.
     gpu_block_near_far_width : float or None

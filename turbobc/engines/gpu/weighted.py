@@ -68,10 +68,12 @@ The distances (:func:`distances`) keep dist 8, the frontier marks 1, the round s
 the near-far phase stamps 4, the queue 8 and the far list 8 (33), and at the peak of a round
 or a phase's end the next frontier 8, the copy a sort makes 8 and its scratch, or a phase's
 distances and tests of the far keys (8 and 1): up to about 58. The layer sweep (the
-distances' other arrays freed by then): dist 8, in-degree 4 (freed after the forward layers),
+distances' other arrays freed by then): dist 8, in-degree 4 and the next layer's marks 1 (both
+freed after the forward layers; a marked layer's listing takes up to 8 more while it is copied
+into the layer order), the vertices' first mask words (8 (n + 1), once),
 the DAG edge masks 4 (and a word per 32 out-edges of the vertices of more than 32, counted per
-source by ``hop_source_bytes``), σ 8, layer order 8, δ 8 and the endpoint terms' temporaries (10): 46.
-Rounded up. The lanes out of float64 range go to the
+source by ``hop_source_bytes``), σ 8, layer order 8, δ 8 and the endpoint terms' temporaries
+(10): 41 at most in the forward layers, 46 in the backward ones. Rounded up. The lanes out of float64 range go to the
 wide sweep in batches of the full model. (The records of 2026-11-25 were taken at 48.)"""
 
 BYTES_PER_EDGE_SLOT = 64
@@ -86,7 +88,7 @@ BLOCK_THREADS = 256
 BLOCK_AUTO_BYTES = 64 * 1024
 """``Tuning.gpu_block_distances="auto"`` finds the distances a source per block when a block's
 shared memory (8 bytes and a bit per vertex) is at most this, so that three blocks or more
-share a multiprocessor: n up to about 7,900. H200, lengths 1..100, weighted BC end to end,
+share a multiprocessor: n up to about 8,000. H200, lengths 1..100, weighted BC end to end,
 blocks against rounds (bench/results/weighted_distances-20261125T115109Z.json): ego-Facebook
 (32 KiB) 0.047 against 0.060 s, road-minnesota 0.020 against 0.055, power 0.019 against 0.035,
 ca-GrQc 0.021 against 0.031, wiki-Vote (57 KiB) 0.060 against 0.069; delaunay_n14 (130 KiB,
@@ -441,6 +443,8 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
         def batch_distances(batch_sources):
             began = time.perf_counter()
             out = distances(ptr, idx, lengths, n, batch_sources, rounds)
+            # the per-block kernel returns before it is done: its time is the distances'
+            cupy.cuda.get_current_stream().synchronize()
             resident.mark()
             seconds["distances"] += time.perf_counter() - began
             return out
