@@ -51,6 +51,11 @@ def with_hanging_trees(core: nx.Graph, hanging: int, seed: int) -> nx.Graph:
     return G
 
 
+def adjacency(G: nx.Graph):
+    """G's adjacency matrix (CSR), its rows and columns in ``list(G)`` order."""
+    return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
+
+
 def shuffled(G: nx.Graph, seed: int) -> nx.Graph:
     """The same graph with its vertices in a random order (folded vertices spread out)."""
     order = list(G)

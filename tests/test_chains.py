@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-from graph_cases import shuffled, with_hanging_trees
+from graph_cases import adjacency, shuffled, with_hanging_trees
 
 from turbobc._api import run_bc
 from turbobc._chains import ChainFolding, find_chains
@@ -73,10 +73,6 @@ GRAPHS = {
 }
 
 
-def _matrix(G):
-    return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
-
-
 def _folds_here() -> bool:
     """Whether the engine configuration folds chains: all but the GPU's queue family (the
     per-slot target weights run on the batched kernels)."""
@@ -88,7 +84,7 @@ def _folds_here() -> bool:
 def _inner_vertices(G) -> int:
     """Vertices inside chains of the core left once the trees are folded (when at least
     Tuning.fold_min_share = 5% of the vertices fold)."""
-    graph = Graph(pattern=sp.csr_array(_matrix(G), dtype=np.float64), directed=False)
+    graph = Graph(pattern=sp.csr_array(adjacency(G), dtype=np.float64), directed=False)
     folded = fold_trees(graph, min_folded=max(1, int(np.ceil(0.05 * graph.n))))
     return int(find_chains(graph if folded is None else folded.core).inner.size)
 
@@ -100,7 +96,7 @@ def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoi
     engine, kernel = engine_config
     G = GRAPHS[name]()
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        result = run_bc(_matrix(G), normalized=normalized, endpoints=endpoints,
+        result = run_bc(adjacency(G), normalized=normalized, endpoints=endpoints,
                         engine=engine, kernel=kernel)
     want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
@@ -119,7 +115,7 @@ def test_random_chain_graphs_equal_networkx(seed):
         G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
     G = shuffled(G, seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        result = run_bc(_matrix(G), normalized=False, engine="graphblas")
+        result = run_bc(adjacency(G), normalized=False, engine="graphblas")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts.get("chain_folded", 0) == _inner_vertices(G)
@@ -128,7 +124,7 @@ def test_random_chain_graphs_equal_networkx(seed):
 def test_small_batches_take_helper_slots():
     """Batches of a few slots: most chains have an end in another batch (a helper slot)."""
     G = GRAPHS["subdivided_gnm"]()
-    A = _matrix(G)
+    A = adjacency(G)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0,
                         cpu_batch_cap=16 * A.shape[0]):
         result = run_bc(A, engine="graphblas")
@@ -140,10 +136,10 @@ def test_small_batches_take_helper_slots():
 def test_long_chains_stay_unfolded():
     G = _subdivided(nx.complete_graph(4), 1.0, 12, seed=13)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4):
-        result = run_bc(_matrix(G), normalized=False, engine="graphblas")
+        result = run_bc(adjacency(G), normalized=False, engine="graphblas")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
-    graph = Graph(pattern=sp.csr_array(_matrix(G), dtype=np.float64), directed=False)
+    graph = Graph(pattern=sp.csr_array(adjacency(G), dtype=np.float64), directed=False)
     chains = find_chains(graph)
     short = chains.inner_count + 1 <= 4
     assert result.facts.get("chain_folded", 0) == int(chains.inner_count[short].sum())
@@ -154,16 +150,16 @@ def test_long_chains_stay_unfolded():
 def test_folding_off_gives_the_same(knob):
     G = GRAPHS["chains_with_trees"]()
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        folded = run_bc(_matrix(G), engine="graphblas")
+        folded = run_bc(adjacency(G), engine="graphblas")
     with turbobc.tuning(**knob):
-        plain = run_bc(_matrix(G), engine="graphblas")
+        plain = run_bc(adjacency(G), engine="graphblas")
     assert folded.facts["chain_folded"] > 0 and "chain_folded" not in plain.facts
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-12)
 
 
 def test_directed_and_weighted_graphs_are_not_folded():
     G = GRAPHS["subdivided_k5"]()
-    A = _matrix(G)
+    A = adjacency(G)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         directed = run_bc(A, directed=True, engine="graphblas")
         weighted = run_bc(A, weight=True, engine="graphblas")
@@ -195,7 +191,7 @@ def test_find_chains():
 def test_bad_knob_is_refused():
     G = GRAPHS["subdivided_k5"]()
     with turbobc.tuning(fold_chains="yes"), pytest.raises(ValueError, match="fold_chains"):
-        run_bc(_matrix(G), engine="graphblas")
+        run_bc(adjacency(G), engine="graphblas")
 
 
 def test_counts_past_float64_scaling(engine_config):
@@ -221,7 +217,7 @@ def test_a_declined_plan_sweeps_unfolded():
     """Batches of one slot cannot hold a source and the other end of its chains: the plan
     declines (SlotWeightsDeclined) and the call is swept unfolded, with the same values."""
     G = GRAPHS["subdivided_k5"]()
-    A = _matrix(G)
+    A = adjacency(G)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=A.shape[0]):
         result = run_bc(A, engine="graphblas")
     assert "chain_folded" not in result.facts
@@ -259,7 +255,7 @@ def test_a_plan_declined_midway_counts_each_source_once(monkeypatch, progress):
 
     monkeypatch.setattr(ChainFolding, "add_target_weights", add_target_weights)
     G = GRAPHS["subdivided_gnm"]()
-    A = _matrix(G)
+    A = adjacency(G)
     bar = (_Recorder() if progress == "recorder"
            else tqdm(total=A.shape[0], file=io.StringIO()))  # drawn, out of sight
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=16 * A.shape[0]):
@@ -284,7 +280,7 @@ def test_long_chains(engine_config, length):
     engine, kernel = engine_config
     G = _two_triangles_joined_by(length)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4096):
-        result = run_bc(_matrix(G), normalized=False, engine=engine, kernel=kernel)
+        result = run_bc(adjacency(G), normalized=False, engine=engine, kernel=kernel)
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     if _folds_here():
@@ -312,7 +308,7 @@ def test_gpu_batches_of_32_slots(name):
     """Many batches of 32 slots on the GPU: most chains have an end in another batch."""
     G = MANY_BATCHES[name]()
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32):
-        result = run_bc(_matrix(G), normalized=False, engine="gpu")
+        result = run_bc(adjacency(G), normalized=False, engine="gpu")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2

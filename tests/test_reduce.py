@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-from graph_cases import shuffled, with_hanging_trees
+from graph_cases import adjacency, shuffled, with_hanging_trees
 
 from turbobc._api import run_bc
 from turbobc._graph import Graph
@@ -35,17 +35,13 @@ GRAPHS = {
 }
 
 
-def _matrix(G):
-    return nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
-
-
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize("normalized", [True, False])
 @pytest.mark.parametrize("endpoints", [False, True])
 def test_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
     engine, kernel = engine_config
     G = GRAPHS[name]()
-    result = run_bc(_matrix(G), normalized=normalized, endpoints=endpoints, engine=engine,
+    result = run_bc(adjacency(G), normalized=normalized, endpoints=endpoints, engine=engine,
                     kernel=kernel)
     want = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
@@ -56,9 +52,9 @@ def test_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_folding_off_gives_the_same(name):
     G = GRAPHS[name]()
-    folded = run_bc(_matrix(G), engine="graphblas")
+    folded = run_bc(adjacency(G), engine="graphblas")
     with turbobc.tuning(fold_trees=False):
-        plain = run_bc(_matrix(G), engine="graphblas")
+        plain = run_bc(adjacency(G), engine="graphblas")
     assert plain.facts["folded"] == 0
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-14)
 
@@ -69,7 +65,7 @@ def test_what_is_folded():
     G = nx.cycle_graph(3)
     G.add_edges_from([(0, 3), (3, 4), (4, 5)])          # path 0-3-4-5
     G.add_edges_from([(1, 6), (1, 7), (1, 8), (1, 9)])  # four leaves on 1
-    A = sp.csr_array(_matrix(G))
+    A = sp.csr_array(adjacency(G))
     folded = fold_trees(Graph(pattern=A, directed=False))
     assert folded.folded == 7
     assert folded.kept.tolist() == [0, 1, 2]
@@ -82,16 +78,16 @@ def test_what_is_folded():
 
 
 def test_nothing_to_fold():
-    cycle = Graph(pattern=sp.csr_array(_matrix(nx.cycle_graph(8))), directed=False)
+    cycle = Graph(pattern=sp.csr_array(adjacency(nx.cycle_graph(8))), directed=False)
     assert fold_trees(cycle) is None
     path = nx.path_graph(6, create_using=nx.DiGraph)
-    directed = Graph(pattern=sp.csr_array(_matrix(path)), directed=True)
+    directed = Graph(pattern=sp.csr_array(adjacency(path)), directed=True)
     assert fold_trees(directed) is None  # not exact on directed graphs: never folded
 
 
 def test_samples_and_given_sources_are_not_folded():
     G = GRAPHS["ws_with_trees"]()
-    A = _matrix(G)
+    A = adjacency(G)
     sampled = run_bc(A, k=20, seed=1, engine="graphblas")
     assert sampled.facts["folded"] == 0
     want = nx.betweenness_centrality(G, k=20, seed=1)
@@ -104,7 +100,7 @@ def test_a_few_leaves_are_not_worth_folding():
     """Below Tuning.fold_min_share of the vertices the graph is swept as it is (the weighted
     core sweeps cost more than the little they save); the values are the same either way."""
     G = nx.karate_club_graph()  # one leaf in 34 vertices
-    A = _matrix(G)
+    A = adjacency(G)
     plain = run_bc(A, engine="graphblas")
     assert plain.facts["folded"] == 0
     with turbobc.tuning(fold_min_share=0.0):
