@@ -358,7 +358,6 @@ __global__ void bcw_list_marks(uint4* marks, long long words,
 // one per 32), bit j of word k standing for edge ptr[v] + 32 k + j, and slot (b, v) has them at
 // dag[b · words + mask_at[v]] (words: the words of one source). The forward and backward layers
 // then read the masks instead of the distances of every neighbour.
-constexpr long long DAG_MASK_DEGREE = WARP_DEGREE;
 
 // The first mask word of slot (b, v) = slot.
 __device__ __forceinline__ long long mask_word(long long slot, long long n,
@@ -369,7 +368,7 @@ __device__ __forceinline__ long long mask_word(long long slot, long long n,
 }
 
 // Calls visit(e, ws) for every DAG edge e = v -> w of slot `slot` (ws = the slot of w), in CSR
-// order, from its one mask word (v has at most DAG_MASK_DEGREE out-edges).
+// order, from its one mask word (v has at most WARP_DEGREE out-edges).
 template <typename I, typename Visit>
 __device__ __forceinline__ void for_dag_children(const I* __restrict__ ptr,
                                                  const I* __restrict__ idx,

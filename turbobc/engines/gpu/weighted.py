@@ -236,7 +236,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     count = int(keys.size)
     done = phase = 0
     while count:
-        queued = count * mean_degree * QUEUE_BELOW_SHARE < B * n
+        queued = _queued(count, mean_degree, B * n)
         if queued:
             queue_count.fill(0)
         kernel((_launch_size(count),), (RELAX_BLOCK,),
@@ -271,6 +271,13 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     if rounds is not None:
         rounds.append(done)
     return dist.view(cupy.float64).reshape(B, n)
+
+
+def _queued(size: int, mean_degree: float, slots: int) -> bool:
+    """Whether a round of ``size`` keys (or a forward layer of ``size`` slots) queues the
+    slots it lowers (or readies): its edges, estimated as size x mean degree, under
+    1/QUEUE_BELOW_SHARE of the batch's ``slots``; otherwise it marks them for a listing."""
+    return size * mean_degree * QUEUE_BELOW_SHARE < slots
 
 
 def _phase_width(mean_lengths: float | None, lengths) -> float:
@@ -537,7 +544,7 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         marks = cupy.zeros(-(-total // 16) * 16, dtype=cupy.uint8)
         while offsets[-1] < total:
             low, high = offsets[-2], offsets[-1]
-            queued = (high - low) * mean_degree * QUEUE_BELOW_SHARE < total
+            queued = _queued(high - low, mean_degree, total)
             count.fill(0)
             forward((_launch_size(high - low),), (RELAX_BLOCK,),
                     (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
