@@ -3,7 +3,9 @@
 (subdivided random graphs, grids and complete graphs), with loops (a cycle through one end),
 parallel chains, a chain beside an edge between its ends, chains that tie with a detour,
 trees hanging off chain vertices, cycles with no end, long chains left unfolded and
-disconnected graphs, on every engine; and the folding did run."""
+disconnected graphs, on every engine; and the folding did run. The same for weighted graphs
+whose sums of lengths are exact (integers with many ties, quarters), on the CPU engine and the
+GPU's layer kernels; lengths with inexact sums are not folded."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-from graph_cases import adjacency, shuffled, with_hanging_trees
+from graph_cases import adjacency, shuffled, with_hanging_trees, with_lengths
 
 from turbobc._api import run_bc
 from turbobc._chains import ChainFolding, find_chains
@@ -157,13 +159,77 @@ def test_folding_off_gives_the_same(knob):
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-12)
 
 
-def test_directed_and_weighted_graphs_are_not_folded():
+def test_directed_and_inexact_weighted_graphs_are_not_folded():
+    """A directed graph, and lengths whose float64 sums are not exact (0.1, 0.2, ...: a tie
+    from one source is none from the next vertex), are swept as they are; integer lengths
+    fold."""
     G = GRAPHS["subdivided_k5"]()
     A = adjacency(G)
+    floats = adjacency(with_lengths(G, "float", seed=1))
+    integers = adjacency(with_lengths(G, "int100", seed=1))
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         directed = run_bc(A, directed=True, engine="graphblas")
-        weighted = run_bc(A, weight=True, engine="graphblas")
-    assert "chain_folded" not in directed.facts and "chain_folded" not in weighted.facts
+        inexact = run_bc(floats, weight=True, engine="graphblas")
+        exact = run_bc(integers, weight=True, engine="graphblas")
+    assert "chain_folded" not in directed.facts and "chain_folded" not in inexact.facts
+    assert exact.facts["chain_folded"] == _inner_vertices(G)
+
+
+# lengths whose sums are exact in float64 (Graph.length_scale): integers with many ties, wide
+# integers, and halves and quarters
+EXACT_LENGTHS = {
+    "int3": lambda G, seed: with_lengths(G, "int3", seed),
+    "int100": lambda G, seed: with_lengths(G, "int100", seed),
+    "quarters": lambda G, seed: _quarters(G, seed),
+}
+
+
+def _quarters(G: nx.Graph, seed: int) -> nx.Graph:
+    """A copy of ``G`` with lengths 0.25 .. 3 in steps of 0.25."""
+    G = G.copy()
+    steps = np.random.default_rng(seed).integers(1, 13, G.number_of_edges())
+    for (u, v), step in zip(G.edges, steps.tolist()):
+        G.edges[u, v]["weight"] = step / 4
+    return G
+
+WEIGHTED_ENGINES = [pytest.param("graphblas", id="graphblas"),
+                    pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("engine", WEIGHTED_ENGINES)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("kind", sorted(EXACT_LENGTHS))
+@pytest.mark.parametrize("endpoints", [False, True])
+def test_weighted_chain_folded_bc_equals_networkx(engine, name, kind, endpoints):
+    """Weighted chains fold by lengths (positions along the chain, classes of h by the
+    doubled positions): equal to networkx's weighted BC, and the folding did run."""
+    G = EXACT_LENGTHS[kind](GRAPHS[name](), 7)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
+        result = run_bc(adjacency(G), weight=True, endpoints=endpoints,
+                        engine=engine)
+    want = nx.betweenness_centrality(G, weight="weight", endpoints=endpoints)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    assert result.facts["chain_folded"] > 0
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_weighted_chain_graphs_equal_networkx(seed):
+    """Random graphs with chains and trees, lengths of every exact kind (many ties with
+    1..3): the folded weighted BC equals networkx."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 30))
+    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
+    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
+    if seed % 2:
+        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
+    G = shuffled(G, seed)
+    G = EXACT_LENGTHS[sorted(EXACT_LENGTHS)[seed % 3]](G, seed)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
+        result = run_bc(adjacency(G), weight=True, normalized=False,
+                        engine="graphblas")
+    want = nx.betweenness_centrality(G, weight="weight", normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    assert result.facts.get("chain_folded", 0) == _inner_vertices(G)
 
 
 def test_find_chains():
@@ -310,5 +376,21 @@ def test_gpu_batches_of_32_slots(name):
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32):
         result = run_bc(adjacency(G), normalized=False, engine="gpu")
     want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(MANY_BATCHES))
+def test_gpu_weighted_chains_in_batches_of_24_slots(monkeypatch, name):
+    """Weighted chains on the GPU's layer kernels in batches of 24 slots (the batch size
+    forced): most chains have an end in another batch; equal to networkx."""
+    from turbobc.engines.gpu import weighted
+
+    monkeypatch.setattr(weighted, "choose_batch", lambda *args, **kwargs: 24)
+    G = with_lengths(MANY_BATCHES[name](), "int3", seed=3)
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
+        result = run_bc(adjacency(G), weight=True, normalized=False, engine="gpu")
+    want = nx.betweenness_centrality(G, weight="weight", normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2

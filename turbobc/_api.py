@@ -544,7 +544,11 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     knobs, folded = current_tuning(), None
     every_source = (not call.sampled and call.targets is None
                     and len(call.sources) == call.graph.n)
-    if knobs.fold_trees and every_source:
+    # a weighted graph only when every path sum is exact (Graph.length_scale): the
+    # reductions move sources along paths, networkx sums lengths from the source
+    reducible = every_source and (not call.graph.weighted
+                                  or call.graph.length_scale is not None)
+    if knobs.fold_trees and reducible:
         # too little to fold is not worth what the weighted sweeps cost: then only the
         # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
         folded = fold_trees(call.graph,
@@ -553,7 +557,7 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     weight = None if folded is None else folded.weight
     problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
                                   target_weight=weight, source_weight=weight)
-    chains = _chain_folding(call, problem) if every_source else None
+    chains = _chain_folding(call, problem) if reducible else None
     if folded is None and chains is None:
         total, facts = sweep_sources(call.problem, call.engine, call.sources,
                                      progress=call.progress, client=call.client)
@@ -586,16 +590,17 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
 def _chain_folding(call, problem):
     """The folding of the sources inside the core's chains (turbobc/_chains.py), or None:
     off (``Tuning.fold_chains``; ``"auto"``: on the GPU engine, for cores of at least
-    ``Tuning.chain_min_vertices``), a directed or weighted graph, a Dask run, an engine that
-    does not serve per-slot target weights, or fewer folded sources than
-    ``Tuning.chain_min_share`` of the vertices."""
+    ``Tuning.chain_min_vertices``), a directed graph, a weighted one whose sums of lengths
+    are not exact (``Graph.length_scale``), a Dask run, an engine that does not serve
+    per-slot target weights, or fewer folded sources than ``Tuning.chain_min_share`` of the
+    vertices."""
     knobs = current_tuning()
     graph = problem.graph
     if knobs.fold_chains not in (True, False, "auto"):
         raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
                          f"{knobs.fold_chains!r}")
-    if (not knobs.fold_chains or graph.directed or problem.weighted or problem.edges
-            or call.client is not None):
+    if (not knobs.fold_chains or graph.directed or problem.edges or call.client is not None
+            or (graph.weighted and graph.length_scale is None)):
         return None
     if knobs.fold_chains == "auto" and (call.engine != "gpu"
                                         or graph.n < knobs.chain_min_vertices):

@@ -32,9 +32,21 @@ r(x_i), the vertices it stands for after folding trees):
   pair's weight.
 
 A *loop* (a = b: a cycle through one vertex of another degree) is the same with d(a, b) = 0.
-Everything is exact for undirected graphs counted in hops: the engines' sweeps are unchanged,
-only their target weights differ. Chains longer than ``max_length`` edges stay unfolded (their
-in-chain pairs cost O(L²) here); so does everything on a directed or weighted graph.
+
+Weighted graphs: i and L above become lengths. x_i lies at p_i (the length of the chain from
+a to it) and the chain is λ long; a target outside is reached through a when 2 p_i < h(t) =
+λ − Δ(t), on a tie when 2 p_i = h(t). The classes stay the 2L + 1 of the hop case, in order:
+class 2j holds h = 2 p_j, class 2j + 1 the h strictly between 2 p_j and 2 p_(j+1) (p_0 = 0,
+p_(L) = λ), so that in hops the class is h itself and everything after the histograms is
+unchanged (:meth:`ChainFolding.classes`). In-chain pairs compare |p_i − p_j| with
+λ + d(a, b) − |p_i − p_j|. The comparisons are exact only when the sums of lengths are
+(``Graph.length_scale``; positions are kept as integers in its units), as is every
+reduction of a weighted graph.
+
+Everything is exact for undirected graphs: the engines' sweeps are unchanged, only their
+target weights differ. Chains longer than ``max_length`` edges stay unfolded (their in-chain
+pairs cost O(L²) here); so does everything on a directed graph, or on a weighted one whose
+sums of lengths are not exact.
 """
 
 from __future__ import annotations
@@ -203,7 +215,8 @@ class SlotCounts:
         outside = (level_a >= 0) & (dev(plan.chain_of)[None, :] != dev(rows.chains)[:, None])
         outside &= ((vertex[None, :] != dev(rows.first)[:, None])
                     & (vertex[None, :] != dev(rows.last)[:, None]))
-        key = xp.where(outside, dev(off[:-1] + L)[:, None] - (level_a - level_b), 0)
+        key = xp.where(outside, dev(off[:-1])[:, None]
+                       + plan.classes(xp, rows, level_a, level_b), 0)
         del level_a, level_b
         r_t = xp.where(outside, dev(plan.r)[None, :], 0.0)
         tau_a, tau_b = r_t * dev(to_a)[key], r_t * dev(to_b)[key]
@@ -307,6 +320,15 @@ class ChainFolding:
                      + np.arange(chains.inner.size))
         vertex_at[inner_pos] = chains.inner
         self._vertex_at = vertex_at
+        self._position, self.scale = _positions(graph, vertex_at, self._pos_off, self._L)
+        self._span = self._position[self._pos_off[1:] - 1]       # λ per chain (L in hops)
+        # class lookup (classes()): chain c's doubled positions, after every earlier chain's
+        # 2 λ + 1 possible values of h
+        self._class_base = np.zeros(chains.count + 1, dtype=np.int64)
+        np.cumsum(2 * self._span + 1, out=self._class_base[1:])
+        self._class_at = (np.repeat(self._class_base[:-1], self._L + 1)
+                          + 2 * self._position)
+        self._uploaded: dict = {}
         self._r_at = self.r[vertex_at]
         self._r_at[self._pos_off[1:][self._loop] - 1] = 0.0  # a loop's b is a, counted at 0
         # P(m) = Σ_{i ≤ m} r(x_i), m = 0..k, per chain at prefix_off[c] + m
@@ -321,6 +343,34 @@ class ChainFolding:
         self.prefix = prefix
         self._batches: list[_Batch] = []
         self.seconds["plan"] = time.perf_counter() - began
+
+    # ---- positions ---------------------------------------------------------------------
+
+    def scaled(self, xp, distance):
+        """Distances (hops, or lengths for a weighted graph) as int64 in the units of the
+        chains' positions (times :attr:`scale`; exact: module docstring)."""
+        if self.scale is None:
+            return distance.astype(np.int64)
+        return xp.rint(distance * self.scale).astype(np.int64)
+
+    def classes(self, xp, rows: "ChainRows", level_a, level_b):
+        """The class 0 .. 2L (module docstring) of every target of the ``rows`` chains
+        (``(chains, n)`` arrays of ``xp``: the distances from both ends' slots); in hops
+        h = L − (level_a − level_b) itself. Entries of unreached targets are in range but
+        meaningless."""
+        span = self._span[rows.chains]
+        if self.scale is None:
+            return xp.asarray(span)[:, None] - (level_a - level_b)
+        if xp not in self._uploaded:
+            self._uploaded[xp] = (xp.asarray(self._class_at), xp.asarray(self._pos_off))
+        class_at, pos_off = self._uploaded[xp]
+        chains = xp.asarray(rows.chains)
+        query = (xp.asarray(self._class_base[rows.chains] + span)[:, None]
+                 - self.scaled(xp, level_a - level_b))
+        first = pos_off[chains][:, None]
+        at = xp.clip(xp.searchsorted(class_at, query, side="right") - 1, first,
+                     first + xp.asarray(rows.length)[:, None])
+        return 2 * (at - first) + (class_at[at] != query)
 
     # ---- batches -------------------------------------------------------------------------
 
@@ -419,9 +469,9 @@ class ChainFolding:
         mass, tie_mass = counts.chain_terms(self, rows)
         # d(a, b) and σ(a, b): pairs inside a chain with a shorter way round add to τ_a(b)
         D, sig_ab = counts.at(lane_a, last)
-        D = np.where(self._loop[chains], 0, D.astype(np.int64))
+        D = np.where(self._loop[chains], 0, self.scaled(np, D))
         sig_ab = np.where(self._loop[chains], 1.0, sig_ab)
-        direct = (D >= L) & ~self._loop[chains]
+        direct = (D >= self._span[chains]) & ~self._loop[chains]
         if (~direct).any():
             around = self._credit_pairs(chains[~direct], D[~direct], sig_ab[~direct])
             keep = (around != 0) & (first[~direct] != last[~direct])
@@ -521,10 +571,11 @@ class ChainFolding:
         self._add_credit(chains, credit)
 
     def _credit_pairs(self, chains, D, sig) -> np.ndarray:
-        """The pairs inside chains with a shorter way round through a and b (d(a, b) < L, or
-        a loop), pair by pair: the inner path of |i − j| edges or the way round of
-        L + d(a, b) − |i − j|, both on a tie (1 : σ(a, b) paths). Returns per chain the weight
-        that goes round (τ_a(b): the vertices on the shortest a-b paths)."""
+        """The pairs inside chains with a shorter way round through a and b (d(a, b) < λ, or
+        a loop), pair by pair: the inner path of |p_i − p_j| or the way round of
+        λ + d(a, b) − |p_i − p_j| (``D``: d(a, b) scaled as the positions), both on a tie
+        (1 : σ(a, b) paths). Returns per chain the weight that goes round (τ_a(b): the
+        vertices on the shortest a-b paths)."""
         k, L = self._k[chains], self._L[chains]
         loop = self._loop[chains]
         width = int(L.max()) + 2
@@ -538,8 +589,8 @@ class ChainFolding:
         row, i, j = row[keep], i[keep], j[keep]
         at = self._pos_off[chains][row]
         w = self._r_at[at + i] * self._r_at[at + j]
-        gap = np.abs(i - j)
-        round_len = L[row] + D[row] - gap
+        gap = np.abs(self._position[at + i] - self._position[at + j])
+        round_len = self._span[chains][row] + D[row] - gap
         f_in = np.where(gap < round_len, 1.0, np.where(gap == round_len,
                                                        1.0 / (1.0 + sig[row]), 0.0))
         w_in, w_round = w * f_in, w * (1.0 - f_in)
@@ -555,6 +606,32 @@ class ChainFolding:
             chains.size * (width + 1)).reshape(chains.size, width + 1)
         self._add_credit(chains, np.cumsum(diff, axis=1)[:, :width])
         return np.bincount(row, weights=w_round, minlength=chains.size)
+
+
+def _positions(graph: Graph, vertex_at, pos_off, L) -> tuple[np.ndarray, float | None]:
+    """Each chain position's distance from its chain's first end, int64: hops (0 .. L), or
+    for a weighted graph its length times ``Graph.length_scale``; and that scale (None in
+    hops). Raises ValueError for lengths whose sums are not exact."""
+    first = np.repeat(pos_off[:-1], L + 1)
+    if graph.lengths is None:
+        return np.arange(pos_off[-1], dtype=np.int64) - first, None
+    scale = graph.length_scale
+    if scale is None:
+        raise ValueError("chains of a weighted graph fold only when its sums of lengths are "
+                         "exact (Graph.length_scale)")
+    # the edge from each position to the next (none after the last): seen from the inner one
+    # of the two (a chain's every edge has one), among its two edges
+    j = np.arange(pos_off[-1]) - first
+    step = np.flatnonzero(j < np.repeat(L, L + 1))
+    u, v = vertex_at[step], vertex_at[step + 1]
+    inner_first = j[step] >= 1
+    x, y = np.where(inner_first, u, v), np.where(inner_first, v, u)
+    ptr, idx = graph.pattern.indptr, graph.pattern.indices
+    e = ptr[x] + (idx[ptr[x]] != y)
+    length = np.zeros(pos_off[-1], dtype=np.int64)
+    length[step + 1] = np.rint(graph.lengths[e] * scale).astype(np.int64)
+    position = np.cumsum(length)
+    return position - position[first], scale
 
 
 def _summed(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:

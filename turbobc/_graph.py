@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "index_dtype_for", "reverse_edge_positions"]
+__all__ = ["Graph", "index_dtype_for", "reverse_edge_positions", "exact_length_scale"]
 
 
 INT32_LIMIT = 2**31 - 64
@@ -57,6 +57,11 @@ class Graph:
         """Whether shortest paths are measured by :attr:`lengths` (weighted BC)."""
         return self.lengths is not None
 
+    @cached_property
+    def length_scale(self) -> float | None:
+        """:func:`exact_length_scale` of :attr:`lengths` (None for an unweighted graph)."""
+        return None if self.lengths is None else exact_length_scale(self.lengths)
+
     @property
     def n(self) -> int:
         """Number of vertices."""
@@ -96,3 +101,33 @@ def reverse_edge_positions(pattern: sp.csr_array) -> np.ndarray:
     transposed = sp.csr_array(positions.T)
     transposed.sort_indices()
     return transposed.data  # aligned with the pattern's entries, as A == Aᵀ
+
+
+EXACT_SUM_LIMIT = 2.0**52
+"""Scaled path lengths stay below this (:func:`exact_length_scale`): every partial sum of
+integers below 2^53 is exact in float64; one bit is kept spare."""
+
+
+def exact_length_scale(lengths: np.ndarray) -> float | None:
+    """The least power of two 2^e (e ≥ 0) that makes every length an integer, when the sum of
+    all the lengths times it stays below :data:`EXACT_SUM_LIMIT`; else None.
+
+    Then every float64 sum of lengths along any path is exact, in any order: a shortest path
+    from s through a to t is exactly d(s, a) + d(a, t), as networkx's Dijkstra sums it edge
+    by edge from s. The exact graph reductions (turbobc/_reduce.py, turbobc/_chains.py)
+    move sources along such paths, so a weighted graph is reduced only when this is not None
+    (integer lengths, or halves, quarters, ... with a small enough total). With lengths such
+    as 0.1 and 0.2, ``(1 + 0.1) + 0.2 == 1 + 0.3`` while ``0.1 + 0.2 != 0.3``: a tie seen from
+    one source is no tie from the next vertex.
+    """
+    lengths = np.asarray(lengths, dtype=np.float64)
+    if lengths.size == 0:
+        return 1.0
+    mantissa, exponent = np.frexp(lengths)
+    whole = (mantissa * 2.0**53).astype(np.int64)              # length = whole · 2^(exponent − 53)
+    lowest = np.log2((whole & -whole).astype(np.float64)).astype(np.int64)   # its trailing zeros
+    e = max(0, int(-(exponent - 53 + lowest).min()))
+    if e > 52:
+        return None
+    scale = 2.0**e
+    return scale if float(lengths.sum()) * scale < EXACT_SUM_LIMIT else None

@@ -18,11 +18,14 @@ weights (docs/algorithm.md, "Folding trees"):
   folded and core vertices alike.
 
 Exact for undirected graphs only: on a directed graph a vertex of total degree 1 is still a
-source or a target of its own, so no reduction applies there. Exact for weighted graphs too:
-the path from a folded vertex to the vertex it hangs from is the only one, whatever its length,
-so the shortest paths of a pair still cross the core along the shortest core paths; the core
-keeps the lengths of its edges. Used for exact BC with every
-vertex a source (the sweeps of a sample of sources run on the graph as it is).
+source or a target of its own, so no reduction applies there. Exact for weighted graphs whose
+path sums are exact (``Graph.length_scale``: integer lengths, for instance): the path from a
+folded vertex to the vertex it hangs from is the only one, whatever its length, so the
+shortest paths of a pair still cross the core along the shortest core paths; the core keeps
+the lengths of its edges. With lengths such as 0.1 the float64 sums from a folded vertex and
+from its core vertex can tie differently, so such graphs are swept as they are. Used for
+exact BC with every vertex a source (the sweeps of a sample of sources run on the graph as it
+is).
 """
 
 from __future__ import annotations

@@ -492,7 +492,8 @@ __global__ void bcw_forward(const I* __restrict__ ptr, const I* __restrict__ idx
 }
 
 // One hop layer backward (its DAG children lie on deeper layers, all done): the accumulate step
-// of accumulate.cuh, δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)), pulled into delta;
+// of accumulate.cuh, δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)), pulled into delta
+// (τ per vertex, or with tau_per_slot per slot: tau[b n + w], the chain folding's weights);
 // ω(s) of the lane multiplies what the edge sums (has_edge) get. The host adds ω-weighted δ
 // into bc once the layers are done (one product over the batch instead of an atomic per slot
 // on n addresses). Lanes with skip[b] (counts out of float64 range) add nothing.
@@ -502,7 +503,7 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
                              const unsigned* __restrict__ dag,
                              const long long* __restrict__ mask_at, long long words,
                              const double* __restrict__ sigma, double* delta,
-                             const double* __restrict__ tau,
+                             const double* __restrict__ tau, int tau_per_slot,
                              const double* __restrict__ lane_weight,
                              const unsigned char* __restrict__ skip, double* edge,
                              int has_edge) {
@@ -511,7 +512,8 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
     auto add_term = [&](long long slot, long long base, double omega, double& acc) {
         const double sv = sigma[slot];
         return [=, &acc](I e, long long ws) {
-            const double term = sv / sigma[ws] * (__ldg(tau + (ws - base)) + delta[ws]);
+            const double term =
+                sv / sigma[ws] * (__ldg(tau + (tau_per_slot ? ws : ws - base)) + delta[ws]);
             acc += term;
             if (has_edge) {
                 atomicAdd(edge + e, omega * term);

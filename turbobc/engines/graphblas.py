@@ -64,7 +64,8 @@ from spmv._ctl import OVERFLOW_EXP
 
 from turbobc._graph import Graph
 from turbobc._chains import SlotCounts
-from turbobc.engines.protocol import Engine, Partial, Problem, SlotWeightsDeclined, Sweeper
+from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
+                                      slot_weights_reason)
 from turbobc._memory import available_memory, format_bytes
 from turbobc._progress import is_shown, paced_batches
 from turbobc._tuning import current as current_tuning
@@ -245,10 +246,7 @@ class GraphblasEngine(Engine):
         if problem.kernel != "auto":
             return (f"kernel={problem.kernel!r} names a GPU kernel; the graphblas engine "
                     "takes kernel='auto'")
-        if problem.slot_weights is not None and (problem.weighted or problem.edges
-                                                 or problem.endpoints):
-            return "per-slot target weights serve unweighted vertex sums without endpoints"
-        return None
+        return slot_weights_reason(problem)
 
     def open(self, problem: Problem) -> "GraphblasSweeper":
         return GraphblasSweeper(problem)
@@ -451,7 +449,9 @@ def _accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
     levels, shifts, too_wide = _forward(walk, slots)
     if too_wide.any():
         raise SlotWeightsDeclined("path counts spread wider than per-level scaling holds")
-    counts = _LevelCounts(levels, shifts, walk.n)
+    # a weighted walk's chains are measured in lengths: its distances, not its hop layers
+    distances = walk.D.to_dense(fill_value=-1.0) if problem.weighted else None
+    counts = _LevelCounts(levels, shifts, walk.n, distances)
     tau = problem.target_weight
     base = np.ones(walk.n) if tau is None else np.asarray(tau, dtype=np.float64)
     counts.tau = np.outer(plan.own_weights(index), base)
@@ -461,9 +461,11 @@ def _accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
 
 
 class _LevelCounts(SlotCounts):
-    """A batch's levels and counts as dense B x n arrays, for per-slot target weights."""
+    """A batch's levels and counts as dense B x n arrays, for per-slot target weights; for a
+    weighted batch ``distances`` (B x n, -1 where not reached) stand for the levels."""
 
-    def __init__(self, levels: list, shifts: list, n: int):
+    def __init__(self, levels: list, shifts: list, n: int,
+                 distances: np.ndarray | None = None):
         B = levels[0].nrows
         self.n = n
         self.level = np.full((B, n), -1, dtype=np.int64)
@@ -479,6 +481,8 @@ class _LevelCounts(SlotCounts):
                 if shifts[d] is not None:
                     exponent += shifts[d]
                 self.exponent[rows, cols] = exponent[rows]
+        if distances is not None:
+            self.level = distances
         self.tau = None
 
     def levels(self, lanes):

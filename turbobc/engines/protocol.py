@@ -21,7 +21,8 @@ import numpy as np
 
 from turbobc._graph import Graph
 
-__all__ = ["Problem", "Partial", "Sweeper", "Engine", "SlotWeightsDeclined"]
+__all__ = ["Problem", "Partial", "Sweeper", "Engine", "SlotWeightsDeclined",
+           "slot_weights_reason"]
 
 
 class SlotWeightsDeclined(RuntimeError):
@@ -60,7 +61,8 @@ class Problem:
         goes to its shortest-path parents in equal shares, δ(w) / |P(w)|, instead of in
         proportion to their path counts (CPU engine).
     slot_weights : turbobc._chains.ChainFolding or None
-        Target weights that depend on the source (unweighted vertex BC only): the engine
+        Target weights that depend on the source (vertex BC without endpoints; weighted only
+        with exact sums of lengths, ``Graph.length_scale``): the engine
         sweeps the batches it says (:meth:`~turbobc._chains.ChainFolding.batches`, whatever
         sources :meth:`Sweeper.run` is given), with τ of slot b = own(b) · target_weight,
         plus what it adds between the forward and the backward sweep; ω is unused. An engine
@@ -167,3 +169,17 @@ class Engine:
     def open(self, problem: Problem) -> Sweeper:
         """A sweeper for ``problem``."""
         raise NotImplementedError
+
+
+def slot_weights_reason(problem: Problem) -> str | None:
+    """Why per-slot target weights (``Problem.slot_weights``) cannot serve ``problem``, or
+    None: they serve vertex sums without endpoints, weighted only when the sums of lengths are
+    exact (what every engine that takes them checks first)."""
+    if problem.slot_weights is None:
+        return None
+    if problem.edges or problem.endpoints:
+        return "per-slot target weights serve vertex sums without endpoints"
+    if problem.weighted and problem.graph.length_scale is None:
+        return ("per-slot target weights need exact sums of lengths (integer lengths, for "
+                "instance: Graph.length_scale)")
+    return None

@@ -40,7 +40,7 @@ from turbobc._engines import gpu_status
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import DeviceResident
-from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper
+from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper, slot_weights_reason
 
 __all__ = ["GpuEngine", "GpuSweeper", "FAMILIES"]
 
@@ -58,11 +58,13 @@ class GpuEngine(Engine):
             return ("networkx's edge subset BC (edge BC with targets: a non-target's "
                     "dependency split among its parents in equal shares) runs on the CPU "
                     "engine (graphblas) for now")
-        if problem.slot_weights is not None and (problem.weighted or problem.edges
-                                                 or problem.endpoints
-                                                 or self._family_name() == "queue"):
-            return ("per-slot target weights serve unweighted vertex sums without endpoints "
-                    "on the batched kernels")
+        reason = slot_weights_reason(problem)
+        if reason is not None:
+            return reason
+        if (problem.slot_weights is not None and not problem.weighted
+                and self._family_name() == "queue"):
+            return ("per-slot target weights serve unweighted graphs on the batched kernels, "
+                    "not the queue family")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
 
@@ -114,7 +116,9 @@ class GpuSweeper(Sweeper):
             from turbobc.engines.gpu.weighted import accumulate_on
 
             edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
-            raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
+            # (per-slot target weights: the plan's batches on the layer kernels)
+            raw = accumulate_on(self.resident, sources, edge_raw=edge,
+                                slot_weights=problem.slot_weights, **common)
         elif problem.slot_weights is not None:
             # per-slot target weights (chain folding): the batched kernels, the plan's batches
             from turbobc.engines.gpu.batched import accumulate_on

@@ -43,12 +43,14 @@ import time
 
 import numpy as np
 
+from turbobc._chains import SlotCounts
 from turbobc._tuning import current as current_tuning
 from turbobc._graph import index_dtype_for
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
 
 __all__ = ["accumulate_on", "choose_batch", "memory_model", "hop_source_bytes", "distances",
+           "chain_scratch_bytes",
            "dag_mask_layout", "WEIGHTED_PARTS",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT"]
 
@@ -81,6 +83,23 @@ BYTES_PER_EDGE_SLOT = 64
 out-edges (position, offset, edge, head, child key, tests: about 7 int64), at worst all."""
 
 RELAX_BLOCK = 256
+
+CHAIN_CHUNK_ENTRIES = 1 << 23
+"""(chain, vertex) entries of one step of the chains' target weights (the array code of
+:meth:`turbobc._chains.SlotCounts.chain_terms`, on CuPy) in a run with per-slot weights."""
+
+CHAIN_ENTRY_BYTES = 112
+"""Device bytes per (chain, vertex) entry of a step of the chains' terms: distances from both
+ends, the targets' classes and their lookup, r, both ends' τ and the tests (about 14 arrays
+of 8 bytes)."""
+
+
+def chain_scratch_bytes(n: int, chains: int) -> int:
+    """Device bytes of a step of the chains' terms (:data:`CHAIN_ENTRY_BYTES` per entry): as
+    many chains as :data:`CHAIN_CHUNK_ENTRIES` holds rows of n, at most ``chains``, and
+    at least one (``ChainFolding.add_target_weights``)."""
+    rows = min(max(chains, 1), max(1, CHAIN_CHUNK_ENTRIES // max(n, 1)))
+    return CHAIN_ENTRY_BYTES * rows * n
 
 BLOCK_THREADS = 256
 """Threads of each block of ``bcw_block_distances`` (a source per block)."""
@@ -139,21 +158,25 @@ def memory_model(n: int, m: int, *, batch: int, index_bytes: int, edges: bool = 
 
 def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_bytes: int = 4,
                  edges: bool = False, memory_limit: int | None = None,
-                 memory_fraction: float = 0.8, hops: bool = False) -> int:
+                 memory_fraction: float = 0.8, hops: bool = False,
+                 slot_scratch: int | None = None) -> int:
     """Sources per weighted batch: as many as ``memory_fraction`` of the free bytes (or the
     ``memory_limit``) hold beside the format and the sums, at most ``num_sources`` and, for
     the wide sweep, ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no
     source). The batches it implies are as even as possible. ``hops``: the batch of the layer
     kernels, weighted (the ``"kernels"`` path) or not (:data:`BYTES_PER_HOP_SLOT` per slot, no
-    cap from the wide sweep). A pure function."""
+    cap from the wide sweep); ``slot_scratch``: with a τ per slot (8 bytes more per slot) and
+    that many bytes for the chains' terms (:func:`chain_scratch_bytes`). A pure function."""
     if num_sources <= 0:
         return 0
     if memory_limit is not None:
         free_bytes = min(free_bytes, memory_limit)
     budget = (int(memory_fraction * free_bytes) - format_bytes(n, m, index_bytes) - 8 * n
               - (8 * m if edges else 0))
+    if slot_scratch is not None:
+        budget -= slot_scratch
     if hops:
-        per_source = hop_source_bytes(max(n, 1), m)
+        per_source = hop_source_bytes(max(n, 1), m) + (0 if slot_scratch is None else 8 * n)
         cap = num_sources
     else:
         per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
@@ -334,8 +357,9 @@ def _list_marks(marks, itype: str):
 def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
                   kernel: str = "auto", progress=None, memory_limit: int | None = None,
                   facts: dict | None = None, target_weight=None, source_weight=None,
-                  edge_raw=None, hops: bool = False, _batch: int | None = None,
-                  _index_dtype=None, _path: str | None = None) -> np.ndarray:
+                  edge_raw=None, hops: bool = False, slot_weights=None,
+                  _batch: int | None = None, _index_dtype=None,
+                  _path: str | None = None) -> np.ndarray:
     """Raw (unscaled) weighted Brandes dependencies summed over ``sources``, on the graph of
     ``resident`` (which must carry lengths), reusing and keeping its parts.
 
@@ -347,7 +371,11 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     the distances are breadth-first levels, each slot lowered once, and the layers of the DAG
     sweep are the levels (the queue family of :mod:`turbobc.engines.gpu.engine`, for deep
     graphs); the batch then plans :data:`BYTES_PER_HOP_SLOT` per slot, the layer kernels'
-    arrays only. ``_batch`` forces the sources per batch, ``_index_dtype`` the index type,
+    arrays only. ``slot_weights`` (``Problem.slot_weights``, a weighted graph with exact sums
+    of lengths): the plan's batches are swept on the layer kernels, with τ per slot
+    (:class:`_DistanceCounts`), and ``sources`` is unused; the plan is declined
+    (``SlotWeightsDeclined``) when a batch's counts pass float64's range or the device runs
+    out of memory. ``_batch`` forces the sources per batch, ``_index_dtype`` the index type,
     ``_path`` the DAG sweep (:data:`PATHS`; default ``Tuning.gpu_weighted_path``; with
     ``hops`` always the kernels) (tests, benchmarks).
 
@@ -369,7 +397,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
     if (resident.graph.lengths is None) != hops:
         raise ValueError("the weighted GPU path needs a graph with lengths" if not hops else
                          "hops=True sweeps an unweighted graph; this one has lengths")
-    if hops:
+    if hops or slot_weights is not None:
         path = "kernels"
     with resident.run():
         weights = resident.accumulate_weights(target_weight, source_weight)
@@ -378,11 +406,16 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
             return _accumulate(resident, sources, endpoints=endpoints, progress=progress,
                                memory_limit=memory_limit, facts=facts, weights=weights,
                                edge_raw=edge_raw, _batch=_batch, _index_dtype=_index_dtype,
-                               path=path, hops=hops)
+                               path=path, hops=hops, plan=slot_weights)
         except _OutOfMemory as exc:
             failure = str(exc)
         resident.release()
         del weights
+        if slot_weights is not None:
+            from turbobc.engines.protocol import SlotWeightsDeclined
+
+            # the caller sweeps unfolded, whose own memory model says whether it fits
+            raise SlotWeightsDeclined(f"the device ran out of memory: {failure}")
         graph = resident.graph
         model = (f"about {BYTES_PER_HOP_SLOT} bytes per vertex"
                  if path == "kernels" else
@@ -399,7 +432,8 @@ class _OutOfMemory(Exception):
 
 
 def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, weights,
-                edge_raw, _batch, _index_dtype, path="kernels", hops=False) -> np.ndarray:
+                edge_raw, _batch, _index_dtype, path="kernels", hops=False,
+                plan=None) -> np.ndarray:
     import cupy
 
     from turbobc.engines.gpu.batched import _device_free_bytes
@@ -408,7 +442,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
     graph = resident.graph
     n, m = graph.n, graph.nnz
     edges = edge_raw is not None
-    sources = np.asarray(sources, dtype=np.int64)
+    sources = np.asarray(sources if plan is None else plan.sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
     if np.unique(sources).size != sources.size:
@@ -436,11 +470,15 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                                   edges=edges, memory_limit=budget)
         if _batch is not None:
             batch = wide_batch = max(1, min(int(_batch), sources.size))
-        elif path == "kernels":  # (always with hops)
+        elif path == "kernels":  # (always with hops and with a plan)
             # the layer kernels hold a slot in BYTES_PER_HOP_SLOT whatever the lengths: their
-            # batch is not capped by the wide sweep's, which takes its own (smaller) batches
-            batch = choose_batch(n, m, sources.size, free, index_bytes=index_dtype.itemsize,
-                                 edges=edges, memory_limit=budget, hops=True)
+            # batch is not capped by the wide sweep's, which takes its own (smaller) batches;
+            # a plan's helper slots join its sources, so its batches plan for every vertex
+            batch = choose_batch(n, m, n if plan is not None else sources.size, free,
+                                 index_bytes=index_dtype.itemsize, edges=edges,
+                                 memory_limit=budget, hops=True,
+                                 slot_scratch=(None if plan is None else
+                                               chain_scratch_bytes(n, plan.chains.count)))
         else:
             batch = wide_batch
         rounds: list = []
@@ -458,9 +496,14 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
 
         began = time.perf_counter()
         wide = sources
+        batches = None
+        if plan is not None:
+            batches = plan.batches(batch)
+            batch = max(len(slots) for slots in batches)
         if path == "kernels":
             wide = _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints,
-                                  weights, batch, batch_distances, progress, seconds)
+                                  weights, batch, batch_distances, progress, seconds,
+                                  plan=plan, batches=batches)
         if len(wide):
             accumulate_wide(cupy, ptr, idx, n, wide, bc, endpoints=endpoints,
                             progress=progress, batch_entries=wide_batch * n,
@@ -478,7 +521,9 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
     if facts is not None:
         facts.update(family="queue" if hops else "weighted",
                      kernel="bfs+kernels" if hops else f"bellman-ford+{path}", batch=batch,
-                     batches=-(-sources.size // batch), rounds=max(rounds, default=0),
+                     batches=(len(batches) if batches is not None
+                              else -(-sources.size // batch)),
+                     rounds=max(rounds, default=0),
                      distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
                      layer_seconds={key: seconds[key]
                                     for key in ("indegree", "forward", "backward")},
@@ -497,12 +542,17 @@ def _launch_size(count: int) -> int:
 
 
 def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
-                   batch_distances, progress, seconds=None) -> np.ndarray:
+                   batch_distances, progress, seconds=None, plan=None,
+                   batches=None) -> np.ndarray:
     """The ``"kernels"`` DAG sweep (:data:`PATHS`) of ``sources``, ``batch`` at a time,
     adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
     of them added), for the wide path. ``seconds``, when given, gets the time of the
     in-degree launch, the forward layers and the backward layers added (``"indegree"``,
-    ``"forward"``, ``"backward"``), each phase waited for on the device."""
+    ``"forward"``, ``"backward"``), each phase waited for on the device.
+
+    With ``plan`` (per-slot target weights) the slots are its ``batches``: between the forward
+    and the backward layers τ of each slot is own(b) · τ plus what the plan adds
+    (:class:`_DistanceCounts`), ω is 1, and counts past float64's range decline the plan."""
     import cupy
 
     import spmv._module as _module
@@ -520,8 +570,9 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
     has_edge = edge is not None
     edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
     wide = []
-    for start in range(0, sources.size, batch):
-        chunk = sources[start:start + batch]
+    if batches is None:
+        batches = [sources[start:start + batch] for start in range(0, sources.size, batch)]
+    for index, chunk in enumerate(batches):
         B = chunk.size
         total = B * n
         dist = batch_distances(chunk).ravel()
@@ -565,20 +616,33 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
         skip = out_of_range.astype(cupy.uint8)
         chunk_dev = cupy.asarray(chunk)
-        lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None
+        lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None or plan is not None
                        else cupy.ascontiguousarray(omega[chunk_dev]))
+        slot_tau, add_credits = tau, None
+        if plan is not None:
+            if bool(out_of_range.any()):
+                from turbobc.engines.protocol import SlotWeightsDeclined
+
+                raise SlotWeightsDeclined("path counts pass float64's range")
+            # τ of slot b = own(b) τ, plus the plan's terms from both ends' distances and σ
+            own = cupy.asarray(plan.own_weights(index))
+            slot_tau = own[:, None] * tau[None, :]
+            add_credits = plan.add_target_weights(
+                index, _DistanceCounts(dist.reshape(B, n), sigma.reshape(B, n), slot_tau))
         delta = cupy.zeros(total, dtype=cupy.float64)
         last = 0 if has_edge else 1  # the sources' layer only feeds their edges
         for d in range(len(offsets) - 2, last - 1, -1):
             low, high = offsets[d], offsets[d + 1]
             backward((_launch_size(high - low),), (RELAX_BLOCK,),
                      (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
-                      np.int64(words), sigma, delta, tau, lane_weight, skip, edge_arg,
-                      np.int32(has_edge)))
+                      np.int64(words), sigma, delta, slot_tau, np.int32(plan is not None),
+                      lane_weight, skip, edge_arg, np.int32(has_edge)))
         # bc += ω Δ (1 x B times B x n), without the sources' own δ (their layer fed only the
         # edge sums); the lanes out of range kept δ = 0
         delta[lane_keys] = 0.0
         bc += lane_weight @ delta.reshape(B, n)
+        if add_credits is not None:
+            add_credits()  # on the host while the device ends the backward layers
         _phase_done(seconds, "backward", began)
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
@@ -589,12 +653,48 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             del reached
         bad = out_of_range.get()
         wide.extend(chunk[bad].tolist())
-        if progress is not None:
-            progress.update(int(B - bad.sum()))
+        swept = int(B - bad.sum()) if plan is None else int(np.count_nonzero(
+            plan.own_weights(index)))  # a plan's helper slots are no sources of the run
+        if progress is not None and swept:
+            progress.update(swept)
         # the batch's slot arrays go now, not when the next batch's distances (which need
         # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
-        del dist, dag, sigma, order, delta, skip, out_of_range
+        del dist, dag, sigma, order, delta, skip, out_of_range, slot_tau
     return np.asarray(wide, dtype=np.int64)
+
+
+class _DistanceCounts(SlotCounts):
+    """A batch's distances, counts and per-slot τ on the device (B x n CuPy arrays), for
+    per-slot target weights (:class:`turbobc._chains.SlotCounts`): the chains of a weighted
+    graph are measured in lengths, so the distances stand for the levels (-1 where not
+    reached); the counts are plain float64 (no exponent)."""
+
+    def __init__(self, dist, sigma, tau):
+        import cupy
+
+        self.xp, self.n = cupy, dist.shape[1]
+        self.chunk_entries = CHAIN_CHUNK_ENTRIES
+        self._dist, self._sigma, self._tau = dist, sigma, tau
+
+    def levels(self, lanes):
+        dist = self._dist[self.xp.asarray(lanes)]
+        return self.xp.where(self.xp.isinf(dist), -1.0, dist)
+
+    def counts(self, lanes):
+        return self._sigma[self.xp.asarray(lanes)], None
+
+    def add_target_weights(self, lanes, values) -> None:
+        self.xp.add.at(self._tau, self.xp.asarray(lanes), values)
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        xp = self.xp
+        xp.add.at(self._tau, (xp.asarray(lanes), xp.asarray(vertices)), xp.asarray(values))
+
+    def at(self, lanes, vertices):
+        xp = self.xp
+        where = (xp.asarray(lanes), xp.asarray(vertices))
+        dist = self._dist[where]
+        return xp.asnumpy(xp.where(xp.isinf(dist), -1.0, dist)), xp.asnumpy(self._sigma[where])
 
 
 def dag_mask_layout(indptr: np.ndarray) -> tuple[np.ndarray, int]:
