@@ -351,10 +351,13 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
             # call took 0.19 s): timed again once, or SHORT_REPEATS times for a short run, and
             # the median of those reported; a first call of 4 SHORT_RUN_S or more stands
 
+            call_facts = {}
+
             def timed_call() -> float:
                 t0 = time.perf_counter()
-                turbobc.bc(matrix, weight=weight, engine="gpu")
+                result = turbobc.run_bc(matrix, weight=weight, engine="gpu")
                 cupy.cuda.Device().synchronize()
+                call_facts.update(result.facts)
                 return time.perf_counter() - t0
 
             timed = [timed_call()]
@@ -364,6 +367,11 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
             runs = timed[1:] or timed
             row[f"turbobc_{label}_exact_seconds"] = float(np.median(runs))
             row[f"turbobc_{label}_exact_seconds_all"] = timed
+            # what the folding left to sweep (trees, chains) and how
+            row[f"turbobc_{label}_exact_facts"] = {
+                key: call_facts.get(key) for key in ("folded", "core_vertices", "chain_folded",
+                                                     "chains", "family", "batch", "batches",
+                                                     "sweep_seconds", "chain_seconds")}
         row["exact_weighted_over_unweighted"] = (row["turbobc_weighted_exact_seconds"]
                                                  / row["turbobc_unweighted_exact_seconds"])
     row.update(networkit_weighted(L, networkit_samples))
