@@ -37,7 +37,7 @@ SOURCES = {
     "weighted.cu": ("bcw_relax", "bcw_block_distances", "bcw_count_marks", "bcw_list_marks",
                     "bcw_indegree", "bcw_forward", "bcw_backward"),
     "pairs.cu": ("bcp_sample",),
-    "chains.cu": ("bcc_chain_terms",),
+    "chains.cu": ("bcc_chain_terms", "bcw_chain_terms"),
 }
 """Each source file and the ``__global__`` templates it defines."""
 

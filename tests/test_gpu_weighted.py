@@ -642,9 +642,38 @@ def _emulated_kernels(name):
             keys[int(first[b]):int(first[b]) + found.size] = found
             marks[found] = 0
 
+    def chain_terms(grid, block, args, shared_mem=0):
+        (dist, sigma, n, scale, chain, lane_a, lane_b, first, last, length, prefix_off,
+         hist_off, span, base, class_first, class_at, prefix, chain_of, r, tau, mass,
+         tie_mass) = args
+        dist, sigma, tau = np.ravel(dist), np.ravel(sigma), tau.reshape(-1)  # tau: a view
+        for p in range(grid[0]):
+            L = int(length[p])
+            k, width, at = L - 1, 2 * L + 1, int(prefix_off[p])
+            positions = class_at[class_first[p]:class_first[p] + L + 1]
+            for v in range(int(n)):
+                if v in (first[p], last[p]) or chain_of[v] == chain[p]:
+                    continue
+                ea, eb = lane_a[p] * n + v, lane_b[p] * n + v
+                if np.isinf(dist[ea]):
+                    continue
+                query = base[p] + span[p] - int(np.rint((dist[ea] - dist[eb]) * scale))
+                j = int(np.searchsorted(positions, query, side="right")) - 1
+                h = 2 * j + int(positions[j] != query)
+                tie = h % 2 == 0 and 2 <= h <= 2 * k
+                star = min(h // 2, k)
+                share = sigma[ea] / (sigma[ea] + sigma[eb]) if tie else 0.0
+                r_star = prefix[at + star] - prefix[at + star - 1] if tie else 0.0
+                m = max(0, min((h + 1) // 2 - 1, k))
+                tau[ea] += r[v] * (prefix[at + m] + r_star * share)
+                tau[eb] += r[v] * (prefix[at + k] - prefix[at + star] + r_star * (1.0 - share))
+                assert 0 <= h < width
+                mass[hist_off[p] + h] += r[v]
+                tie_mass[hist_off[p] + h] += r[v] * share
+
     return {"bcw_indegree": indegree, "bcw_forward": forward, "bcw_backward": backward,
-            "bcw_count_marks": count_marks,
-            "bcw_list_marks": list_marks}[name.split("<")[0]]
+            "bcw_count_marks": count_marks, "bcw_list_marks": list_marks,
+            "bcw_chain_terms": chain_terms}[name.split("<")[0]]
 
 
 def test_dag_mask_layout():
@@ -699,25 +728,27 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
 
 
 @pytest.mark.parametrize("capacity", [10, 64])
-@pytest.mark.parametrize("kind", ["int3", "int100"])
+@pytest.mark.parametrize("kind", ["int3", "int100", "quarters"])
 def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
-    """_sweep_kernels with a chain-folding plan (per-slot τ from the distances, helper slots,
-    the plan's credits) with NumPy for CuPy and Python for the kernels: the folded sweep's
+    """_sweep_kernels with a chain-folding plan (per-slot τ from the distances and
+    bcw_chain_terms's class lookup, helper slots, the plan's credits) with NumPy for CuPy and
+    Python for the kernels (and quarters: positions in units of 1/4): the folded sweep's
     raw sums plus the credits equal networkx on a subdivided graph with integer lengths,
     in small batches (most chains' other end a helper) and in one."""
     import sys
 
     import spmv._module as _module
-    from test_chains import GRAPHS
+    from test_chains import EXACT_LENGTHS, GRAPHS
 
     from turbobc._chains import ChainFolding, find_chains
 
-    G = with_lengths(GRAPHS["subdivided_gnm"](), kind, seed=5)
+    G = EXACT_LENGTHS[kind](GRAPHS["subdivided_gnm"](), 5)
     graph = _graph_of(G)
     plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
     want = nx.betweenness_centrality(G, weight="weight", normalized=False)
     monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
     monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
     A = graph.pattern
     bc = _host(np.zeros(graph.n))
     batches = plan.batches(capacity)

@@ -293,6 +293,11 @@ class ChainFolding:
         What an engine's :meth:`SlotCounts.chain_terms` reads: r per vertex, the chain of
         each vertex (-1: none), and each chain's prefix sums P(0..k) of r over its inner
         vertices (from ``ChainRows.prefix_off``).
+    class_at : numpy.ndarray
+        int64, every chain's doubled positions after an offset of its own
+        (:meth:`class_rows`): the lookup of a target's class (:meth:`classes`).
+    scale : float or None
+        The units of the positions: ``Graph.length_scale`` of a weighted graph, None in hops.
     seconds : dict
         Host seconds of the plan, of the target weights and of the credits.
     """
@@ -326,8 +331,8 @@ class ChainFolding:
         # 2 λ + 1 possible values of h
         self._class_base = np.zeros(chains.count + 1, dtype=np.int64)
         np.cumsum(2 * self._span + 1, out=self._class_base[1:])
-        self._class_at = (np.repeat(self._class_base[:-1], self._L + 1)
-                          + 2 * self._position)
+        self.class_at = (np.repeat(self._class_base[:-1], self._L + 1)
+                         + 2 * self._position)
         self._uploaded: dict = {}
         self._r_at = self.r[vertex_at]
         self._r_at[self._pos_off[1:][self._loop] - 1] = 0.0  # a loop's b is a, counted at 0
@@ -358,19 +363,33 @@ class ChainFolding:
         (``(chains, n)`` arrays of ``xp``: the distances from both ends' slots); in hops
         h = L − (level_a − level_b) itself. Entries of unreached targets are in range but
         meaningless."""
-        span = self._span[rows.chains]
+        span, base, first = (xp.asarray(a)[:, None] for a in self.class_rows(rows))
         if self.scale is None:
-            return xp.asarray(span)[:, None] - (level_a - level_b)
-        if xp not in self._uploaded:
-            self._uploaded[xp] = (xp.asarray(self._class_at), xp.asarray(self._pos_off))
-        class_at, pos_off = self._uploaded[xp]
-        chains = xp.asarray(rows.chains)
-        query = (xp.asarray(self._class_base[rows.chains] + span)[:, None]
-                 - self.scaled(xp, level_a - level_b))
-        first = pos_off[chains][:, None]
+            return span - (level_a - level_b)
+        class_at = self.on_device(xp)["class_at"]
+        query = base + span - self.scaled(xp, level_a - level_b)
         at = xp.clip(xp.searchsorted(class_at, query, side="right") - 1, first,
                      first + xp.asarray(rows.length)[:, None])
         return 2 * (at - first) + (class_at[at] != query)
+
+    def class_rows(self, rows: "ChainRows") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per chain of ``rows`` (host int64): its length λ in the positions' units, the
+        value before its doubled positions and where they start in :attr:`class_at`
+        (``class_at[first + j] = base + 2 p_j``)."""
+        chains = rows.chains
+        return self._span[chains], self._class_base[chains], self._pos_off[chains]
+
+    def on_device(self, xp) -> dict:
+        """The plan's arrays every batch reads, as arrays of ``xp`` (uploaded once):
+        ``class_at``, ``prefix``, ``chain_of`` and ``r``."""
+        if xp not in self._uploaded:
+            self._uploaded[xp] = {name: xp.asarray(getattr(self, name))
+                                  for name in ("class_at", "prefix", "chain_of", "r")}
+        return self._uploaded[xp]
+
+    def forget_device(self) -> None:
+        """Let the arrays :meth:`on_device` uploaded go."""
+        self._uploaded.clear()
 
     # ---- batches -------------------------------------------------------------------------
 

@@ -14,9 +14,14 @@
 // over a stretch of the vertices (blockIdx.y); the histogram's middle classes are summed in
 // shared memory, the four end classes (nearly every far target) in registers.
 //
-// The blocks of a batch are those of spmv/kernels/batched*.cuh: lane b of vertex v is entry
-// ((b / 32) n + v) 32 + b % 32; levels are short or int (level_bytes), -1 unreached; exponent
-// (or null) is the cumulative shift table E[d B + b]: σ = σ̂ 2^E at level d.
+// Two layouts share the body (chain_terms_block): bcc_chain_terms reads the blocks of a batch of
+// spmv/kernels/batched*.cuh: lane b of vertex v is entry ((b / 32) n + v) 32 + b % 32; levels
+// are short or int (level_bytes), -1 unreached; exponent (or null) is the cumulative shift table
+// E[d B + b]: σ = σ̂ 2^E at level d. bcw_chain_terms reads a weighted batch of
+// spmv/kernels/weighted.cu (slot b n + v; distances, +inf unreached; plain float64 counts), where
+// a chain is measured in lengths: h = λ − (d_a − d_b) in the positions' integer units (times
+// scale), and its class is looked up among the chain's doubled positions 2 p_0 .. 2 p_L (class
+// 2j at h = 2 p_j, 2j + 1 strictly between 2 p_j and 2 p_(j+1): in hops the class is h).
 
 __device__ __forceinline__ long long lane_entry(long long n, long long v, long long lane) {
     return ((lane >> 5) * n + v) * 32 + (lane & 31);
@@ -26,24 +31,17 @@ __device__ __forceinline__ int level_of(const void* level, int level_bytes, long
     return level_bytes == 2 ? (int)((const short*)level)[e] : ((const int*)level)[e];
 }
 
-template <typename I>
-__global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
-                                const double* __restrict__ sigma,
-                                const int* __restrict__ exponent, long long B, I n,
-                                const long long* __restrict__ chain,
-                                const long long* __restrict__ lane_a,
-                                const long long* __restrict__ lane_b,
-                                const long long* __restrict__ first,
-                                const long long* __restrict__ last,
-                                const long long* __restrict__ length,
-                                const long long* __restrict__ prefix_off,
-                                const long long* __restrict__ hist_off,
-                                const double* __restrict__ prefix,
-                                const long long* __restrict__ chain_of,
-                                const double* __restrict__ r, double* tau, double* mass,
-                                double* tie_mass) {
-    extern __shared__ double shared[];
-    const long long p = blockIdx.x;
+// The terms of chain p over this block's stretch of the vertices. target(v, ea, eb, h) says
+// whether v is reached, and gives its entries of a's and b's slots and its class h in [0, 2L];
+// share(ea, eb, h) is σ(a,t) / (σ(a,t) + σ(b,t)) at a tie.
+template <typename Target, typename Share>
+__device__ __forceinline__ void chain_terms_block(
+    long long n, long long p, const long long* __restrict__ chain,
+    const long long* __restrict__ first, const long long* __restrict__ last,
+    const long long* __restrict__ length, const long long* __restrict__ prefix_off,
+    const long long* __restrict__ hist_off, const double* __restrict__ prefix,
+    const long long* __restrict__ chain_of, const double* __restrict__ r, double* tau,
+    double* mass, double* tie_mass, double* shared, Target target, Share share_of) {
     const long long L = length[p], k = L - 1, width = 2 * L + 1;
     double* s_mass = shared;
     double* s_tie = shared + width;
@@ -52,33 +50,27 @@ __global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
         s_tie[h] = 0.0;
     }
     __syncthreads();
-    const long long la = lane_a[p], lb = lane_b[p], a = first[p], b = last[p], c = chain[p];
+    const long long a = first[p], b = last[p], c = chain[p];
     const long long base = prefix_off[p];
     const double total = prefix[base + k];
     double end0 = 0.0, end1 = 0.0, end2 = 0.0, end3 = 0.0;  // classes 0, 1, 2L − 1, 2L
     const long long stretch = (n + gridDim.y - 1) / gridDim.y;
     const long long lo = blockIdx.y * stretch;
-    const long long hi = min((long long)n, lo + stretch);
+    const long long hi = min(n, lo + stretch);
     for (long long v = lo + threadIdx.x; v < hi; v += blockDim.x) {
-        const long long ea = lane_entry(n, v, la), eb = lane_entry(n, v, lb);
-        const int da = level_of(level, level_bytes, ea);
-        if (da < 0 || v == a || v == b || chain_of[v] == c) {
+        if (v == a || v == b || chain_of[v] == c) {
             continue;
         }
-        const int db = level_of(level, level_bytes, eb);
+        long long ea, eb, h;
+        if (!target(v, ea, eb, h)) {
+            continue;
+        }
         const double rt = r[v];
-        const long long h = L - (long long)(da - db);
         const bool tie = (h % 2 == 0) && h >= 2 && h <= 2 * k;
         double share = 0.0, r_star = 0.0;
         const long long star = min(h / 2, k);
         if (tie) {
-            // σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
-            double sb = sigma[eb];
-            if (exponent != nullptr) {
-                sb = scalbn(sb, exponent[(long long)db * B + lb]
-                                    - exponent[(long long)da * B + la]);
-            }
-            share = sigma[ea] / (sigma[ea] + sb);
+            share = share_of(ea, eb, h);
             r_star = prefix[base + star] - prefix[base + star - 1];
         }
         const long long m = max(0LL, min((h + 1) / 2 - 1, k));
@@ -113,4 +105,103 @@ __global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
             atomicAdd(tie_mass + out + h, s_tie[h]);
         }
     }
+}
+
+// The batched kernels' layout (hops): h = L − (d_a − d_b).
+template <typename I>
+__global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
+                                const double* __restrict__ sigma,
+                                const int* __restrict__ exponent, long long B, I n,
+                                const long long* __restrict__ chain,
+                                const long long* __restrict__ lane_a,
+                                const long long* __restrict__ lane_b,
+                                const long long* __restrict__ first,
+                                const long long* __restrict__ last,
+                                const long long* __restrict__ length,
+                                const long long* __restrict__ prefix_off,
+                                const long long* __restrict__ hist_off,
+                                const double* __restrict__ prefix,
+                                const long long* __restrict__ chain_of,
+                                const double* __restrict__ r, double* tau, double* mass,
+                                double* tie_mass) {
+    extern __shared__ double shared[];
+    const long long p = blockIdx.x;
+    const long long la = lane_a[p], lb = lane_b[p], L = length[p];
+    auto target = [&](long long v, long long& ea, long long& eb, long long& h) {
+        ea = lane_entry(n, v, la);
+        const int da = level_of(level, level_bytes, ea);
+        if (da < 0) {
+            return false;
+        }
+        eb = lane_entry(n, v, lb);
+        h = L - (long long)(da - level_of(level, level_bytes, eb));
+        return true;
+    };
+    auto share = [&](long long ea, long long eb, long long) {
+        // σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
+        double sb = sigma[eb];
+        if (exponent != nullptr) {
+            const long long da = level_of(level, level_bytes, ea);
+            const long long db = level_of(level, level_bytes, eb);
+            sb = scalbn(sb, exponent[db * B + lb] - exponent[da * B + la]);
+        }
+        return sigma[ea] / (sigma[ea] + sb);
+    };
+    chain_terms_block((long long)n, p, chain, first, last, length, prefix_off, hist_off, prefix,
+                      chain_of, r, tau, mass, tie_mass, shared, target, share);
+}
+
+// A weighted batch's layout (lengths): per chain its length λ (span, in the positions' units),
+// where its doubled positions start in class_at (class_first) and the value before them
+// (class_base: class_at[class_first + j] = class_base + 2 p_j).
+template <typename I>
+__global__ void bcw_chain_terms(const double* __restrict__ dist,
+                                const double* __restrict__ sigma, I n, double scale,
+                                const long long* __restrict__ chain,
+                                const long long* __restrict__ lane_a,
+                                const long long* __restrict__ lane_b,
+                                const long long* __restrict__ first,
+                                const long long* __restrict__ last,
+                                const long long* __restrict__ length,
+                                const long long* __restrict__ prefix_off,
+                                const long long* __restrict__ hist_off,
+                                const long long* __restrict__ span,
+                                const long long* __restrict__ class_base,
+                                const long long* __restrict__ class_first,
+                                const long long* __restrict__ class_at,
+                                const double* __restrict__ prefix,
+                                const long long* __restrict__ chain_of,
+                                const double* __restrict__ r, double* tau, double* mass,
+                                double* tie_mass) {
+    extern __shared__ double shared[];
+    const long long p = blockIdx.x;
+    const long long la = lane_a[p] * (long long)n, lb = lane_b[p] * (long long)n;
+    const long long L = length[p], top = class_base[p] + span[p], low = class_first[p];
+    auto target = [&](long long v, long long& ea, long long& eb, long long& h) {
+        ea = la + v;
+        const double da = dist[ea];
+        if (isinf(da)) {
+            return false;
+        }
+        eb = lb + v;
+        // h = λ − (d_a − d_b), exact in integer units; its class: the last doubled position
+        // at or below it (a binary search over the chain's L + 1)
+        const long long query = top - llrint((da - dist[eb]) * scale);
+        long long below = low, above = low + L;  // class_at[below] <= query, always
+        while (below < above) {
+            const long long mid = (below + above + 1) / 2;
+            if (class_at[mid] <= query) {
+                below = mid;
+            } else {
+                above = mid - 1;
+            }
+        }
+        h = 2 * (below - low) + (class_at[below] != query ? 1 : 0);
+        return true;
+    };
+    auto share = [&](long long ea, long long eb, long long) {
+        return sigma[ea] / (sigma[ea] + sigma[eb]);
+    };
+    chain_terms_block((long long)n, p, chain, first, last, length, prefix_off, hist_off, prefix,
+                      chain_of, r, tau, mass, tie_mass, shared, target, share);
 }

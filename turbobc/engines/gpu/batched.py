@@ -544,7 +544,7 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
             except _out_of_device_memory() as exc:  # an allocation outside allocated()
                 full = str(exc)
             finally:
-                slot_weights.__dict__.pop("_device", None)  # the plan's uploads
+                slot_weights.forget_device()  # the plan's uploads
         resident.release()
         # the caller sweeps unfolded, whose own memory model says whether it fits
         raise SlotWeightsDeclined(f"the device ran out of memory: {full}")
@@ -914,10 +914,8 @@ class _LaneCounts(SlotCounts):
 
         cupy = self.xp
         dev = cupy.asarray
-        if not hasattr(plan, "_device"):
-            # what every batch of the plan reads, uploaded once
-            plan._device = (dev(plan.prefix), dev(plan.chain_of), dev(plan.r))
-        prefix, chain_of, r = plan._device
+        uploaded = plan.on_device(cupy)  # what every batch of the plan reads, once
+        prefix, chain_of, r = uploaded["prefix"], uploaded["chain_of"], uploaded["r"]
         size = int(rows.hist_off[-1])
         mass = cupy.zeros(size, dtype=np.float64)
         tie_mass = cupy.zeros(size, dtype=np.float64)

@@ -84,23 +84,6 @@ out-edges (position, offset, edge, head, child key, tests: about 7 int64), at wo
 
 RELAX_BLOCK = 256
 
-CHAIN_CHUNK_ENTRIES = 1 << 23
-"""(chain, vertex) entries of one step of the chains' target weights (the array code of
-:meth:`turbobc._chains.SlotCounts.chain_terms`, on CuPy) in a run with per-slot weights."""
-
-CHAIN_ENTRY_BYTES = 112
-"""Device bytes per (chain, vertex) entry of a step of the chains' terms: distances from both
-ends, the targets' classes and their lookup, r, both ends' τ and the tests (about 14 arrays
-of 8 bytes)."""
-
-
-def chain_scratch_bytes(n: int, chains: int) -> int:
-    """Device bytes of a step of the chains' terms (:data:`CHAIN_ENTRY_BYTES` per entry): as
-    many chains as :data:`CHAIN_CHUNK_ENTRIES` holds rows of n, at most ``chains``, and
-    at least one (``ChainFolding.add_target_weights``)."""
-    rows = min(max(chains, 1), max(1, CHAIN_CHUNK_ENTRIES // max(n, 1)))
-    return CHAIN_ENTRY_BYTES * rows * n
-
 BLOCK_THREADS = 256
 """Threads of each block of ``bcw_block_distances`` (a source per block)."""
 
@@ -132,6 +115,15 @@ many small launches per layer), or ``"kernels"``, the layer kernels of
 spmv/kernels/weighted.cu (``bcw_indegree``, ``bcw_forward``, ``bcw_backward``: plain float64
 counts, three launches per layer, lanes whose counts reach +inf swept again by the wide
 path), the default since their times were recorded (``Tuning.gpu_weighted_path``)."""
+
+
+def chain_scratch_bytes(n: int, chains: int, inner: int) -> int:
+    """Device bytes of a chain-folding plan beside a weighted batch (``bcw_chain_terms``):
+    its arrays (r and the chain of each vertex: 16 n; the prefix sums and the class lookup:
+    16 per inner vertex, 24 per chain), a launch's per-chain arguments (about 200 bytes a
+    chain) and its class histograms (two of 2L + 1 doubles a chain: 32 per inner vertex, 48
+    per chain), and a MiB spare."""
+    return 16 * n + 48 * inner + 272 * chains + (1 << 20)
 
 
 def format_bytes(n: int, m: int, index_bytes: int) -> int:
@@ -166,7 +158,8 @@ def choose_batch(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
     source). The batches it implies are as even as possible. ``hops``: the batch of the layer
     kernels, weighted (the ``"kernels"`` path) or not (:data:`BYTES_PER_HOP_SLOT` per slot, no
     cap from the wide sweep); ``slot_scratch``: with a τ per slot (8 bytes more per slot) and
-    that many bytes for the chains' terms (:func:`chain_scratch_bytes`). A pure function."""
+    that many bytes for the chain-folding plan (:func:`chain_scratch_bytes`). A pure
+    function."""
     if num_sources <= 0:
         return 0
     if memory_limit is not None:
@@ -409,6 +402,9 @@ def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: b
                                path=path, hops=hops, plan=slot_weights)
         except _OutOfMemory as exc:
             failure = str(exc)
+        finally:
+            if slot_weights is not None:
+                slot_weights.forget_device()  # the plan's uploads
         resident.release()
         del weights
         if slot_weights is not None:
@@ -478,7 +474,8 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                                  index_bytes=index_dtype.itemsize, edges=edges,
                                  memory_limit=budget, hops=True,
                                  slot_scratch=(None if plan is None else
-                                               chain_scratch_bytes(n, plan.chains.count)))
+                                               chain_scratch_bytes(
+                                                   n, plan.chains.count, plan.folded)))
         else:
             batch = wide_batch
         rounds: list = []
@@ -673,7 +670,7 @@ class _DistanceCounts(SlotCounts):
         import cupy
 
         self.xp, self.n = cupy, dist.shape[1]
-        self.chunk_entries = CHAIN_CHUNK_ENTRIES
+        self.chunk_entries = 1 << 62  # chain_terms needs no scratch: every chain at once
         self._dist, self._sigma, self._tau = dist, sigma, tau
 
     def levels(self, lanes):
@@ -695,6 +692,36 @@ class _DistanceCounts(SlotCounts):
         where = (xp.asarray(lanes), xp.asarray(vertices))
         dist = self._dist[where]
         return xp.asnumpy(xp.where(xp.isinf(dist), -1.0, dist)), xp.asnumpy(self._sigma[where])
+
+    def chain_terms(self, plan, rows):
+        """:meth:`SlotCounts.chain_terms` in one launch of ``bcw_chain_terms``
+        (spmv/kernels/chains.cu): a block per (chain, stretch of vertices), each target's
+        class found by a binary search over its chain's doubled positions."""
+        import spmv._module as _module
+        from turbobc.engines.protocol import SlotWeightsDeclined
+
+        cupy = self.xp
+        dev = cupy.asarray
+        uploaded = plan.on_device(cupy)
+        size = int(rows.hist_off[-1])
+        mass = cupy.zeros(size, dtype=np.float64)
+        tie_mass = cupy.zeros(size, dtype=np.float64)
+        stretches = max(1, min(64, -(-self.n // 4096)))
+        kernel = _module.get_kernel("chains.cu", "bcw_chain_terms<long long>")
+        shared = 16 * int(2 * rows.length.max() + 1)  # the two histograms of the longest chain
+        if not _module.allow_shared_memory(kernel, shared):
+            raise SlotWeightsDeclined(f"a chain of {int(rows.length.max())} edges needs "
+                                      f"{shared} bytes of shared memory, more than the device "
+                                      "gives a block")
+        span, base, first = plan.class_rows(rows)
+        kernel((rows.chains.size, stretches), (256,),
+               (self._dist, self._sigma, np.int64(self.n), np.float64(plan.scale),
+                dev(rows.chains), dev(rows.lane_a), dev(rows.lane_b), dev(rows.first),
+                dev(rows.last), dev(rows.length), dev(rows.prefix_off), dev(rows.hist_off),
+                dev(span), dev(base), dev(first), uploaded["class_at"], uploaded["prefix"],
+                uploaded["chain_of"], uploaded["r"], self._tau, mass, tie_mass),
+               shared_mem=shared)
+        return cupy.asnumpy(mass), cupy.asnumpy(tie_mass)
 
 
 def dag_mask_layout(indptr: np.ndarray) -> tuple[np.ndarray, int]:
