@@ -35,7 +35,7 @@ SOURCES = {
     "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
                         for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
     "weighted.cu": ("bcw_relax", "bcw_block_distances", "bcw_count_marks", "bcw_list_marks",
-                    "bcw_indegree", "bcw_forward", "bcw_backward"),
+                    "bcw_indegree", "bcw_forward", "bcw_backward", "bcw_block_sweep"),
     "pairs.cu": ("bcp_sample",),
     "chains.cu": ("bcc_chain_terms", "bcw_chain_terms"),
 }

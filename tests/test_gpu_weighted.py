@@ -45,16 +45,19 @@ CASES = sorted(GRAPH_CASES)
 RTOL, ATOL = 1e-12, 1e-12
 
 
-@pytest.fixture(params=[("wide", "auto"), ("kernels", "auto"), ("kernels", False)],
-                ids=["wide", "kernels", "kernels-rounds"])
+@pytest.fixture(params=[("wide", "auto", "auto"), ("kernels", "auto", "auto"),
+                        ("kernels", "auto", False), ("kernels", False, False)],
+                ids=["wide", "kernels", "kernels-layers", "kernels-rounds"])
 def path(request):
-    """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the layer kernels
-    of spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS); the distances of these
+    """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the kernels of
+    spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS); the distances of these
     small graphs a source per block in shared memory, and (``kernels-rounds``) by rounds over
-    the batch."""
-    path, per_block = request.param
+    the batch; the kernels' DAG sweep a source per block (``kernels``), or a layer per launch
+    (``kernels-layers``, ``kernels-rounds``)."""
+    path, per_block, block_sweep = request.param
     assert path in _gpu_weighted.PATHS
-    with turbobc.tuning(gpu_weighted_path=path, gpu_block_distances=per_block):
+    with turbobc.tuning(gpu_weighted_path=path, gpu_block_distances=per_block,
+                        gpu_block_sweep=block_sweep):
         yield path
 
 
@@ -671,9 +674,56 @@ def _emulated_kernels(name):
                 mass[hist_off[p] + h] += r[v]
                 tie_mass[hist_off[p] + h] += r[v] * share
 
+    def block_sweep(grid, block, args, shared_mem=0):
+        (ptr, idx, length, n, sources, dist_all, tau, tau_per_slot, lane_weight, delta_all,
+         skip, edge, has_edge) = args
+        n = int(n)
+        for b in range(grid[0]):
+            source, dist = int(sources[b]), dist_all[b * n:(b + 1) * n]
+            tau_row = np.ravel(tau)[b * n:(b + 1) * n] if tau_per_slot else tau
+
+            def children(v):
+                return [(e, int(idx[e])) for e in range(ptr[v], ptr[v + 1])
+                        if dist[v] + length[e] == dist[idx[e]]]
+
+            parents = np.zeros(n, dtype=np.int64)
+            for v in np.flatnonzero(np.isfinite(dist)):
+                for _, w in children(v):
+                    parents[w] += 1
+            sigma, layer_of, order, layers = np.zeros(n), np.zeros(n, dtype=np.int64), [], []
+            sigma[source], current = 1.0, [source]
+            while current:  # Kahn's layers
+                layers.append(current)
+                upcoming = []
+                for v in current:
+                    for _, w in children(v):
+                        sigma[w] += sigma[v]
+                        parents[w] -= 1
+                        if parents[w] == 0:
+                            layer_of[w] = len(layers)
+                            upcoming.append(w)
+                current = upcoming
+            if np.isinf(sigma[np.concatenate(layers)]).any():
+                delta_all[b * n:(b + 1) * n] = 0.0
+                skip[b] = 1
+                continue
+            delta = np.zeros(n)
+            for d in range(len(layers) - 1, -1 if has_edge else 0, -1):
+                for v in layers[d]:
+                    acc = 0.0
+                    for e, w in children(v):
+                        term = sigma[v] / sigma[w] * (tau_row[w] + delta[w])
+                        acc += term
+                        if has_edge:
+                            edge[e] += lane_weight[b] * term
+                    delta[v] = acc
+            delta[source] = 0.0
+            delta_all[b * n:(b + 1) * n] = delta
+
     return {"bcw_indegree": indegree, "bcw_forward": forward, "bcw_backward": backward,
             "bcw_count_marks": count_marks, "bcw_list_marks": list_marks,
-            "bcw_chain_terms": chain_terms}[name.split("<")[0]]
+            "bcw_chain_terms": chain_terms,
+            "bcw_block_sweep": block_sweep}[name.split("<")[0]]
 
 
 def test_dag_mask_layout():
@@ -684,8 +734,8 @@ def test_dag_mask_layout():
     assert words <= degrees.size + degrees.sum() / 32
 
 
-@pytest.mark.parametrize("queue_share", [0, _gpu_weighted.QUEUE_BELOW_SHARE],
-                         ids=["queued", "marked"])
+@pytest.mark.parametrize("queue_share", [0, _gpu_weighted.QUEUE_BELOW_SHARE, "block"],
+                         ids=["queued", "marked", "block"])
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7", "les_miserables"])
@@ -695,12 +745,15 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
     terms, ω per lane, edge sums) with NumPy for CuPy and Python for the kernels, against the
     CPU engine's raw vertex and edge sums with τ and ω; each forward layer's next layer
     queued by the kernel (share 0), or marked and listed (the default share, on these small
-    graphs)."""
+    graphs); or (``block``) the whole sweep a source per block (bcw_block_sweep's scheme)."""
     import sys
 
     import spmv._module as _module
 
-    monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE", queue_share)
+    if queue_share == "block":
+        monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
+    else:
+        monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE", queue_share)
 
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=12)
     graph = _graph_of(G)
@@ -718,10 +771,11 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
         return _host(_emulated_rounds(graph, chunk))
 
     bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
-    wide = _gpu_weighted._sweep_kernels(_host(A.indptr), _host(A.indices),
-                                        _host(graph.lengths), graph.n, sources, bc, edge,
-                                        endpoints, (_host(tau), _host(omega)), 7,
-                                        batch_distances, None)
+    with turbobc.tuning(gpu_block_sweep=queue_share == "block"):
+        wide = _gpu_weighted._sweep_kernels(_host(A.indptr), _host(A.indices),
+                                            _host(graph.lengths), graph.n, sources, bc, edge,
+                                            endpoints, (_host(tau), _host(omega)), 7,
+                                            batch_distances, None)
     assert wide.size == 0
     np.testing.assert_allclose(bc, want.vertex, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
@@ -761,12 +815,16 @@ def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
                                atol=1e-9)
 
 
-def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch):
+@pytest.mark.parametrize("block", [False, True], ids=["layers", "block"])
+def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch, block):
     """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is
-    returned for the wide sweep; the other lane of the batch is still summed."""
+    returned for the wide sweep; the other lane of the batch is still summed (a layer per
+    launch, or a source per block)."""
     import sys
 
     import spmv._module as _module
+
+    monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
 
     A = _diamond_chain_beside_path(1030)
     graph = _weighted_graph(A, False)
@@ -776,7 +834,8 @@ def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkey
     monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
     monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
     bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
-    with np.errstate(over="ignore"):  # σ = +inf in the emulated forward kernel
+    with np.errstate(over="ignore"), turbobc.tuning(gpu_block_sweep=block):
+        # σ = +inf in the emulated forward kernel
         wide = _gpu_weighted._sweep_kernels(
             _host(graph.pattern.indptr), _host(graph.pattern.indices), _host(graph.lengths),
             graph.n, sources, bc, edge, True, (None, None), 2,

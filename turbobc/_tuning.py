@@ -115,6 +115,14 @@ class Tuning:
         to about 8,000; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
         measurements: ego-Facebook's weighted BC 0.047 s against 0.060, delaunay_n14's
         1.12 s against 0.25); True: whenever they fit; False: never.
+    gpu_block_sweep : bool or "auto"
+        The GPU's weighted DAG sweep (and the queue family's) a source per block in shared
+        memory (``bcw_block_sweep`` of spmv/kernels/weighted.cu: 32 bytes per vertex, the
+        layers behind block barriers) instead of a launch per layer over the whole batch.
+        ``"auto"``: when it takes at most 200 KiB (n up to 6,400:
+        ``turbobc.engines.gpu.weighted.SWEEP_AUTO_BYTES``); True: whenever it fits the
+        device's shared memory; False: never. Not with chain folding (its target weights
+        come between the forward and the backward layers).
     gpu_block_near_far_width : float or None
         The same near-far phases inside ``bcw_block_distances`` (a source per block, above),
         in mean edge lengths; None: one phase. Weighted BC end to end, lengths 1..100, H200,
@@ -174,6 +182,7 @@ class Tuning:
     chain_max_length: int = 1024
     gpu_weighted_path: str = "kernels"
     gpu_block_distances: bool | str = "auto"
+    gpu_block_sweep: bool | str = "auto"
     gpu_block_near_far_width: float | None = 1.0
     gpu_near_far_width: float | None = 4.0
     gpu_family: str = "auto"

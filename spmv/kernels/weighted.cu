@@ -551,3 +551,160 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
             delta[slot] = acc;
         });
 }
+
+// ---- the DAG sweep of one source per block, in shared memory -----------------------------------
+//
+// For a graph whose distances, counts, dependencies, layers and order fit a block's shared memory
+// (32 bytes per vertex), each block sweeps one source's shortest-path DAG alone from its final
+// distances (row b of dist_all): the in-degrees, the forward hop layers in Kahn's order (a vertex
+// is appended to the order when its last DAG parent is done) and the backward layers, deepest
+// first, each behind a block barrier: no launch, host wait or pass over the batch per layer. A
+// warp works a vertex of a layer, a lane per out-edge. The DAG test (exact float64 equality), the
+// counts, the accumulate step δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)) (τ per vertex, or
+// per slot with tau_per_slot), ω and the edge sums are those of bcw_indegree, bcw_forward and
+// bcw_backward. delta_all gets row b's δ (0 at the source); a count that reaches +inf sets
+// skip[b] and leaves the row 0 (engines/wide.py sweeps that source again).
+template <typename I>
+__global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__ idx,
+                                const double* __restrict__ len, long long n,
+                                const long long* __restrict__ sources,
+                                const double* __restrict__ dist_all,
+                                const double* __restrict__ tau, int tau_per_slot,
+                                const double* __restrict__ lane_weight, double* delta_all,
+                                unsigned char* skip, double* edge, int has_edge) {
+    extern __shared__ double sweep_shared[];
+    double* dist = sweep_shared;     // n
+    double* sigma = dist + n;        // n
+    double* delta = sigma + n;       // n
+    int* state = (int*)(delta + n);  // n: the DAG parents not yet done, then the vertex's layer
+    int* order = state + n;          // n: the reached vertices, layer after layer
+    __shared__ int count, first_of_layer, layer_of_last, out_of_range;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const long long b = blockIdx.x;
+    const long long source = sources[b];
+    const double* row = dist_all + b * n;
+    for (long long v = threadIdx.x; v < n; v += blockDim.x) {
+        dist[v] = row[v];
+        sigma[v] = 0.0;
+        delta[v] = 0.0;
+        state[v] = 0;
+    }
+    if (threadIdx.x == 0) {
+        count = 1;
+        order[0] = (int)source;
+        out_of_range = 0;
+    }
+    __syncthreads();
+    // state[w] = |P(w)|: the DAG edges v -> w, dist[v] + len(v, w) == dist[w]
+    for (long long v = warp; v < n; v += warps) {
+        const double dv = dist[v];
+        if (isinf(dv)) {
+            continue;
+        }
+        const I end = __ldg(ptr + v + 1);
+        for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+            const long long w = (long long)__ldg(idx + e);
+            if (dv + __ldg(len + e) == dist[w]) {
+                atomicAdd(state + w, 1);
+            }
+        }
+    }
+    if (threadIdx.x == 0) {
+        sigma[source] = 1.0;  // its layer, state 0, is 0
+    }
+    __syncthreads();
+    // forward: σ(w) += σ(v) over the DAG edges out of each layer; a child whose last parent
+    // this was joins the next layer (its state becomes its layer: no parent touches it again)
+    int lo = 0, hi = 1, layer = 0;
+    while (lo < hi) {
+        for (int i = lo + warp; i < hi; i += warps) {
+            const long long v = order[i];
+            const double dv = dist[v], sv = sigma[v];
+            const I end = __ldg(ptr + v + 1);
+            for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                const long long w = (long long)__ldg(idx + e);
+                if (dv + __ldg(len + e) == dist[w]) {
+                    atomicAdd(sigma + w, sv);
+                    if (atomicSub(state + w, 1) == 1) {
+                        state[w] = layer + 1;
+                        order[atomicAdd(&count, 1)] = (int)w;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        lo = hi;
+        hi = count;
+        ++layer;
+        __syncthreads();  // every thread has read count before the next layer appends
+    }
+    for (int i = threadIdx.x; i < hi; i += blockDim.x) {
+        if (isinf(sigma[order[i]])) {
+            out_of_range = 1;
+        }
+    }
+    __syncthreads();
+    double* out = delta_all + b * n;
+    if (out_of_range) {  // the whole row waits for the exponent sweep
+        for (long long v = threadIdx.x; v < n; v += blockDim.x) {
+            out[v] = 0.0;
+        }
+        if (threadIdx.x == 0) {
+            skip[b] = 1;
+        }
+        return;
+    }
+    // backward, deepest layer first: δ(v) pulled from v's DAG children (on deeper layers, done);
+    // the source's layer only feeds its edges
+    const double omega = lane_weight[b];
+    const double* tau_row = tau + (tau_per_slot ? b * n : 0);
+    const int last = has_edge ? 0 : 1;
+    while (hi > 0) {
+        if (threadIdx.x == 0) {
+            // the layer of order[hi − 1] and its first place (the layers are contiguous)
+            const int d = state[order[hi - 1]];
+            int a = 0, z = hi - 1;
+            while (a < z) {
+                const int mid = (a + z) / 2;
+                if (state[order[mid]] < d) {
+                    a = mid + 1;
+                } else {
+                    z = mid;
+                }
+            }
+            first_of_layer = a;
+            layer_of_last = d;
+        }
+        __syncthreads();
+        const int from = first_of_layer;
+        if (layer_of_last < last) {
+            break;
+        }
+        for (int i = from + warp; i < hi; i += warps) {
+            const long long v = order[i];
+            const double dv = dist[v], sv = sigma[v];
+            double acc = 0.0;
+            const I end = __ldg(ptr + v + 1);
+            for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                const long long w = (long long)__ldg(idx + e);
+                if (dv + __ldg(len + e) == dist[w]) {
+                    const double term = sv / sigma[w] * (__ldg(tau_row + w) + delta[w]);
+                    acc += term;
+                    if (has_edge) {
+                        atomicAdd(edge + e, omega * term);
+                    }
+                }
+            }
+            acc = warp_sum(acc);
+            if (lane == 0) {
+                delta[v] = acc;
+            }
+        }
+        __syncthreads();  // this layer's δ before the next one's reads (and first_of_layer)
+        hi = from;
+    }
+    __syncthreads();
+    for (long long v = threadIdx.x; v < n; v += blockDim.x) {
+        out[v] = v == source ? 0.0 : delta[v];
+    }
+}

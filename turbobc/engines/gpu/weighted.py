@@ -96,6 +96,18 @@ blocks against rounds (bench/results/weighted_distances-20261125T115109Z.json): 
 ca-GrQc 0.021 against 0.031, wiki-Vote (57 KiB) 0.060 against 0.069; delaunay_n14 (130 KiB,
 one block a multiprocessor, hundreds of barrier rounds a source) 1.12 against 0.25 s."""
 
+SWEEP_THREADS = 1024
+"""Threads of each block of ``bcw_block_sweep`` (a source per block: a warp per vertex of a
+layer)."""
+
+SWEEP_BYTES_PER_VERTEX = 32
+"""Shared memory of ``bcw_block_sweep`` per vertex: distance, σ and δ (8 each), the DAG parents
+left (then the layer) and the place in the order (4 each)."""
+
+SWEEP_AUTO_BYTES = 200 * 1024
+"""``Tuning.gpu_block_sweep="auto"`` sweeps a source per block when its shared memory
+(:data:`SWEEP_BYTES_PER_VERTEX` per vertex) is at most this: n up to 6,400."""
+
 MARK_THREADS = 256
 """Threads per block of bcw_count_marks and bcw_list_marks (``MARK_THREADS`` in weighted.cu)."""
 
@@ -480,7 +492,8 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
             batch = wide_batch
         rounds: list = []
         # the distances, and the layer kernels' phases (each timed to the device's end)
-        seconds = {"distances": 0.0, "indegree": 0.0, "forward": 0.0, "backward": 0.0}
+        seconds = {"distances": 0.0, "indegree": 0.0, "forward": 0.0, "backward": 0.0,
+                   "block": 0.0}
 
         def batch_distances(batch_sources):
             began = time.perf_counter()
@@ -523,7 +536,7 @@ def _accumulate(resident, sources, *, endpoints, progress, memory_limit, facts, 
                      rounds=max(rounds, default=0),
                      distance_seconds=seconds["distances"], sweep_seconds=sweep_seconds,
                      layer_seconds={key: seconds[key]
-                                    for key in ("indegree", "forward", "backward")},
+                                    for key in ("indegree", "forward", "backward", "block")},
                      index_dtype=str(index_dtype),
                      wide_sources=len(wide) if path == "kernels" else 0, edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
@@ -545,25 +558,24 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
     adding into ``bc`` (and ``edge``); returns the sources whose counts reached +inf (nothing
     of them added), for the wide path. ``seconds``, when given, gets the time of the
     in-degree launch, the forward layers and the backward layers added (``"indegree"``,
-    ``"forward"``, ``"backward"``), each phase waited for on the device.
+    ``"forward"``, ``"backward"``), or of the sweep a source per block (``"block"``), each
+    phase waited for on the device.
 
-    With ``plan`` (per-slot target weights) the slots are its ``batches``: between the forward
-    and the backward layers τ of each slot is own(b) · τ plus what the plan adds
-    (:class:`_DistanceCounts`), ω is 1, and counts past float64's range decline the plan."""
+    A graph small enough (``Tuning.gpu_block_sweep``, :func:`_block_sweep`) is swept a source
+    per block in shared memory, one launch a batch (``bcw_block_sweep``); others a layer per
+    launch (:func:`_sweep_layers`). With ``plan`` (per-slot target weights, always by layers)
+    the slots are its ``batches``: between the forward and the backward layers τ of each slot
+    is own(b) · τ plus what the plan adds (:class:`_DistanceCounts`), ω is 1, and counts past
+    float64's range decline the plan."""
     import cupy
 
     import spmv._module as _module
 
     itype = _module.c_index_type(idx.dtype)
-    indegree = _module.get_kernel("weighted.cu", f"bcw_indegree<{itype}>")
-    forward = _module.get_kernel("weighted.cu", f"bcw_forward<{itype}>")
-    backward = _module.get_kernel("weighted.cu", f"bcw_backward<{itype}>")
     tau, omega = weights
     tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
-    mean_degree = max(1.0, int(ptr[-1]) / max(n, 1))
-    # the DAG masks of a source: a word per vertex, one per 32 out-edges past 32 (weighted.cu)
-    at, words = dag_mask_layout(ptr.get())
-    mask_at = cupy.asarray(at)
+    per_block = _block_sweep(n, itype) if plan is None else None
+    layers = None if per_block is not None else _LayerKernels(ptr, n, itype)
     has_edge = edge is not None
     edge_arg = edge if has_edge else cupy.zeros(1, dtype=cupy.float64)
     wide = []
@@ -571,76 +583,33 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
         batches = [sources[start:start + batch] for start in range(0, sources.size, batch)]
     for index, chunk in enumerate(batches):
         B = chunk.size
-        total = B * n
         dist = batch_distances(chunk).ravel()
-        began = time.perf_counter()
-        remaining = cupy.zeros(total, dtype=cupy.int32)
-        dag = cupy.empty(B * words, dtype=cupy.uint32)  # each slot's DAG masks (weighted.cu)
-        indegree((_launch_size(total),), (RELAX_BLOCK,),
-                 (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag,
-                  mask_at, np.int64(words)))
-        began = _phase_done(seconds, "indegree", began)
-        lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
-        sigma = cupy.zeros(total, dtype=cupy.float64)
-        sigma[lane_keys] = 1.0
-        order = cupy.empty(total, dtype=cupy.int64)
-        order[:B] = lane_keys
-        offsets = [0, B]
-        count = cupy.zeros(1, dtype=cupy.uint64)
-        # the next layer's slots: queued by the kernel after a small layer, marked and listed
-        # in slot order after a wide one (QUEUE_BELOW_SHARE, as the distances' rounds)
-        marks = cupy.zeros(-(-total // 16) * 16, dtype=cupy.uint8)
-        while offsets[-1] < total:
-            low, high = offsets[-2], offsets[-1]
-            queued = _queued(high - low, mean_degree, total)
-            count.fill(0)
-            forward((_launch_size(high - low),), (RELAX_BLOCK,),
-                    (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
-                     np.int64(words), sigma, remaining, np.int32(queued), order[high:], count,
-                     marks))
-            if queued:
-                added = int(count.get()[0])
-            else:
-                listed = _list_marks(marks, itype)
-                added = int(listed.size)
-                order[high:high + added] = listed
-                del listed
-            if added == 0:
-                break
-            offsets.append(high + added)
-        del remaining, marks  # every count is 0 now
-        began = _phase_done(seconds, "forward", began)
-        out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
-        skip = out_of_range.astype(cupy.uint8)
         chunk_dev = cupy.asarray(chunk)
         lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None or plan is not None
                        else cupy.ascontiguousarray(omega[chunk_dev]))
-        slot_tau, add_credits = tau, None
-        if plan is not None:
-            if bool(out_of_range.any()):
-                from turbobc.engines.protocol import SlotWeightsDeclined
-
-                raise SlotWeightsDeclined("path counts pass float64's range")
-            # τ of slot b = own(b) τ, plus the plan's terms from both ends' distances and σ
-            own = cupy.asarray(plan.own_weights(index))
-            slot_tau = own[:, None] * tau[None, :]
-            add_credits = plan.add_target_weights(
-                index, _DistanceCounts(dist.reshape(B, n), sigma.reshape(B, n), slot_tau))
-        delta = cupy.zeros(total, dtype=cupy.float64)
-        last = 0 if has_edge else 1  # the sources' layer only feeds their edges
-        for d in range(len(offsets) - 2, last - 1, -1):
-            low, high = offsets[d], offsets[d + 1]
-            backward((_launch_size(high - low),), (RELAX_BLOCK,),
-                     (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag, mask_at,
-                      np.int64(words), sigma, delta, slot_tau, np.int32(plan is not None),
-                      lane_weight, skip, edge_arg, np.int32(has_edge)))
+        began = time.perf_counter()
+        add_credits = None
+        if per_block is not None:
+            kernel, shared = per_block
+            delta = cupy.empty(B * n, dtype=cupy.float64)
+            skip = cupy.zeros(B, dtype=cupy.uint8)
+            kernel((B,), (SWEEP_THREADS,),
+                   (ptr, idx, lengths, np.int64(n), chunk_dev, dist, tau, np.int32(0),
+                    lane_weight, delta, skip, edge_arg, np.int32(has_edge)), shared_mem=shared)
+            out_of_range = skip != 0
+            del skip
+            phase = "block"
+        else:
+            delta, out_of_range, add_credits, began = _sweep_layers(
+                layers, ptr, idx, lengths, n, chunk, dist, tau, lane_weight, edge_arg,
+                has_edge, plan, index, seconds, began)
+            phase = "backward"
         # bc += ω Δ (1 x B times B x n), without the sources' own δ (their layer fed only the
         # edge sums); the lanes out of range kept δ = 0
-        delta[lane_keys] = 0.0
         bc += lane_weight @ delta.reshape(B, n)
         if add_credits is not None:
             add_credits()  # on the host while the device ends the backward layers
-        _phase_done(seconds, "backward", began)
+        _phase_done(seconds, phase, began)
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
             reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
@@ -656,8 +625,118 @@ def _sweep_kernels(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, 
             progress.update(swept)
         # the batch's slot arrays go now, not when the next batch's distances (which need
         # the room) have been found and the names rebound: BYTES_PER_HOP_SLOT is one batch's
-        del dist, dag, sigma, order, delta, skip, out_of_range, slot_tau
+        del dist, delta, out_of_range
     return np.asarray(wide, dtype=np.int64)
+
+
+class _LayerKernels:
+    """What the layer kernels of a run share: the three kernels, the mean degree and the DAG
+    masks' layout (a word per vertex, one per 32 out-edges past 32: weighted.cu)."""
+
+    def __init__(self, ptr, n: int, itype: str):
+        import cupy
+
+        import spmv._module as _module
+
+        self.indegree = _module.get_kernel("weighted.cu", f"bcw_indegree<{itype}>")
+        self.forward = _module.get_kernel("weighted.cu", f"bcw_forward<{itype}>")
+        self.backward = _module.get_kernel("weighted.cu", f"bcw_backward<{itype}>")
+        self.itype = itype
+        self.mean_degree = max(1.0, int(ptr[-1]) / max(n, 1))
+        at, self.words = dag_mask_layout(ptr.get())
+        self.mask_at = cupy.asarray(at)
+
+
+def _sweep_layers(layers: _LayerKernels, ptr, idx, lengths, n, chunk, dist, tau, lane_weight,
+                  edge_arg, has_edge, plan, index, seconds, began):
+    """One batch's DAG sweep a layer per launch: ``bcw_indegree``, the forward layers
+    (``bcw_forward``, the next layer queued or marked and listed), the plan's target weights
+    when there is one, and the backward layers (``bcw_backward``). Returns δ (B n, 0 at the
+    sources and for the lanes out of range), the lanes whose counts reached +inf, the plan's
+    credits to add (or None) and the time the backward layers began."""
+    import cupy
+
+    B = chunk.size
+    total = B * n
+    words, mask_at = layers.words, layers.mask_at
+    remaining = cupy.zeros(total, dtype=cupy.int32)
+    dag = cupy.empty(B * words, dtype=cupy.uint32)  # each slot's DAG masks (weighted.cu)
+    layers.indegree((_launch_size(total),), (RELAX_BLOCK,),
+                    (ptr, idx, lengths, np.int64(n), np.int64(total), dist, remaining, dag,
+                     mask_at, np.int64(words)))
+    began = _phase_done(seconds, "indegree", began)
+    lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
+    sigma = cupy.zeros(total, dtype=cupy.float64)
+    sigma[lane_keys] = 1.0
+    order = cupy.empty(total, dtype=cupy.int64)
+    order[:B] = lane_keys
+    offsets = [0, B]
+    count = cupy.zeros(1, dtype=cupy.uint64)
+    # the next layer's slots: queued by the kernel after a small layer, marked and listed
+    # in slot order after a wide one (QUEUE_BELOW_SHARE, as the distances' rounds)
+    marks = cupy.zeros(-(-total // 16) * 16, dtype=cupy.uint8)
+    while offsets[-1] < total:
+        low, high = offsets[-2], offsets[-1]
+        queued = _queued(high - low, layers.mean_degree, total)
+        count.fill(0)
+        layers.forward((_launch_size(high - low),), (RELAX_BLOCK,),
+                       (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag,
+                        mask_at, np.int64(words), sigma, remaining, np.int32(queued),
+                        order[high:], count, marks))
+        if queued:
+            added = int(count.get()[0])
+        else:
+            listed = _list_marks(marks, layers.itype)
+            added = int(listed.size)
+            order[high:high + added] = listed
+            del listed
+        if added == 0:
+            break
+        offsets.append(high + added)
+    del remaining, marks  # every count is 0 now
+    began = _phase_done(seconds, "forward", began)
+    out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
+    skip = out_of_range.astype(cupy.uint8)
+    slot_tau, add_credits = tau, None
+    if plan is not None:
+        if bool(out_of_range.any()):
+            from turbobc.engines.protocol import SlotWeightsDeclined
+
+            raise SlotWeightsDeclined("path counts pass float64's range")
+        # τ of slot b = own(b) τ, plus the plan's terms from both ends' distances and σ
+        own = cupy.asarray(plan.own_weights(index))
+        slot_tau = own[:, None] * tau[None, :]
+        add_credits = plan.add_target_weights(
+            index, _DistanceCounts(dist.reshape(B, n), sigma.reshape(B, n), slot_tau))
+    delta = cupy.zeros(total, dtype=cupy.float64)
+    last = 0 if has_edge else 1  # the sources' layer only feeds their edges
+    for d in range(len(offsets) - 2, last - 1, -1):
+        low, high = offsets[d], offsets[d + 1]
+        layers.backward((_launch_size(high - low),), (RELAX_BLOCK,),
+                        (ptr, idx, np.int64(n), order[low:], np.int64(high - low), dag,
+                         mask_at, np.int64(words), sigma, delta, slot_tau,
+                         np.int32(plan is not None), lane_weight, skip, edge_arg,
+                         np.int32(has_edge)))
+    delta[lane_keys] = 0.0
+    return delta, out_of_range, add_credits, began
+
+
+def _block_sweep(n: int, itype: str):
+    """``(kernel, shared bytes)`` of ``bcw_block_sweep`` when a source's sweep fits a
+    block's shared memory (:data:`SWEEP_BYTES_PER_VERTEX` per vertex) and
+    ``Tuning.gpu_block_sweep`` allows it (``"auto"``: up to :data:`SWEEP_AUTO_BYTES`); else
+    None (a layer per launch)."""
+    import spmv._module as _module
+
+    allowed = current_tuning().gpu_block_sweep
+    if allowed not in (True, False, "auto"):
+        raise ValueError(f"Tuning.gpu_block_sweep must be True, False or 'auto'; got "
+                         f"{allowed!r}")
+    shared = SWEEP_BYTES_PER_VERTEX * n
+    if not allowed or n == 0 or (allowed == "auto" and shared > SWEEP_AUTO_BYTES):
+        return None
+    kernel = _module.get_kernel("weighted.cu", f"bcw_block_sweep<{itype}>")
+    return (kernel, shared) if _module.allow_shared_memory(kernel, shared) else None
 
 
 class _DistanceCounts(SlotCounts):
