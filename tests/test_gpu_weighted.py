@@ -690,7 +690,7 @@ def _emulated_kernels(name):
             for v in np.flatnonzero(np.isfinite(dist)):
                 for _, w in children(v):
                     parents[w] += 1
-            sigma, layer_of, order, layers = np.zeros(n), np.zeros(n, dtype=np.int64), [], []
+            sigma, layer_of, layers = np.zeros(n), np.zeros(n, dtype=np.int64), []
             sigma[source], current = 1.0, [source]
             while current:  # Kahn's layers
                 layers.append(current)
