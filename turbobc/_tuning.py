@@ -117,9 +117,9 @@ class Tuning:
         1.12 s against 0.25); True: whenever they fit; False: never.
     gpu_block_sweep : bool or "auto"
         The GPU's weighted DAG sweep (and the queue family's) a source per block in shared
-        memory (``bcw_block_sweep`` of spmv/kernels/weighted.cu: 32 bytes per vertex, the
+        memory (``bcw_block_sweep`` of spmv/kernels/weighted.cu: 24 bytes per vertex, the
         layers behind block barriers) instead of a launch per layer over the whole batch.
-        ``"auto"``: when it takes at most 200 KiB (n up to 6,400:
+        ``"auto"``: when it takes at most 200 KiB (n up to 8,500:
         ``turbobc.engines.gpu.weighted.SWEEP_AUTO_BYTES``); True: whenever it fits the
         device's shared memory; False: never. Not with chain folding (its target weights
         come between the forward and the backward layers).

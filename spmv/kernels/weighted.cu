@@ -554,16 +554,18 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
 
 // ---- the DAG sweep of one source per block, in shared memory -----------------------------------
 //
-// For a graph whose distances, counts, dependencies, layers and order fit a block's shared memory
-// (32 bytes per vertex), each block sweeps one source's shortest-path DAG alone from its final
+// For a graph whose distances, counts, layers and order fit a block's shared memory (24 bytes per
+// vertex: two blocks share a multiprocessor up to n = 4,700), each block sweeps one source's
+// shortest-path DAG alone from its final
 // distances (row b of dist_all): the in-degrees, the forward hop layers in Kahn's order (a vertex
 // is appended to the order when its last DAG parent is done) and the backward layers, deepest
 // first, each behind a block barrier: no launch, host wait or pass over the batch per layer. A
 // warp works a vertex of a layer, a lane per out-edge. The DAG test (exact float64 equality), the
 // counts, the accumulate step δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)) (τ per vertex, or
 // per slot with tau_per_slot), ω and the edge sums are those of bcw_indegree, bcw_forward and
-// bcw_backward. delta_all gets row b's δ (0 at the source); a count that reaches +inf sets
-// skip[b] and leaves the row 0 (engines/wide.py sweeps that source again).
+// bcw_backward. δ is kept in row b of delta_all itself (in L2; a barrier makes each layer's
+// writes seen by the next), 0 at the source in the end; a count that reaches +inf sets skip[b]
+// and leaves the row 0 (engines/wide.py sweeps that source again).
 template <typename I>
 __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__ idx,
                                 const double* __restrict__ len, long long n,
@@ -575,14 +577,14 @@ __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__
     extern __shared__ double sweep_shared[];
     double* dist = sweep_shared;     // n
     double* sigma = dist + n;        // n
-    double* delta = sigma + n;       // n
-    int* state = (int*)(delta + n);  // n: the DAG parents not yet done, then the vertex's layer
+    int* state = (int*)(sigma + n);  // n: the DAG parents not yet done, then the vertex's layer
     int* order = state + n;          // n: the reached vertices, layer after layer
     __shared__ int count, first_of_layer, layer_of_last, out_of_range;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const long long b = blockIdx.x;
     const long long source = sources[b];
     const double* row = dist_all + b * n;
+    double* delta = delta_all + b * n;  // δ, in global memory
     for (long long v = threadIdx.x; v < n; v += blockDim.x) {
         dist[v] = row[v];
         sigma[v] = 0.0;
@@ -644,11 +646,7 @@ __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__
         }
     }
     __syncthreads();
-    double* out = delta_all + b * n;
-    if (out_of_range) {  // the whole row waits for the exponent sweep
-        for (long long v = threadIdx.x; v < n; v += blockDim.x) {
-            out[v] = 0.0;
-        }
+    if (out_of_range) {  // the row (all 0) waits for the exponent sweep
         if (threadIdx.x == 0) {
             skip[b] = 1;
         }
@@ -703,8 +701,7 @@ __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__
         __syncthreads();  // this layer's δ before the next one's reads (and first_of_layer)
         hi = from;
     }
-    __syncthreads();
-    for (long long v = threadIdx.x; v < n; v += blockDim.x) {
-        out[v] = v == source ? 0.0 : delta[v];
+    if (threadIdx.x == 0) {
+        delta[source] = 0.0;  // (its layer fed only the edge sums)
     }
 }

@@ -100,13 +100,14 @@ SWEEP_THREADS = 1024
 """Threads of each block of ``bcw_block_sweep`` (a source per block: a warp per vertex of a
 layer)."""
 
-SWEEP_BYTES_PER_VERTEX = 32
-"""Shared memory of ``bcw_block_sweep`` per vertex: distance, σ and δ (8 each), the DAG parents
-left (then the layer) and the place in the order (4 each)."""
+SWEEP_BYTES_PER_VERTEX = 24
+"""Shared memory of ``bcw_block_sweep`` per vertex: distance and σ (8 each), the DAG parents
+left (then the layer) and the place in the order (4 each); δ stays in global memory."""
 
 SWEEP_AUTO_BYTES = 200 * 1024
 """``Tuning.gpu_block_sweep="auto"`` sweeps a source per block when its shared memory
-(:data:`SWEEP_BYTES_PER_VERTEX` per vertex) is at most this: n up to 6,400."""
+(:data:`SWEEP_BYTES_PER_VERTEX` per vertex) is at most this: n up to 8,500 (two blocks a
+multiprocessor up to about 4,700)."""
 
 MARK_THREADS = 256
 """Threads per block of bcw_count_marks and bcw_list_marks (``MARK_THREADS`` in weighted.cu)."""
