@@ -544,20 +544,20 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     knobs, folded = current_tuning(), None
     every_source = (not call.sampled and call.targets is None
                     and len(call.sources) == call.graph.n)
-    # a weighted graph only when every path sum is exact (Graph.length_scale): the
-    # reductions move sources along paths, networkx sums lengths from the source
-    reducible = every_source and (not call.graph.weighted
-                                  or call.graph.length_scale is not None)
-    if knobs.fold_trees and reducible:
+    if knobs.fold_trees and every_source:
         # too little to fold is not worth what the weighted sweeps cost: then only the
         # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
         folded = fold_trees(call.graph,
                             min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
+        # a weighted graph only when every path sum is exact (Graph.length_scale): the
+        # reductions move sources along paths, networkx sums lengths from the source
+        if folded is not None and call.graph.weighted and call.graph.length_scale is None:
+            folded = None
     core = call.graph if folded is None else folded.core
     weight = None if folded is None else folded.weight
     problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
                                   target_weight=weight, source_weight=weight)
-    chains = _chain_folding(call, problem) if reducible else None
+    chains = _chain_folding(call, problem) if every_source else None
     if folded is None and chains is None:
         total, facts = sweep_sources(call.problem, call.engine, call.sources,
                                      progress=call.progress, client=call.client)
@@ -599,13 +599,15 @@ def _chain_folding(call, problem):
     if knobs.fold_chains not in (True, False, "auto"):
         raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
                          f"{knobs.fold_chains!r}")
-    if (not knobs.fold_chains or graph.directed or problem.edges or call.client is not None
-            or (graph.weighted and graph.length_scale is None)):
+    if (not knobs.fold_chains or graph.directed or problem.edges
+            or call.client is not None):
         return None
     if knobs.fold_chains == "auto" and (call.engine != "gpu"
                                         or graph.n < knobs.chain_min_vertices):
         return None
     if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
+        return None
+    if graph.weighted and graph.length_scale is None:
         return None
     chains = find_chains(graph)
     chains = chains.select(chains.inner_count + 1 <= knobs.chain_max_length)

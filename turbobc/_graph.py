@@ -123,6 +123,8 @@ def exact_length_scale(lengths: np.ndarray) -> float | None:
     lengths = np.asarray(lengths, dtype=np.float64)
     if lengths.size == 0:
         return 1.0
+    if np.array_equal(lengths, np.floor(lengths)):  # integers: the common case, at once
+        return 1.0 if float(lengths.sum()) < EXACT_SUM_LIMIT else None
     mantissa, exponent = np.frexp(lengths)
     whole = (mantissa * 2.0**53).astype(np.int64)              # length = whole · 2^(exponent − 53)
     lowest = np.log2((whole & -whole).astype(np.float64)).astype(np.int64)   # its trailing zeros

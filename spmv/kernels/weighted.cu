@@ -560,7 +560,8 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
 // distances (row b of dist_all): the in-degrees, the forward hop layers in Kahn's order (a vertex
 // is appended to the order when its last DAG parent is done) and the backward layers, deepest
 // first, each behind a block barrier: no launch, host wait or pass over the batch per layer. A
-// warp works a vertex of a layer, a lane per out-edge. The DAG test (exact float64 equality), the
+// warp works a vertex of a layer, a lane per out-edge, and appends the children it readies with
+// one atomic. The DAG test (exact float64 equality), the
 // counts, the accumulate step δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)) (τ per vertex, or
 // per slot with tau_per_slot), ω and the edge sums are those of bcw_indegree, bcw_forward and
 // bcw_backward. δ is kept in row b of delta_all itself (in L2; a barrier makes each layer's
@@ -622,14 +623,30 @@ __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__
         for (int i = lo + warp; i < hi; i += warps) {
             const long long v = order[i];
             const double dv = dist[v], sv = sigma[v];
-            const I end = __ldg(ptr + v + 1);
-            for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
-                const long long w = (long long)__ldg(idx + e);
-                if (dv + __ldg(len + e) == dist[w]) {
-                    atomicAdd(sigma + w, sv);
-                    if (atomicSub(state + w, 1) == 1) {
+            const I begin = __ldg(ptr + v), end = __ldg(ptr + v + 1);
+            for (I first = begin; first < end; first += 32) {
+                const I e = first + (I)lane;
+                long long w = 0;
+                bool ready = false;
+                if (e < end) {
+                    w = (long long)__ldg(idx + e);
+                    if (dv + __ldg(len + e) == dist[w]) {
+                        atomicAdd(sigma + w, sv);
+                        ready = atomicSub(state + w, 1) == 1;
+                    }
+                }
+                // the warp's ready children appended with one atomic on the shared count
+                const unsigned appending = __ballot_sync(0xffffffffu, ready);
+                if (appending) {
+                    const int leader = __ffs(appending) - 1;
+                    int at = 0;
+                    if (lane == leader) {
+                        at = atomicAdd(&count, __popc(appending));
+                    }
+                    at = __shfl_sync(0xffffffffu, at, leader);
+                    if (ready) {
                         state[w] = layer + 1;
-                        order[atomicAdd(&count, 1)] = (int)w;
+                        order[at + __popc(appending & ((1u << lane) - 1u))] = (int)w;
                     }
                 }
             }
