@@ -350,6 +350,13 @@ def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: b
         matrix.sum_duplicates()
     rows, keep = _kept_entries(matrix)
     _check_lengths(rows, matrix.indices, matrix.data, labels=labels, attribute=attribute)
+    if (not directed and keep.all()
+            and _is_symmetric(matrix.indptr, matrix.indices, matrix.data)):
+        # The common undirected case: pattern and lengths symmetric, tested in one compare.
+        pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),
+                               shape=matrix.shape)
+        return Graph(pattern=pattern, directed=False,
+                     lengths=np.ascontiguousarray(matrix.data, dtype=np.float64))
     graph = _pattern_graph(matrix, directed, on_device=on_device)
     lengths = np.ascontiguousarray(matrix.data[keep], dtype=np.float64)
     if not graph.directed:
@@ -420,7 +427,7 @@ def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: boo
         return Graph(pattern=pattern, directed=True)  # symmetric or not: nothing to test
     symmetric = _is_symmetric_on_device(pattern) if on_device else None
     if symmetric is None:
-        symmetric = _is_symmetric(pattern)
+        symmetric = _is_symmetric(pattern.indptr, pattern.indices, True)
     if directed is None:
         directed = not symmetric
     elif not directed and not symmetric:
@@ -430,15 +437,16 @@ def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: boo
     return Graph(pattern=pattern, directed=bool(directed))
 
 
-def _is_symmetric(pattern: sp.csr_array) -> bool:
-    """Whether pattern == patternᵀ: equal in- and out-degrees first (one pass), then
-    SuiteSparse's multithreaded transpose and compare."""
+def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
+    """Whether the CSR matrix (indptr, indices, values) equals its transpose (``values``: an
+    array, or True for the pattern): equal in- and out-degrees first (one pass), then
+    SuiteSparse's multithreaded transpose and compare (values compared exactly)."""
     from graphblas import Matrix
 
-    n = pattern.shape[0]
-    if not _degrees_match(np, pattern.indptr, pattern.indices, n):
+    n = indptr.size - 1
+    if not _degrees_match(np, indptr, indices, n):
         return False
-    M = Matrix.from_csr(pattern.indptr, pattern.indices, True, nrows=n, ncols=n)
+    M = Matrix.from_csr(indptr, indices, values, nrows=n, ncols=n)
     return M.isequal(M.T)
 
 
