@@ -12,7 +12,8 @@ import scipy.sparse as sp
 import turbobc
 from graph_cases import adjacency, shuffled, with_hanging_trees
 
-from turbobc._api import run_bc
+from oracles import assert_edge_values
+from turbobc._api import run_bc, run_edge_bc
 from turbobc._graph import Graph
 from turbobc._reduce import fold_trees
 
@@ -47,6 +48,40 @@ def test_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
     leaves = sum(1 for v in G if G.degree(v) == 1)
     assert result.facts["folded"] >= leaves  # it did fold (at least every leaf)
+
+
+EDGE_ENGINES = [pytest.param("graphblas", id="graphblas"),
+                pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("engine", EDGE_ENGINES)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("normalized", [True, False])
+def test_folded_edge_bc_equals_networkx(engine, name, normalized):
+    """Edge BC of the folded graph: the bridges of the trees in closed form, the core's edges
+    from its weighted sweeps."""
+    G = GRAPHS[name]()
+    result = run_edge_bc(adjacency(G), normalized=normalized, engine=engine)
+    assert_edge_values(result.values, G, nx.edge_betweenness_centrality(
+        G, normalized=normalized), rtol=1e-12, atol=1e-12)
+    leaves = sum(1 for v in G if G.degree(v) == 1)
+    assert result.facts["folded"] >= leaves
+
+
+@pytest.mark.parametrize("engine", EDGE_ENGINES)
+@pytest.mark.parametrize("lengths", ["int", "float"])
+def test_folded_weighted_edge_bc_equals_networkx(engine, lengths):
+    """With integer lengths the trees fold (exact sums); with lengths such as 0.1 they do
+    not, and both equal networkx."""
+    G = with_hanging_trees(nx.connected_watts_strogatz_graph(40, 4, 0.3, seed=3), 50, seed=2)
+    rng = np.random.default_rng(5)
+    for u, v in G.edges:
+        G[u][v]["weight"] = (int(rng.integers(1, 6)) if lengths == "int"
+                             else float(rng.choice([0.1, 0.2, 0.3])))
+    result = run_edge_bc(G, weight="weight", engine=engine)
+    assert_edge_values(result.values, G, nx.edge_betweenness_centrality(G, weight="weight"),
+                       rtol=1e-12, atol=1e-12)
+    assert (result.facts["folded"] > 0) == (lengths == "int")
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))

@@ -12,7 +12,7 @@ import numpy as np
 from turbobc._graph import reverse_edge_positions
 from turbobc._progress import ForwardedProgress, source_progress
 from turbobc._chains import ChainFolding, find_chains
-from turbobc._reduce import component_sizes, endpoint_terms, fold_trees
+from turbobc._reduce import FoldedTrees, component_sizes, endpoint_terms, fold_trees
 from turbobc._rescale import rescale
 from turbobc._run import engine_named, sweep_sources
 from turbobc.engines.protocol import SlotWeightsDeclined
@@ -105,11 +105,15 @@ class _DistinctEdges(NamedTuple):
     reverse: np.ndarray | None  # undirected: the positions of j -> i; directed: None
 
     def raw_of(self, partial) -> np.ndarray:
-        """Their raw sums: an undirected edge is crossed both ways, so {i, j} gets the sums
-        of i -> j and j -> i."""
+        """Their raw sums from a sweep's sums (``partial.edge``, one per stored entry)."""
+        return self.sums(partial.edge)
+
+    def sums(self, edge: np.ndarray) -> np.ndarray:
+        """Their raw sums from one sum per stored entry: an undirected edge is crossed both
+        ways, so {i, j} gets the sums of i -> j and j -> i."""
         if self.reverse is None:
-            return partial.edge
-        return partial.edge[self.positions] + partial.edge[self.reverse]
+            return edge
+        return edge[self.positions] + edge[self.reverse]
 
 
 def _distinct_edges(graph) -> _DistinctEdges:
@@ -524,10 +528,9 @@ def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=
     graph = call.graph
     if graph.n == 0:
         return Result(_edge_matrix(graph, np.zeros(0)), {"engine": call.engine})
-    total, facts = sweep_sources(call.problem, call.engine, call.sources,
-                                 progress=call.progress, client=call.client)
+    edge, facts = _raw_edge_sums(call)
     distinct = _distinct_edges(graph)
-    raw = distinct.raw_of(total)
+    raw = distinct.sums(edge)
     _check_finite(raw, call.engine)
     # networkx rescales edge BC with endpoints=True: every edge of a path counts
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
@@ -541,18 +544,8 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     is, or, for exact BC of an undirected graph, over the core left once the trees hanging
     off it are folded (turbobc/_reduce.py) and with the sources inside its chains folded into
     the chains' ends (turbobc/_chains.py), expanded back."""
-    knobs, folded = current_tuning(), None
-    every_source = (not call.sampled and call.targets is None
-                    and len(call.sources) == call.graph.n)
-    if knobs.fold_trees and every_source:
-        # too little to fold is not worth what the weighted sweeps cost: then only the
-        # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
-        folded = fold_trees(call.graph,
-                            min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
-        # a weighted graph only when every path sum is exact (Graph.length_scale): the
-        # reductions move sources along paths, networkx sums lengths from the source
-        if folded is not None and call.graph.weighted and call.graph.length_scale is None:
-            folded = None
+    every_source = _every_source(call)
+    folded = _tree_folding(call) if every_source else None
     core = call.graph if folded is None else folded.core
     weight = None if folded is None else folded.weight
     problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
@@ -564,18 +557,8 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
         return total.vertex, dict(facts, folded=0)
     # the call's problem on the core: every vertex weighted by what it stands for; the
     # endpoint terms come back in closed form (FoldedTrees.expand)
-    with contextlib.ExitStack() as stack:
-        bar = call.progress  # counts every vertex of the graph: the swept, then the folded
-        if isinstance(bar, bool):
-            bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
-        try:
-            core_raw, facts = _sweep_core(call, problem, chains, bar)
-        except MemoryError as exc:
-            raise MemoryError(f"{exc} (that is the core left after folding the "
-                              f"{call.graph.n - core.n} vertices of the trees hanging off "
-                              f"this graph of n={call.graph.n})") from None
-        if call.graph.n > core.n:
-            bar.update(call.graph.n - core.n)
+    with _folded_progress(call, core) as bar:
+        core_raw, facts = _sweep_core(call, problem, chains, bar)
     if folded is None:
         facts = dict(facts, folded=0)
         raw = core_raw
@@ -585,6 +568,70 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
     facts = dict(facts, folded=folded.folded, core_vertices=core.n,
                  fold_seconds=folded.seconds)
     return folded.expand(core_raw, endpoints=call.endpoints), facts
+
+
+@contextlib.contextmanager
+def _folded_progress(call, core):
+    """The progress of a folded run, for the sweeps of ``core``: it counts every vertex of
+    the graph, the swept ones as they go and the folded ones at the end; a MemoryError
+    names the core."""
+    with contextlib.ExitStack() as stack:
+        bar = call.progress
+        if isinstance(bar, bool):
+            bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
+        try:
+            yield bar
+        except MemoryError as exc:
+            raise MemoryError(f"{exc} (that is the core left after folding the "
+                              f"{call.graph.n - core.n} vertices of the trees hanging off "
+                              f"this graph of n={call.graph.n})") from None
+        if call.graph.n > core.n:
+            bar.update(call.graph.n - core.n)
+
+
+def _every_source(call) -> bool:
+    """Whether the call is exact BC with every vertex a source and a target: what the exact
+    reductions (turbobc/_reduce.py, turbobc/_chains.py) fold."""
+    return not call.sampled and call.targets is None and len(call.sources) == call.graph.n
+
+
+def _tree_folding(call) -> FoldedTrees | None:
+    """The trees hanging off the call's graph folded (turbobc/_reduce.py), or None: off
+    (``Tuning.fold_trees``), a directed graph, fewer folded vertices than
+    ``Tuning.fold_min_share`` of them, or a weighted graph whose sums of lengths are not
+    exact (``Graph.length_scale``)."""
+    knobs = current_tuning()
+    if not knobs.fold_trees:
+        return None
+    # too little to fold is not worth what the weighted sweeps cost: then only the
+    # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
+    folded = fold_trees(call.graph,
+                        min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
+    # a weighted graph only when every path sum is exact (Graph.length_scale): the
+    # reductions move sources along paths, networkx sums lengths from the source
+    if folded is not None and call.graph.weighted and call.graph.length_scale is None:
+        return None
+    return folded
+
+
+def _raw_edge_sums(call) -> tuple[np.ndarray, dict]:
+    """The raw edge sums of the call's sources, one per stored entry of the graph, and the
+    facts of the run: over the graph as it is, or, for exact BC of an undirected graph, over
+    the core left once its trees are folded, expanded back (``FoldedTrees.expand_edges``)."""
+    folded = _tree_folding(call) if _every_source(call) else None
+    if folded is None:
+        total, facts = sweep_sources(call.problem, call.engine, call.sources,
+                                     progress=call.progress, client=call.client)
+        return total.edge, dict(facts, folded=0)
+    core = folded.core
+    problem = dataclasses.replace(call.problem, graph=core, target_weight=folded.weight,
+                                  source_weight=folded.weight)
+    with _folded_progress(call, core) as bar:
+        total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
+                                     client=call.client)
+    facts = dict(facts, folded=folded.folded, core_vertices=core.n,
+                 fold_seconds=folded.seconds)
+    return folded.expand_edges(total.edge, call.graph.pattern), facts
 
 
 def _chain_folding(call, problem):

@@ -17,6 +17,11 @@ weights (docs/algorithm.md, "Folding trees"):
   parts number ``(N − 1)² − Σ c_i² − R²``. That term is exact integer arithmetic, for
   folded and core vertices alike.
 
+Edge BC folds the same way (:meth:`FoldedTrees.expand_edges`): the edge x – p by which a
+tree of c vertices hung from p is a bridge, crossed by every shortest path of the 2 c (N − c)
+ordered pairs it separates, and a core edge carries, from the core's weighted sweeps, the
+pairs whose trees hang from different core vertices (no other pair crosses it).
+
 Exact for undirected graphs only: on a directed graph a vertex of total degree 1 is still a
 source or a target of its own, so no reduction applies there. Exact for weighted graphs whose
 path sums are exact (``Graph.length_scale``: integer lengths, for instance): the path from a
@@ -64,6 +69,9 @@ class FoldedTrees:
         Vertices folded away.
     seconds : float
         Time the folding took.
+    hung, parent, hanging : numpy.ndarray
+        int64 per folded vertex x, in folding order: x, the vertex p it was folded into, and
+        c = r(x), the vertices of the tree that hung from p by the edge x – p.
     """
 
     core: Graph
@@ -73,6 +81,9 @@ class FoldedTrees:
     component_size: np.ndarray
     folded: int
     seconds: float
+    hung: np.ndarray
+    parent: np.ndarray
+    hanging: np.ndarray
 
     def expand(self, core_raw: np.ndarray, *, endpoints: bool) -> np.ndarray:
         """Raw sums of the whole graph (ordered pairs, every vertex a source) from the raw
@@ -85,6 +96,30 @@ class FoldedTrees:
         if endpoints:
             raw += endpoint_terms(self.component_size)
         return raw
+
+    def expand_edges(self, core_edge: np.ndarray, pattern: sp.csr_array) -> np.ndarray:
+        """Raw edge sums of the whole graph, one per stored entry of ``pattern`` (the
+        graph's), from those of the core's weighted sweeps (one per stored entry of
+        ``core.pattern``).
+
+        A core edge keeps its sum. The two entries of a folded tree's edge x – p each get
+        c (N − c), the pairs from one side to the other, so that the edge, crossed both
+        ways, totals the 2 c (N − c) ordered pairs its bridge separates.
+        """
+        n = pattern.shape[0]
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
+        cols = pattern.indices.astype(np.int64)
+        alive = np.zeros(n, dtype=bool)
+        alive[self.kept] = True
+        edge = np.zeros(pattern.nnz, dtype=np.float64)
+        # the core is the pattern's kept rows and columns, in the same (row, column) order
+        edge[alive[rows] & alive[cols]] = core_edge
+        keys = rows * n + cols                       # increasing: the pattern is canonical
+        c = self.hanging
+        crossing = (c * (self.component_size[self.hung] - c)).astype(np.float64)
+        edge[np.searchsorted(keys, self.hung * n + self.parent)] = crossing
+        edge[np.searchsorted(keys, self.parent * n + self.hung)] = crossing
+        return edge
 
 
 def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
@@ -115,18 +150,20 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     deg, nsum = degree.tolist(), neighbour_sum.tolist()
     sizes, hsum, hsq = size.tolist(), hanging_sum.tolist(), hanging_sq.tolist()
     stack = leaves.tolist()
-    folded = []
+    folded, parents, hanging = [], [], []
     while stack:
         x = stack.pop()
         if deg[x] != 1:  # its neighbour was folded into it meanwhile (the root of a tree)
             continue
         p = nsum[x]
         # x leaves; its tree (size r(x)) hangs from p from now on
-        folded.append(x)
         deg[x] = 0
         deg[p] -= 1
         nsum[p] -= x
         c = sizes[x]
+        folded.append(x)
+        parents.append(p)
+        hanging.append(c)
         sizes[p] += c
         hsum[p] += c
         hsq[p] += c * c
@@ -144,7 +181,10 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     core = _core_graph(graph, kept)
     return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
                        cut_pairs=cut_pairs, component_size=component_size,
-                       folded=len(folded), seconds=time.perf_counter() - began)
+                       folded=len(folded), seconds=time.perf_counter() - began,
+                       hung=np.array(folded, dtype=np.int64),
+                       parent=np.array(parents, dtype=np.int64),
+                       hanging=np.array(hanging, dtype=np.int64))
 
 
 def endpoint_terms(component_size: np.ndarray) -> np.ndarray:
