@@ -14,6 +14,8 @@
 # cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the CPU engine's batches spread over
 # threads against NetworKit (bench/cpu_threads.py); SINGLE=0,
 # CHAINS="GRAPH ..." exact BC with and without chain folding (bench/chain_folding.py);
+# EDGE_FOLD="GRAPH ..." exact edge BC with and without the trees folded, vertex BC beside it
+# (bench/edge_folding.py);
 # BLOCKS="GRAPH ..." weighted distances per block against rounds (bench/weighted_distances.py,
 # BLOCKS_ARGS);
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
@@ -131,6 +133,13 @@ if [ -n "${CHAINS:-}" ]; then  # CHAINS="GRAPH ...": exact BC with and without c
         ${CHAINS_ARGS:-} 2>&1 | tee "$OUT/chain_folding.log" | tail -n 14
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] chain_folding done"
+fi
+if [ -n "${EDGE_FOLD:-}" ]; then  # EDGE_FOLD="GRAPH ...": edge BC with and without the trees
+    # folded, vertex BC beside it (bench/edge_folding.py)
+    timeout ${EDGE_FOLD_TIMEOUT:-240} python3 bench/edge_folding.py --out "$OUT" $EDGE_FOLD \
+        2>&1 | tee "$OUT/edge_folding.log" | tail -n 8
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] edge_folding done"
 fi
 if [ -n "${BLOCKS:-}" ]; then  # BLOCKS="GRAPH ...": weighted distances a source per block in
     # shared memory against rounds over the batch (bench/weighted_distances.py)
