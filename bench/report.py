@@ -161,19 +161,18 @@ def _latest_section(records, kind, title, note, header, row, where=None) -> list
 
 
 def _latest_rows_section(records, kind, title, note, header, row) -> list[str]:
-    """As :func:`_latest_section`, with each graph's row from the latest record of the same
-    device that has it (a record of a few graphs does not hide the others); a last column
-    names the file."""
+    """As :func:`_latest_section`, with each graph's row from the latest record that has it,
+    per device (a record of a few graphs does not hide the others, nor one device's record
+    another's); a last column names the file."""
     chosen = [r for r in records if r.get("benchmark") == kind]
     if not chosen:
         return []
-    device = _device(chosen[-1])
     latest = {}
     for r in chosen:
-        if _device(r) == device:
-            for g in r["rows"]:
-                latest[g["graph"]] = (r, g)
-    rows = [row(_device(r), g) + [r["_file"]] for r, g in latest.values()]
+        for g in r["rows"]:
+            latest[(_device(r), g["graph"])] = (r, g)
+    rows = [row(device, g) + [r["_file"]]
+            for (device, _), (r, g) in sorted(latest.items(), key=lambda item: item[0])]
     return [f"### {title}", "", note, "", _table(header + ["record"], rows), ""]
 
 
@@ -207,6 +206,14 @@ def _host(record: dict) -> str:
     """The CPU a record ran on, with its cores (the GPU host's too)."""
     env = record.get("environment") or {}
     return f"{env.get('cpu', 'CPU')} ({env.get('cpu_count', '?')} cores)"
+
+
+def _edge_folding_row(device, g) -> list:
+    return [device, g["graph"], g["engine"], f"{g['n']:,}", f"{g['vertex_seconds']:.3f}",
+            f"{g['edge_folded_seconds']:.3f}", f"{g['edge_unfolded_seconds']:.3f}",
+            f"{g['edge_folded']:,}", f"{g['edge_over_vertex']:.2f}",
+            f"{g['edge_unfolded_over_vertex']:.2f}",
+            f"{g['max_rel_diff_folded_vs_unfolded']:.1e}"]
 
 
 def _cpu_weighted_row(host, g) -> list:
@@ -373,6 +380,14 @@ def results_markdown(results: Path = RESULTS) -> str:
          "rounds", "exact est. s", "NetworKit est. s", "NetworKit threads",
          "NetworKit / turbobc", "whole graph unweighted s", "whole graph weighted s",
          "whole graph ratio", "NetworKit / whole graph"], _weighted_row)
+    parts += _latest_rows_section(
+        records, "edge_folding", "Exact edge BC with the trees folded",
+        "Whole graphs, end to end, best of the record's repeats: vertex BC (trees, and on the "
+        "GPU chains, folded), edge BC with the trees folded and without "
+        "(`Tuning.fold_trees=False`) on the same engine (bench/edge_folding.py).",
+        ["device", "graph", "engine", "n", "vertex s", "edge s", "edge unfolded s",
+         "folded", "edge / vertex", "unfolded edge / vertex", "max rel diff"],
+        _edge_folding_row)
     parts += _latest_section(
         records, "cpu_weighted", "Weighted and edge BC on the CPU engine against NetworKit",
         "ego-Facebook, lengths 1..100, the same cores; NetworKit seconds / turbobc seconds "
