@@ -26,8 +26,8 @@ import turbobc
 from graph_cases import GRAPH_CASES, with_lengths
 from oracles import as_array, networkx_bc
 from test_edge_bc import _check as _edge_check
-from test_weighted import (EXACT, KINDS, _diamond_chain_beside_path, _exact_raw, _generated,
-                           _grid_with_lengths, _lengths_matrix, _with_trees)
+from test_weighted import (EXACT, GENERATED, KINDS, _diamond_chain_beside_path, _exact_raw,
+                           _generated, _grid_with_lengths, _lengths_matrix, _with_trees)
 from turbobc._api import run_bc
 from turbobc._graph import Graph
 from turbobc._run import engine_named, run_schedule
@@ -327,9 +327,10 @@ def test_edge_bc_equals_networkx(name, kind, path):
 @gpu
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
 def test_generated_graphs(directed, path):
-    """400 random graphs (1..12 vertices, lengths 1..3, 1..100 and floats) swept as their
-    disjoint union, each graph's share checked against networkx, vertex and edge sums."""
-    seeds = [s for s in range(800) if s % 2 == int(directed)]
+    """The CPU test's 2,400 random graphs of each kind (1..12 vertices, lengths 1..3, 1..100
+    and floats) swept as their disjoint union, each graph's share checked against networkx,
+    vertex and edge sums."""
+    seeds = [s for s in range(2 * GENERATED) if s % 2 == int(directed)]
     graphs = [_generated(s) for s in seeds]
     union = nx.disjoint_union_all(graphs)
     got = turbobc.bc(union, weight="weight", normalized=False, endpoints=True, **GPU)
