@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import turbobc
-from oracles import networkx_bc
+from oracles import assert_edge_values, networkx_bc
 
 # engine_config only selects an engine; it holds no state hypothesis could leak between examples
 SETTINGS = settings(max_examples=120, deadline=None,
@@ -68,3 +69,20 @@ def test_sources_split_adds_up(engine_config, G, data):
     parts = sum((turbobc.bc(A, sources=sorted(side), **kwargs) for side in (chosen, rest)
                  if side), np.zeros(n))
     np.testing.assert_allclose(parts, total, rtol=1e-12, atol=1e-12)
+
+
+@SETTINGS
+@given(G=graphs(), normalized=st.booleans(), weighted=st.booleans(), data=st.data())
+@pytest.mark.parametrize("engine", [pytest.param("graphblas", id="graphblas"),
+                                    pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)])
+def test_random_graphs_edge_bc_match_networkx(engine, G, normalized, weighted, data):
+    """Edge BC, the trees of undirected graphs folded (most of these small sparse graphs have
+    some), unweighted or with integer lengths 1..4."""
+    if weighted:
+        for u, v in G.edges:
+            G[u][v]["weight"] = data.draw(st.integers(1, 4))
+    weight = "weight" if weighted else None
+    E = turbobc.edge_bc(G, normalized=normalized, weight=weight, engine=engine)
+    assert_edge_values(E, G, nx.edge_betweenness_centrality(G, normalized=normalized,
+                                                            weight=weight),
+                       rtol=1e-11, atol=1e-13)
