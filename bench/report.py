@@ -162,17 +162,17 @@ def _latest_section(records, kind, title, note, header, row, where=None) -> list
 
 def _latest_rows_section(records, kind, title, note, header, row) -> list[str]:
     """As :func:`_latest_section`, with each graph's row from the latest record that has it,
-    per device (a record of a few graphs does not hide the others, nor one device's record
-    another's); a last column names the file."""
+    per device and engine (a record of a few graphs does not hide the others, nor one
+    device's or engine's record another's), in the order first recorded; a last column names
+    the file."""
     chosen = [r for r in records if r.get("benchmark") == kind]
     if not chosen:
         return []
     latest = {}
     for r in chosen:
         for g in r["rows"]:
-            latest[(_device(r), g["graph"])] = (r, g)
-    rows = [row(device, g) + [r["_file"]]
-            for (device, _), (r, g) in sorted(latest.items(), key=lambda item: item[0])]
+            latest[(_device(r), g["graph"], g.get("engine"))] = (r, g)
+    rows = [row(device, g) + [r["_file"]] for (device, _, _), (r, g) in latest.items()]
     return [f"### {title}", "", note, "", _table(header + ["record"], rows), ""]
 
 
@@ -386,7 +386,7 @@ def results_markdown(results: Path = RESULTS) -> str:
         "GPU chains, folded), edge BC with the trees folded and without "
         "(`Tuning.fold_trees=False`) on the same engine (bench/edge_folding.py).",
         ["device", "graph", "engine", "n", "vertex s", "edge s", "edge unfolded s",
-         "folded", "edge / vertex", "unfolded edge / vertex", "max rel diff"],
+         "folded", "edge / vertex", "unfolded edge / vertex", "max diff / largest"],
         _edge_folding_row)
     parts += _latest_section(
         records, "cpu_weighted", "Weighted and edge BC on the CPU engine against NetworKit",

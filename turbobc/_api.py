@@ -601,17 +601,16 @@ def _tree_folding(call) -> FoldedTrees | None:
     ``Tuning.fold_min_share`` of them, or a weighted graph whose sums of lengths are not
     exact (``Graph.length_scale``)."""
     knobs = current_tuning()
-    if not knobs.fold_trees:
+    if not knobs.fold_trees or call.graph.directed:
+        return None
+    # a weighted graph only when every path sum is exact (Graph.length_scale): the
+    # reductions move sources along paths, networkx sums lengths from the source
+    if call.graph.weighted and call.graph.length_scale is None:
         return None
     # too little to fold is not worth what the weighted sweeps cost: then only the
     # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
-    folded = fold_trees(call.graph,
-                        min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
-    # a weighted graph only when every path sum is exact (Graph.length_scale): the
-    # reductions move sources along paths, networkx sums lengths from the source
-    if folded is not None and call.graph.weighted and call.graph.length_scale is None:
-        return None
-    return folded
+    return fold_trees(call.graph,
+                      min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
 
 
 def _raw_edge_sums(call) -> tuple[np.ndarray, dict]:

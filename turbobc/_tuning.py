@@ -73,9 +73,11 @@ class Tuning:
         ego-Facebook 0.72 / 0.65, wiki-Vote 1.30 / 1.11
         (bench/results/cpu_threads-20261125T075733Z.json, NetworKit beside them).
     fold_trees : bool
-        Before exact BC of an undirected graph (every vertex a source), fold the trees hanging
-        off it into the vertices they hang from and sweep the smaller core with source and
-        target weights (:mod:`turbobc._reduce`; exact). False sweeps the graph as it is.
+        Before exact BC of an undirected graph (every vertex a source), vertex or edge BC,
+        fold the trees hanging off it into the vertices they hang from and sweep the smaller
+        core with source and target weights (:mod:`turbobc._reduce`; exact). A weighted graph
+        folds only when every sum of its lengths is exact (``Graph.length_scale``: integer
+        lengths, halves, ...). False sweeps the graph as it is.
     fold_min_share : float
         ...when at least this share of the vertices folds away: the core's weighted sweeps
         cost a little more per source, the work saved grows with the share folded. CPU

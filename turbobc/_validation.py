@@ -356,7 +356,7 @@ def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: b
         pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),
                                shape=matrix.shape)
         return Graph(pattern=pattern, directed=False,
-                     lengths=np.ascontiguousarray(matrix.data, dtype=np.float64))
+                     lengths=np.array(matrix.data, dtype=np.float64))  # a copy: A may change
     graph = _pattern_graph(matrix, directed, on_device=on_device)
     lengths = np.ascontiguousarray(matrix.data[keep], dtype=np.float64)
     if not graph.directed:

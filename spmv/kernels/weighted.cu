@@ -560,8 +560,8 @@ __global__ void bcw_backward(const I* __restrict__ ptr, const I* __restrict__ id
 // distances (row b of dist_all): the in-degrees, the forward hop layers in Kahn's order (a vertex
 // is appended to the order when its last DAG parent is done) and the backward layers, deepest
 // first, each behind a block barrier: no launch, host wait or pass over the batch per layer. A
-// warp works a vertex of a layer, a lane per out-edge, and appends the children it readies with
-// one atomic. The DAG test (exact float64 equality), the
+// warp works a vertex of a layer, a lane per out-edge, and appends the children a pass of 32
+// edges readies with one atomic. The DAG test (exact float64 equality), the
 // counts, the accumulate step δ(v) = Σ_{DAG children w} σ(v)/σ(w) · (τ(w) + δ(w)) (τ per vertex, or
 // per slot with tau_per_slot), ω and the edge sums are those of bcw_indegree, bcw_forward and
 // bcw_backward. δ is kept in row b of delta_all itself (in L2; a barrier makes each layer's
@@ -635,7 +635,8 @@ __global__ void bcw_block_sweep(const I* __restrict__ ptr, const I* __restrict__
                         ready = atomicSub(state + w, 1) == 1;
                     }
                 }
-                // the warp's ready children appended with one atomic on the shared count
+                // the children this pass of 32 edges readied, appended with one atomic on the
+                // shared count
                 const unsigned appending = __ballot_sync(0xffffffffu, ready);
                 if (appending) {
                     const int leader = __ffs(appending) - 1;
