@@ -41,8 +41,9 @@ DEFAULT_GRAPHS = ["road-luxembourg-osm.mtx.gz", "road-minnesota.mtx", "power.mtx
 CPU_MAX_N = 20_000  # the CPU engine and NetworKit run on graphs up to this size
 
 
-def _timed(A, engine: str, repeats: int, **knobs):
-    """Best of ``repeats`` runs of exact BC (after one untimed run) and that run's result."""
+def _timed(A, engine: str, repeats: int, run=run_bc, **knobs):
+    """Best of ``repeats`` runs of ``run(A, engine=engine)`` (exact BC by default) under the
+    tuning ``knobs``, after one untimed run, and that run's result."""
     def once():
         if engine == "gpu":
             import cupy
@@ -50,7 +51,7 @@ def _timed(A, engine: str, repeats: int, **knobs):
             cupy.cuda.Device().synchronize()
         began = time.perf_counter()
         with tuning(**knobs):
-            result = run_bc(A, engine=engine)
+            result = run(A, engine=engine)
         return time.perf_counter() - began, result
 
     once()

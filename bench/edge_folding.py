@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,37 +27,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import graphs  # noqa: E402
+from chain_folding import _timed  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
 from turbobc._api import run_bc, run_edge_bc  # noqa: E402
 from turbobc._engines import gpu_status  # noqa: E402
-from turbobc._tuning import tuning  # noqa: E402
 
 DEFAULT_GRAPHS = ["road-luxembourg-osm.mtx.gz", "power.mtx", "ca-GrQc.txt.gz", "ego-Facebook"]
 CPU_MAX_N = 20_000  # the CPU engine runs graphs up to this size
 
 
-def _timed(run, A, engine: str, repeats: int, **knobs):
-    """Best of ``repeats`` runs of ``run(A, engine=engine)`` (after one untimed run) and that
-    run's result."""
-    def once():
-        if engine == "gpu":
-            import cupy
-
-            cupy.cuda.Device().synchronize()
-        began = time.perf_counter()
-        with tuning(**knobs):
-            result = run(A, engine=engine)
-        return time.perf_counter() - began, result
-
-    once()
-    return min((once() for _ in range(repeats)), key=lambda item: item[0])
-
-
 def bench(name: str, A, engine: str, repeats: int) -> dict:
-    vertex_s, vertex = _timed(run_bc, A, engine, repeats)
-    folded_s, folded = _timed(run_edge_bc, A, engine, repeats)
-    plain_s, plain = _timed(run_edge_bc, A, engine, repeats, fold_trees=False)
+    vertex_s, vertex = _timed(A, engine, repeats, run=run_bc)
+    folded_s, folded = _timed(A, engine, repeats, run=run_edge_bc)
+    plain_s, plain = _timed(A, engine, repeats, run=run_edge_bc, fold_trees=False)
     a, b = folded.values, plain.values  # the same pattern: compare the stored values
     assert (a.indptr == b.indptr).all() and (a.indices == b.indices).all()
     gap = np.abs(a.data - b.data)

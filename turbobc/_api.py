@@ -565,9 +565,7 @@ def _raw_sums(call) -> tuple[np.ndarray, dict]:
         if call.endpoints:
             raw = raw + endpoint_terms(component_sizes(call.graph))
         return raw, facts
-    facts = dict(facts, folded=folded.folded, core_vertices=core.n,
-                 fold_seconds=folded.seconds)
-    return folded.expand(core_raw, endpoints=call.endpoints), facts
+    return folded.expand(core_raw, endpoints=call.endpoints), _folded_facts(facts, folded)
 
 
 @contextlib.contextmanager
@@ -587,6 +585,12 @@ def _folded_progress(call, core):
                               f"this graph of n={call.graph.n})") from None
         if call.graph.n > core.n:
             bar.update(call.graph.n - core.n)
+
+
+def _folded_facts(facts: dict, folded: FoldedTrees) -> dict:
+    """The facts of a run over the core, with what the folding of its trees did."""
+    return dict(facts, folded=folded.folded, core_vertices=folded.core.n,
+                fold_seconds=folded.seconds)
 
 
 def _every_source(call) -> bool:
@@ -628,9 +632,7 @@ def _raw_edge_sums(call) -> tuple[np.ndarray, dict]:
     with _folded_progress(call, core) as bar:
         total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
                                      client=call.client)
-    facts = dict(facts, folded=folded.folded, core_vertices=core.n,
-                 fold_seconds=folded.seconds)
-    return folded.expand_edges(total.edge, call.graph.pattern), facts
+    return folded.expand_edges(total.edge, call.graph.pattern), _folded_facts(facts, folded)
 
 
 def _chain_folding(call, problem):

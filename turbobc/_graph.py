@@ -94,6 +94,16 @@ class Graph:
         return np.bincount(self.pattern.indices, minlength=self.n).astype(np.int64)
 
 
+def entry_positions(pattern: sp.csr_array, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Where the entries (rows[k], cols[k]) of a canonical CSR pattern (sorted, no duplicates)
+    are stored: their positions in ``pattern.indices``. Every entry asked for must be stored."""
+    n = pattern.shape[0]
+    keys = (np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr)) * n
+            + pattern.indices.astype(np.int64))          # increasing: the pattern is canonical
+    return np.searchsorted(keys, np.asarray(rows, dtype=np.int64) * n
+                           + np.asarray(cols, dtype=np.int64))
+
+
 def reverse_edge_positions(pattern: sp.csr_array) -> np.ndarray:
     """For a symmetric CSR pattern: position k of edge i -> j maps to the position of j -> i."""
     positions = sp.csr_array((np.arange(pattern.nnz, dtype=np.int64), pattern.indices,

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from turbobc._graph import Graph
+from turbobc._graph import Graph, entry_positions
 
 __all__ = ["FoldedTrees", "fold_trees", "component_sizes", "endpoint_terms"]
 
@@ -106,19 +106,15 @@ class FoldedTrees:
         c (N − c), the pairs from one side to the other, so that the edge, crossed both
         ways, totals the 2 c (N − c) ordered pairs its bridge separates.
         """
-        n = pattern.shape[0]
-        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
-        cols = pattern.indices.astype(np.int64)
-        alive = np.zeros(n, dtype=bool)
+        alive = np.zeros(pattern.shape[0], dtype=bool)
         alive[self.kept] = True
         edge = np.zeros(pattern.nnz, dtype=np.float64)
         # the core is the pattern's kept rows and columns, in the same (row, column) order
-        edge[alive[rows] & alive[cols]] = core_edge
-        keys = rows * n + cols                       # increasing: the pattern is canonical
+        edge[np.repeat(alive, np.diff(pattern.indptr)) & alive[pattern.indices]] = core_edge
         c = self.hanging
         crossing = (c * (self.component_size[self.hung] - c)).astype(np.float64)
-        edge[np.searchsorted(keys, self.hung * n + self.parent)] = crossing
-        edge[np.searchsorted(keys, self.parent * n + self.hung)] = crossing
+        edge[entry_positions(pattern, self.hung, self.parent)] = crossing
+        edge[entry_positions(pattern, self.parent, self.hung)] = crossing
         return edge
 
 

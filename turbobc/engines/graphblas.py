@@ -62,7 +62,7 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 
 from spmv._ctl import OVERFLOW_EXP
 
-from turbobc._graph import Graph
+from turbobc._graph import Graph, entry_positions
 from turbobc._chains import SlotCounts
 from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
                                       slot_weights_reason)
@@ -1060,12 +1060,9 @@ def _row_scaling(factors: np.ndarray) -> Matrix:
 def _aligned_with_pattern(E: Matrix, pattern) -> np.ndarray:
     """The values of E (pattern within ``pattern``'s) as an array aligned with
     ``pattern.indices`` (zero where E has no entry)."""
-    n = pattern.shape[0]
     rows, cols, vals = E.to_coo()
-    keys = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr)) * n \
-        + pattern.indices.astype(np.int64)
     out = np.zeros(pattern.nnz, dtype=np.float64)
-    out[np.searchsorted(keys, rows.astype(np.int64) * n + cols)] = vals
+    out[entry_positions(pattern, rows, cols)] = vals
     return out
 
 
