@@ -19,7 +19,7 @@ from ._module import c_index_type, get_kernel
 from ._views import SINGLE_GRAPH, SINGLE_RUN, SINGLE_WORK, record
 
 __all__ = ["BLOCK", "sweep_sccsc", "sweep_sccooc", "sweep_vecsc", "out_degree", "column_length",
-           "degree_product_sum", "expand_columns", "SWEEPS"]
+           "degree_product_sum", "expand_columns", "missing_reverse", "SWEEPS"]
 
 BLOCK = 512
 """Threads per block of every sweep kernel (matches ``__launch_bounds__`` in the .cu files)."""
@@ -153,3 +153,18 @@ def degree_product_sum(colptr, rowidx, n, deg, out):
 def expand_columns(colptr, n, col):
     """col[k] = j for every entry k of column j (COOC column array from CSC pointers)."""
     _stats_launch("expand_columns", colptr.dtype, n, (colptr, colptr.dtype.type(n), col))
+
+
+def missing_reverse(indptr, indices, n, nnz):
+    """(count, first) of a canonical CSR pattern's stored edges whose reverse is not stored:
+    how many, and the least entry position of one (-1 when none). One thread per stored edge,
+    two binary searches each; ``indptr`` and ``indices`` share one index dtype."""
+    import cupy
+
+    missing = cupy.zeros(1, dtype=cupy.uint64)
+    first = cupy.full(1, np.iinfo(np.uint64).max, dtype=cupy.uint64)
+    if nnz:
+        _stats_launch("missing_reverse", indptr.dtype, nnz,
+                      (indptr, indices, indptr.dtype.type(n), np.int64(nnz), missing, first))
+    count, position = int(missing.get()[0]), int(first.get()[0])
+    return count, (position if count else -1)

@@ -31,7 +31,8 @@ SOURCES = {
     "sccsc.cu": ("bc_sccsc",),
     "sccooc.cu": ("bc_sccooc",),
     "vecsc.cu": ("bc_vecsc",),
-    "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns"),
+    "stats.cu": ("out_degree", "column_length", "degree_product_sum", "expand_columns",
+                 "missing_reverse"),
     "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
                         for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
     "weighted.cu": ("bcw_relax", "bcw_block_distances", "bcw_count_marks", "bcw_list_marks",

@@ -218,31 +218,6 @@ def test_directed_false_on_symmetric_pattern_is_fine():
                                   [0.0, 1.0, 0.0])
 
 
-def _symmetry_cases():
-    rng = np.random.default_rng(7)
-    R = sp.random_array((60, 60), density=0.08, random_state=rng, format="csr")
-    cycle = sp.csr_array((np.ones(5), (np.arange(5), (np.arange(5) + 1) % 5)), shape=(5, 5))
-    return {
-        "undirected random": sp.csr_array(R + R.T),
-        "directed random": R,
-        "directed cycle (equal degrees)": cycle,  # passes the degree test, not the transpose
-        "path": PATH,
-        "one arc": ARC,
-        "no edges": sp.csr_array((4, 4)),
-    }
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", list(_symmetry_cases()))
-def test_symmetry_on_device_agrees_with_host(name):
-    A = _symmetry_cases()[name]
-    host = validation._pattern_graph(sp.csr_array(A), None)
-    device = validation._pattern_graph(sp.csr_array(A), None, on_device=True)
-    assert validation._is_symmetric_on_device(host.pattern) == (not host.directed)
-    assert device.directed == host.directed
-    np.testing.assert_array_equal(device.pattern.indices, host.pattern.indices)
-
-
 @pytest.mark.gpu
 def test_undirected_request_on_asymmetric_pattern_raises_on_the_gpu_engine():
     _raises(ValueError, "directed=False but the pattern of A is not symmetric (1 edges lack "

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from spmv import check_kernel
 
 from turbobc._engines import ENGINES, gpu_status
-from turbobc._graph import INT32_LIMIT, Graph, reverse_edge_positions
+from turbobc._graph import Graph, index_dtype_for, reverse_edge_positions
 from turbobc._memory import parse_memory_limit
 from turbobc._run import resolve_engine
 from turbobc.engines.protocol import Problem
@@ -425,16 +425,18 @@ def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: boo
     """The Graph of a canonical pattern, directed as asked or as its symmetry says."""
     if directed:
         return Graph(pattern=pattern, directed=True)  # symmetric or not: nothing to test
-    symmetric = _is_symmetric_on_device(pattern) if on_device else None
-    if symmetric is None:
-        symmetric = _is_symmetric(pattern.indptr, pattern.indices, True)
+    missing = _missing_reverse_on_device(pattern) if on_device else None
+    if missing is None:  # on the host; the edges that lack their reverse counted only to report
+        missing = 0 if _is_symmetric(pattern.indptr, pattern.indices, True) else None
+    if missing == 0:
+        return Graph(pattern=pattern, directed=False)
     if directed is None:
-        directed = not symmetric
-    elif not directed and not symmetric:
-        raise ValueError("directed=False but the pattern of A is not symmetric "
-                         f"({_count_asymmetric(pattern)} edges lack their reverse); pass "
-                         "directed=True, or symmetrize first: A = A + A.T")
-    return Graph(pattern=pattern, directed=bool(directed))
+        return Graph(pattern=pattern, directed=True)
+    if missing is None:
+        missing = _count_asymmetric(pattern)
+    raise ValueError("directed=False but the pattern of A is not symmetric "
+                     f"({missing} edges lack their reverse); pass directed=True, or symmetrize "
+                     "first: A = A + A.T")
 
 
 def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
@@ -444,49 +446,66 @@ def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
     from graphblas import Matrix
 
     n = indptr.size - 1
-    if not _degrees_match(np, indptr, indices, n):
+    if not _degrees_match(indptr, indices, n):
         return False
     M = Matrix.from_csr(indptr, indices, values, nrows=n, ncols=n)
     return M.isequal(M.T)
 
 
-def _degrees_match(xp, indptr, indices, n: int) -> bool:
-    """Whether every vertex has as many stored in-edges as out-edges (NumPy or CuPy arrays):
-    a symmetric pattern must."""
-    return bool((xp.diff(indptr) == xp.bincount(indices, minlength=n)).all())
+def _degrees_match(indptr, indices, n: int) -> bool:
+    """Whether every vertex has as many stored in-edges as out-edges: a symmetric pattern
+    must."""
+    return bool((np.diff(indptr) == np.bincount(indices, minlength=n)).all())
 
 
-def _is_symmetric_on_device(pattern: sp.csr_array) -> bool | None:
-    """:func:`_is_symmetric` on the GPU: degrees, then cuSPARSE's transpose and compare.
+def _missing_reverse_on_device(pattern: sp.csr_array) -> int | None:
+    """How many stored edges i -> j of a canonical pattern lack their reverse j -> i, counted on
+    the GPU (``spmv``'s ``missing_reverse`` kernel: a binary search of row j for every stored
+    edge; no transpose, no memory beyond the pattern), or None to test on the host instead.
 
-    None when it cannot run there (2^31 or more vertices or stored edges, not enough device
-    memory, or a CUDA or cuSPARSE error): the caller then tests on the host.
+    The device's answer decides the direction of the graph only once the host agrees with it
+    (:func:`_has_reverse`): a count above zero comes with a witness edge, whose reverse the host
+    looks up; a count of zero is checked on a fixed sample of edges. None when the host
+    contradicts it, or when it cannot run there (not enough device memory, a CUDA error).
+
+    It replaced a test through cuSPARSE's transpose (``cusparseCsr2cscEx2`` behind cupyx's
+    ``M.T.tocsr()``), which on an H200 with cuSPARSE 12.6.3 (CUDA 13.0) wrote one row index one
+    past the last (33 for 32) for some 33-vertex patterns, and marked the result sorted: those
+    valid undirected graphs were judged asymmetric, and silently taken as directed.
     """
     import cupy
 
-    try:  # cupyx's sparse module loads the cuSPARSE library
-        from cupy_backends.cuda.libs.cusparse import CuSparseError
-        from cupyx.scipy import sparse as device_sparse
-    except ImportError:
-        return None
+    from spmv._launch import missing_reverse
+
     n, nnz = pattern.shape[0], pattern.nnz
     if nnz == 0:
-        return True
-    if max(n, nnz) >= INT32_LIMIT:
-        return None  # cuSPARSE's transpose takes 32-bit indices
+        return 0
+    dtype = index_dtype_for(n, nnz)
     try:
-        indptr = cupy.asarray(pattern.indptr.astype(np.int32, copy=False))
-        indices = cupy.asarray(pattern.indices.astype(np.int32, copy=False))
-        if not _degrees_match(cupy, indptr, indices, n):
-            return False
-        ones = cupy.ones(nnz, dtype=np.float32)
-        M = device_sparse.csr_matrix((ones, indices, indptr), shape=(n, n))
-        transposed = M.T.tocsr()
-        transposed.sort_indices()  # cuSPARSE does not promise sorted rows
-        return bool(cupy.array_equal(transposed.indices, indices))
-    except (cupy.cuda.memory.OutOfMemoryError, cupy.cuda.runtime.CUDARuntimeError,
-            CuSparseError, NotImplementedError):
+        missing, witness = missing_reverse(cupy.asarray(pattern.indptr.astype(dtype, copy=False)),
+                                           cupy.asarray(pattern.indices.astype(dtype, copy=False)),
+                                           n, nnz)
+    except (cupy.cuda.memory.OutOfMemoryError, cupy.cuda.runtime.CUDARuntimeError):
         return None
+    if missing:
+        agrees = not _has_reverse(pattern, np.array([witness]))[0]
+    else:
+        sample = np.random.default_rng(0).integers(0, nnz, size=min(nnz, 1024))
+        agrees = bool(_has_reverse(pattern, sample).all())
+    return missing if agrees else None
+
+
+def _has_reverse(pattern: sp.csr_array, positions: np.ndarray) -> np.ndarray:
+    """For each stored entry position k of a canonical pattern (the edge i -> j), whether j -> i
+    is stored too: a binary search of row j on the host."""
+    indptr, indices = pattern.indptr, pattern.indices
+    rows = np.searchsorted(indptr, positions, side="right") - 1
+    found = np.empty(positions.size, dtype=bool)
+    for t, (i, j) in enumerate(zip(rows, indices[positions])):
+        row = indices[indptr[j]:indptr[j + 1]]
+        at = np.searchsorted(row, i)
+        found[t] = at < row.size and row[at] == i
+    return found
 
 
 def _count_asymmetric(pattern: sp.csr_array) -> int:

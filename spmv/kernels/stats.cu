@@ -53,3 +53,37 @@ __global__ void expand_columns(const I* __restrict__ colptr, I n, I* col) {
         }
     }
 }
+
+// Symmetry of a canonical pattern (each row's indices sorted, no duplicates): for every stored
+// edge i -> j, whether j -> i is stored too, by a binary search of row j (no transpose, no
+// extra memory). missing counts the edges that lack their reverse; first keeps the least such
+// entry position, a witness the host checks before it believes the answer.
+template <typename I>
+__global__ void missing_reverse(const I* __restrict__ indptr, const I* __restrict__ indices,
+                                I n, long long nnz, unsigned long long* missing,
+                                unsigned long long* first) {
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < nnz;
+         e += (long long)gridDim.x * blockDim.x) {
+        // i = the row holding entry e: the last i with indptr[i] <= e (empty rows skipped,
+        // since indptr[n] = nnz > e keeps hi a valid bound)
+        I lo = 0, hi = n;
+        while (hi - lo > 1) {
+            const I mid = lo + (hi - lo) / 2;
+            if ((long long)__ldg(indptr + mid) <= e) lo = mid; else hi = mid;
+        }
+        const I i = lo;
+        const I j = __ldg(indices + e);
+        // the first position in row j whose column is not below i
+        I a = __ldg(indptr + j);
+        const I end = __ldg(indptr + j + 1);
+        I b = end;
+        while (a < b) {
+            const I mid = a + (b - a) / 2;
+            if (__ldg(indices + mid) < i) a = mid + 1; else b = mid;
+        }
+        if (a == end || __ldg(indices + a) != i) {
+            atomicAdd(missing, 1ull);
+            atomicMin(first, (unsigned long long)e);
+        }
+    }
+}
