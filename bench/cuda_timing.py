@@ -7,7 +7,7 @@ import statistics
 
 
 def time_each_source(run, graph, num_sources: int, repeats: int) -> tuple[list[float], int]:
-    """Milliseconds per source of a prepared ``turbobc.engines.gpu.single._DeviceSweep``.
+    """Milliseconds per source of a prepared ``turbobc.engines.gpu.single.DeviceSweep``.
 
     Each source is launched once to warm up (compiling the kernel on first use), then
     ``repeats`` times between two CUDA events; the median of those is its time.

@@ -8,7 +8,7 @@ For each graph (undirected), as the exact GPU run sees it:
 - **lane occupancy**: the batched kernels work a (vertex, 32 sources) unit with one warp, so
   a level step on unit (v, c) does useful work in the lanes whose source is at distance d
   from v only. For ``--units`` units of 32 consecutive sources in the engine's own sweep
-  order (turbobc.engines.gpu.batched.locality_order on the core), the mean number of lanes
+  order (turbobc.engines.gpu.lanes_order.locality_order on the core), the mean number of lanes
   per (unit, level) the unit takes part in: 32 · n / Σ_v |{distinct distances to v}|. A warp
   does 32 lanes' worth of instructions per visit, so occupancy / 32 is the share of useful
   lanes.
@@ -59,7 +59,7 @@ def profile(name: str, units: int) -> dict:
 
     from turbobc._graph import Graph
     from turbobc._reduce import fold_trees
-    from turbobc.engines.gpu.batched import locality_order
+    from turbobc.engines.gpu.lanes_order import locality_order
 
     A = sp.csr_array(cached_graph(name), dtype=np.float64)
     A = sp.csr_array(A + A.T)  # the undirected pattern, as validation makes it

@@ -35,8 +35,9 @@ seconds · n / K, NetworKit's per-source cost from ``EstimateBetweenness`` (``ne
 ``--networkit-samples``), calibrated by its exact run on graphs below 5,000 vertices.
 
 The two GPU families for unweighted BC (issue 12: a work-efficient traversal for deep graphs):
-``--families GRAPH:K ...`` times the batched kernels (``Tuning.gpu_family="lanes"``) and the
-queue family (``"queue"``, the weighted layer kernels with every length 1) on the same K
+``--families GRAPH:K ...`` times the lanes family (``Tuning.gpu_family="lanes"``) and the
+layers family on hops (``"layers"``, the layer kernels with every length 1; ``queue_*`` in the
+record) on the same K
 sources, then exact BC with each when its estimate is within ``--max-seconds`` (record
 ``gpu_families``).
 
@@ -181,7 +182,7 @@ def bench_graph(name: str, kernel: str, bandwidth: float, max_seconds: float,
     free0 = cupy.cuda.runtime.memGetInfo()[0]
     # warm-up: compile, and a probe of one batch of random sources to predict the exact time
     run_once(A, kernel, sources=list(range(min(n, 64))))
-    from turbobc.engines.gpu.batched import locality_order
+    from turbobc.engines.gpu.lanes_order import locality_order
     from turbobc._graph import Graph
 
     # the probe: the first sources of the order the exact run sweeps them in
@@ -432,7 +433,7 @@ def bench_families(name: str, num_sources: int, max_seconds: float = 40.0) -> di
     import turbobc
     from turbobc._api import run_bc
     from turbobc._graph import Graph
-    from turbobc.engines.gpu.batched import locality_order
+    from turbobc.engines.gpu.lanes_order import locality_order
 
     A = cached_graph(name)
     n = A.shape[0]
@@ -442,8 +443,10 @@ def bench_families(name: str, num_sources: int, max_seconds: float = 40.0) -> di
     row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(A.nnz), "sources": int(k),
            "order": order, "depth_estimate": depth}
     values = {}
-    for family in ("lanes", "queue"):
-        with turbobc.tuning(gpu_family=family, order_min_share=0.0):
+    # the record's "queue_*" fields (so named since the first records) are the layers family
+    # on hops, Tuning.gpu_family="layers"
+    for family, knob in (("lanes", "lanes"), ("queue", "layers")):
+        with turbobc.tuning(gpu_family=knob, order_min_share=0.0):
             run_bc(A, engine="gpu", sources=probe[:64])  # compile, warm up
             cupy.cuda.Device().synchronize()
             t0 = time.perf_counter()
@@ -510,7 +513,7 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
     import cupy
 
     import turbobc
-    from turbobc.engines.gpu import batched as _gpu_batched
+    from turbobc.engines.gpu import lanes_order
     from turbobc._graph import Graph
 
     A = cached_graph(name)
@@ -526,7 +529,7 @@ def bench_variants(name: str, variants: list[str], num_sources: int, label: str 
         with turbobc.tuning(**knobs):
             kernel = spec.get("kernel", "auto")
             t0 = time.perf_counter()
-            rank, _, _ = _gpu_batched.locality_order(graph)
+            rank, _, _ = lanes_order.locality_order(graph)
             order_s = time.perf_counter() - t0
             sources = np.sort(np.argsort(rank)[:k]).tolist()
             run_once(A, kernel, sources=sources[:64])  # compile, warm

@@ -1,7 +1,7 @@
 """Host time of one single-source launch, by part (issue 18: single-source rows of small graphs
 got slower by a constant per source after the entry points took structs).
 
-For each graph and kernel: the wall time of ``_DeviceSweep.launch`` on the host (no
+For each graph and kernel: the wall time of ``DeviceSweep.launch`` on the host (no
 synchronization: what the host spends before the kernel is queued), and of its parts: the
 kernel lookup (``get_kernel``), the occupancy query (``resident_blocks``) and building the three
 view records (``spmv._views.record``); then the CUDA-event time of a launch, as
@@ -47,7 +47,8 @@ def measure(name: str, kernel: str) -> dict:
     A = graphs.graph(name)
     graph = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=False,
                      directed=None, engine="gpu", kernel=kernel, progress=False).graph
-    run = single._DeviceSweep(graph, np.arange(4), kernel, np.int32)
+    run = getattr(single, "DeviceSweep", None) or single._DeviceSweep  # (an older tree)
+    run = run(graph, np.arange(4), kernel, np.int32)
     launch = lambda: run.launch(graph, 0, 1, False)  # noqa: E731
     out = {"graph": name, "kernel": run.kernel, "launch_host_us": _host_us(launch, 200)}
     try:

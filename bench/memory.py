@@ -3,14 +3,14 @@
 For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.py) from about
 1 million to more than 1 billion stored edges:
 
-- single source: the engine's device arrays (``turbobc.engines.gpu.single._DeviceSweep``, kernel auto)
+- single source: the engine's device arrays (``turbobc.engines.gpu.single.DeviceSweep``, kernel auto)
   for a few sources, each timed with CUDA events after a warm-up launch (median of
   ``repeats``); peak CuPy pool bytes and the drop of ``cudaMemGetInfo``'s free bytes against
   the model 4m + 48n bytes (int32 indices) and the engine's itemized model
-  (``turbobc.engines.gpu.single.memory_model``);
+  (``turbobc.engines.gpu.memory.single_bytes``);
 - batched: one batch of the size the engine chooses from free memory
-  (``turbobc.engines.gpu.batched.choose_batch``), run by ``turbobc.engines.gpu.batched.accumulate``; its peak
-  pool bytes against ``turbobc.engines.gpu.batched.memory_model`` (format b(n + 1 + m), per source
+  (``turbobc.engines.gpu.memory.choose_lanes``), run by the lanes family; its peak
+  pool bytes against ``turbobc.engines.gpu.memory.lanes_bytes`` (format b(n + 1 + m), per source
   n(ℓ + 16) + nℓ/16 + n/2 + 4·D_cap + 24, bc 8n: about 18.6 bytes per (vertex, source) with int16
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
   and swept in vertex order (:data:`SOURCE_ORDER`).
@@ -70,7 +70,7 @@ def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
 
 
 def _batched_expected(n: int, m: int, batch: int) -> int:
-    from turbobc.engines.gpu.batched import DEPTH_CAP, memory_model
+    from turbobc.engines.gpu.memory import DEPTH_CAP, lanes_bytes as memory_model
     from turbobc._graph import index_dtype_for
 
     return memory_model(n, m, kernel="vecsc", index_bytes=index_dtype_for(n, m).itemsize,
@@ -87,7 +87,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
     scales = np.array([p["scale"] for p in points], dtype=float)
     degree = np.array([p["nnz"] / p["n"] for p in points])
     slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
-    from turbobc.engines.gpu.batched import choose_batch
+    from turbobc.engines.gpu.memory import choose_lanes as choose_batch
     from turbobc._tuning import current
 
     out = {"capacity_bytes": int(capacity), "degree_fit": [float(slope), float(intercept)],
@@ -117,6 +117,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     import cupy
 
     from turbobc.engines.gpu import single as _gpu
+    from turbobc.engines.gpu.memory import single_bytes
     from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
@@ -127,7 +128,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     pool.free_all_blocks()
     free0 = cupy.cuda.runtime.memGetInfo()[0]
     index_dtype = index_dtype_for(n, m)
-    run = _gpu._DeviceSweep(graph, sources, "auto", index_dtype)
+    run = _gpu.DeviceSweep(graph, sources, "auto", index_dtype)
     cupy.cuda.Device().synchronize()
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
     per_source, _ = time_each_source(run, graph, sources.size, repeats)
@@ -138,7 +139,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
               "mteps": mteps(m, ms / 1e3),
               "peak_pool_bytes": int(run.peak - run.baseline), "device_bytes_delta": int(delta),
               "model_bytes": single_model(n, m),
-              "expected_bytes": int(_gpu.memory_model(n, m, run.kernel, index_dtype,
+              "expected_bytes": int(single_bytes(n, m, run.kernel, index_dtype,
                                                       sources.size))}
     del run
     pool.free_all_blocks()
@@ -150,23 +151,23 @@ def _measure_batched(graph) -> dict:
 
     from turbobc import tuning
 
-    from turbobc.engines.gpu import batched as _gpu_batched
+    from turbobc.engines.gpu import memory as _gpu_memory
+    from turbobc.engines.gpu.family import sweep_with
+    from turbobc.engines.gpu.lanes import LanesFamily
     from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     free0 = cupy.cuda.runtime.memGetInfo()[0]
-    lanes = _gpu_batched.choose_batch(n, m, n, free0,
+    lanes = _gpu_memory.choose_lanes(n, m, n, free0,
                                       index_bytes=index_dtype_for(n, m).itemsize)
     if lanes == 0:
         return {"skipped": "not even 32 sources fit the free memory"}
     sources = np.sort(np.random.default_rng(0).permutation(n)[:lanes])
     start = time.perf_counter()
-    run: dict = {}
     with tuning(order="vertex"):  # sources as numbered: the measurement needs no order pass
-        _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=None,
-                                facts=run)
+        _, run = sweep_with(LanesFamily, graph, sources)
     wall = time.perf_counter() - start
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]  # the pool keeps its blocks until freed
     pool.free_all_blocks()
@@ -184,15 +185,16 @@ def _measure_batched(graph) -> dict:
 def _warm_up() -> None:
     """Compile the single-source and batched kernels on a small graph."""
     import spmv
-    from turbobc.engines.gpu import single as _gpu
-    from turbobc.engines.gpu import batched as _gpu_batched
+    from turbobc.engines.gpu.family import sweep_with
+    from turbobc.engines.gpu.lanes import LanesFamily
+    from turbobc.engines.gpu.single import SingleFamily
     from turbobc._graph import Graph
 
     graph = Graph(pattern=graphs.kronecker(10, device=False), directed=False)
     sources = np.arange(4)
     for kernel in ("auto",) + spmv.KERNELS:
-        _gpu.accumulate(graph, sources, endpoints=False, kernel=kernel, progress=None)
-    _gpu_batched.accumulate(graph, np.arange(64), endpoints=False, kernel="auto", progress=None)
+        sweep_with(SingleFamily, graph, sources, kernel=kernel)
+    sweep_with(LanesFamily, graph, np.arange(64))
 
 
 def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
@@ -301,7 +303,7 @@ def _lanes_now(n: int, m: int) -> int:
     """The batch the engine would choose now (for the time prediction)."""
     import cupy
 
-    from turbobc.engines.gpu.batched import choose_batch
+    from turbobc.engines.gpu.memory import choose_lanes as choose_batch
     from turbobc._graph import index_dtype_for
 
     cupy.get_default_memory_pool().free_all_blocks()

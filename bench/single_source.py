@@ -1,7 +1,7 @@
 """Single-source time of every GPU kernel and of ``auto`` (graphs: docs/benchmarks.md).
 
 For each graph and kernel: the format and vectors are put on the device once (as
-``turbobc.engines.gpu.single.accumulate`` does), then each of a few sources is run once to warm up and
+the single-source family does, ``turbobc.engines.gpu.single.DeviceSweep``), then each of a few sources is run once to warm up and
 ``--repeats`` times timed with CUDA events around the one persistent launch; the record
 keeps the median per source and the median over sources, MTEPS = nnz / time, the kernel
 ``auto`` chose, and peak device memory (CuPy pool and cudaMemGetInfo) against 4m + 48n.
@@ -39,12 +39,13 @@ def time_kernel(graph, kernel: str, sources: np.ndarray, repeats: int) -> dict:
     import cupy
 
     from turbobc.engines.gpu import single as _gpu
+    from turbobc.engines.gpu.memory import single_bytes
 
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     free_before = cupy.cuda.runtime.memGetInfo()[0]
     used_before = pool.used_bytes()
-    run = _gpu._DeviceSweep(graph, sources, kernel, np.int32)
+    run = _gpu.DeviceSweep(graph, sources, kernel, np.int32)
     cupy.cuda.Device().synchronize()
     device_delta = free_before - cupy.cuda.runtime.memGetInfo()[0]
     per_source, grid = time_each_source(run, graph, sources.size, repeats)
@@ -57,8 +58,8 @@ def time_kernel(graph, kernel: str, sources: np.ndarray, repeats: int) -> dict:
         "mteps": mteps(graph.nnz, ms / 1e3),
         "peak_pool_bytes": run.peak - used_before, "device_bytes_delta": int(device_delta),
         "model_bytes": 4 * graph.nnz + 48 * graph.n,
-        "expected_bytes": _gpu.memory_model(graph.n, graph.nnz, run.kernel, np.int32,
-                                            sources.size),
+        "expected_bytes": single_bytes(graph.n, graph.nnz, run.kernel, np.int32,
+                                       sources.size),
     }
     del run
     return record, one

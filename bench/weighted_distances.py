@@ -1,5 +1,5 @@
 """Weighted BC on the GPU with its distances found a source per block in shared memory
-(``Tuning.gpu_block_distances``, ``bcw_block_distances`` of spmv/kernels/weighted.cu) against
+(``Tuning.gpu_block_distances``, ``bcl_block_distances`` of spmv/kernels/distances.cu) against
 the rounds over the whole batch, on graphs small enough for the blocks (issue 13's ≤ 3x target
 on ego-Facebook).
 

@@ -92,7 +92,7 @@ def select_batched(n: int, nnz: int, num_sources: int, depth: int | None = None)
     num_sources : int
         Sources of the run.
     depth : int, optional
-        An estimate of the BFS depth (from ``turbobc.engines.gpu.batched.sweep_order``: the
+        An estimate of the BFS depth (from ``turbobc.engines.gpu.lanes_order.sweep_order``: the
         eccentricity of the vertex of largest degree); unknown, as when the sources are fewer
         than n / 8 and no search ran: never ``sccsc``.
 

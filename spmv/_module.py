@@ -35,10 +35,12 @@ SOURCES = {
                  "missing_reverse"),
     "batched.cu": tuple(f"bcb_{k}{w}{acc}" for acc in ("", "_edge")
                         for k in ("sccsc", "vecsc", "sccooc") for w in (16, 32)),
-    "weighted.cu": ("bcw_relax", "bcw_block_distances", "bcw_count_marks", "bcw_list_marks",
-                    "bcw_indegree", "bcw_forward", "bcw_backward", "bcw_block_sweep"),
+    "distances.cu": ("bcl_relax", "bcl_block_distances"),
+    "marks.cu": ("bcl_count_marks", "bcl_list_marks"),
+    "layers.cu": ("bcl_indegree", "bcl_forward", "bcl_backward"),
+    "block_sweep.cu": ("bcl_block_sweep",),
     "pairs.cu": ("bcp_sample",),
-    "chains.cu": ("bcc_chain_terms", "bcw_chain_terms"),
+    "chains.cu": ("bcc_lane_terms", "bcc_slot_terms"),
 }
 """Each source file and the ``__global__`` templates it defines."""
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["SINGLE_GRAPH", "SINGLE_WORK", "SINGLE_RUN", "BATCH_GRAPH", "BATCH_WORK",
-           "BATCH_RUN", "VIEWS", "record", "pointer"]
+           "BATCH_RUN", "LAYER_GRAPH", "RELAX_STATE", "RELAX_ROUND", "DAG_SLOTS", "LAYER_STEP",
+           "DAG_SUMS", "CHAIN_ROWS", "CHAIN_PLAN", "LANE_LAYOUT", "SLOT_LAYOUT", "PAIR_GRAPH",
+           "PAIR_WORK", "PAIR_RUN", "VIEWS", "record", "pointer"]
 
 _P, _N, _I, _F = np.uint64, np.int64, np.int32, np.float64
 
@@ -36,8 +38,39 @@ BATCH_RUN = _struct(("sources", _P), ("nsrc", _N), ("lanes", _N), ("bc", _P), ("
                     ("tau", _P), ("omega", _P), ("tau_slot", _P), ("push_ratio", np.uint64),
                     ("endpoints", _I), ("phase", _I))
 
+LAYER_GRAPH = _struct(("ptr", _P), ("idx", _P), ("len", _P), ("n", _N))
+RELAX_STATE = _struct(("dist", _P), ("marks", _P), ("stamp", _P), ("queue", _P),
+                      ("queue_count", _P), ("far_stamp", _P), ("far", _P), ("far_count", _P))
+RELAX_ROUND = _struct(("keys", _P), ("count", _N), ("below", _F), ("queued", _I), ("round", _I),
+                      ("phase", _I))
+DAG_SLOTS = _struct(("dist", _P), ("sigma", _P), ("delta", _P), ("remaining", _P), ("dag", _P),
+                    ("mask_at", _P), ("words", _N), ("total", _N))
+LAYER_STEP = _struct(("layer", _P), ("size", _N), ("next", _P), ("count", _P), ("marks", _P),
+                     ("queued", _I))
+DAG_SUMS = _struct(("tau", _P), ("lane_weight", _P), ("skip", _P), ("edge", _P),
+                   ("tau_per_slot", _I), ("has_edge", _I))
+
+CHAIN_ROWS = _struct(("chain", _P), ("lane_a", _P), ("lane_b", _P), ("first", _P), ("last", _P),
+                     ("length", _P), ("prefix_off", _P), ("hist_off", _P), ("span", _P),
+                     ("class_base", _P), ("class_first", _P))
+CHAIN_PLAN = _struct(("prefix", _P), ("chain_of", _P), ("r", _P), ("class_at", _P), ("tau", _P),
+                     ("mass", _P), ("tie_mass", _P))
+LANE_LAYOUT = _struct(("level", _P), ("sigma", _P), ("exponent", _P), ("lanes", _N), ("n", _N),
+                      ("level_bytes", _I))
+SLOT_LAYOUT = _struct(("dist", _P), ("sigma", _P), ("n", _N), ("scale", _F))
+
+PAIR_GRAPH = _struct(("ptr", _P), ("idx", _P), ("rptr", _P), ("ridx", _P), ("n", _N))
+PAIR_WORK = _struct(("levels", _P), ("sigmas", _P), ("orders", _P), ("counts", _P),
+                    ("status", _P), ("taken", _P))
+PAIR_RUN = _struct(("seed", np.uint64), ("first", _N), ("count", _N), ("endpoints", _I))
+
 VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SINGLE_RUN,
-         "BatchGraph": BATCH_GRAPH, "BatchWork": BATCH_WORK, "BatchRun": BATCH_RUN}
+         "BatchGraph": BATCH_GRAPH, "BatchWork": BATCH_WORK, "BatchRun": BATCH_RUN,
+         "LayerGraph": LAYER_GRAPH, "RelaxState": RELAX_STATE, "RelaxRound": RELAX_ROUND,
+         "DagSlots": DAG_SLOTS, "LayerStep": LAYER_STEP, "DagSums": DAG_SUMS,
+         "ChainRows": CHAIN_ROWS, "ChainPlan": CHAIN_PLAN, "LaneLayout": LANE_LAYOUT,
+         "SlotLayout": SLOT_LAYOUT, "PairGraph": PAIR_GRAPH, "PairWork": PAIR_WORK,
+         "PairRun": PAIR_RUN}
 """Struct name in views.cuh -> its dtype."""
 
 

@@ -1,6 +1,6 @@
 """Shared fixtures: the engines every correctness test runs on, and the GPU skip rule.
 
-``ENGINE_CONFIGS`` lists (engine, kernel) pairs, and the GPU engine's queue family. The same
+``ENGINE_CONFIGS`` lists (engine, kernel) pairs, and the GPU engine's layers family on hops. The same
 test bodies run for each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
 CuPy sees no device. The list is built from ``spmv.KERNELS`` so a kernel added
 to the registry joins the whole correctness grid automatically.
@@ -14,15 +14,15 @@ from spmv import KERNELS
 from turbobc._engines import gpu_status
 
 GPU_KERNELS = ("auto",) + KERNELS
-QUEUE = "queue-family"
-"""The GPU engine with ``Tuning.gpu_family = "queue"`` (runs of many sources on the layer
-kernels, turbobc/engines/gpu/engine.py): the fixture sets the knob and hands the test
+LAYERS = "layers-family"
+"""The GPU engine with ``Tuning.gpu_family = "layers"`` (unweighted runs of many sources on the
+layer kernels, turbobc/engines/gpu/layers.py): the fixture sets the knob and hands the test
 ("gpu", "auto")."""
 
 ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
-] + [pytest.param(("gpu", QUEUE), id="gpu-queue", marks=pytest.mark.gpu)]
+] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu)]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -38,14 +38,14 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
     """An (engine, kernel) pair: the CPU reference, every GPU kernel, and the GPU engine's
-    queue family."""
+    layers family."""
     engine, kernel = request.param
-    if kernel != QUEUE:
+    if kernel != LAYERS:
         yield request.param
         return
     import turbobc
 
     # the levels by rounds over the batch (the small graphs of the grid would otherwise find
     # them a source per block: tests/test_gpu_weighted.py covers that way with hops)
-    with turbobc.tuning(gpu_family="queue", gpu_block_distances=False):
+    with turbobc.tuning(gpu_family="layers", gpu_block_distances=False):
         yield engine, "auto"

@@ -75,3 +75,32 @@ class Counter:
 
     def update(self, k=1):
         self.n += k
+
+
+_KNOBS = {"_batch": "batch", "_level_dtype": "level_dtype", "_index_dtype": "index_dtype",
+          "_depth_cap": "depth_cap", "_path": "path"}
+"""Test knobs of the GPU families, by their old underscore names -> the family's argument."""
+
+
+def family_run(family_cls, on, sources, *, progress=None, facts=None, edge_raw=None,
+               kernel="auto", endpoints=False, **kw) -> np.ndarray:
+    """The raw vertex sums of ``sources`` swept by one GPU family (``family_cls``: SingleFamily,
+    LanesFamily or LayersFamily of turbobc/engines/gpu/) through
+    :func:`turbobc.engines.gpu.family.sweep_with`: ``on`` is a Graph or a DeviceResident; the
+    edge sums are added into ``edge_raw`` when given (edge BC), the run's facts into ``facts``;
+    other keywords are Problem fields (target_weight, source_weight, memory_limit,
+    slot_weights) or the family's test arguments (batch, level_dtype, index_dtype, depth_cap,
+    path, hops; the old underscore names are accepted)."""
+    from turbobc.engines.gpu.family import sweep_with
+
+    fields = {"target_weight", "source_weight", "memory_limit", "slot_weights"}
+    problem = {key: value for key, value in kw.items() if key in fields}
+    knobs = {_KNOBS.get(key, key): value for key, value in kw.items() if key not in fields}
+    part, run_facts = sweep_with(family_cls, on, sources, progress=progress, knobs=knobs,
+                                 kernel=kernel, endpoints=endpoints,
+                                 edges=edge_raw is not None, **problem)
+    if facts is not None:
+        facts.update(run_facts)
+    if edge_raw is not None:
+        edge_raw += part.edge
+    return part.vertex

@@ -76,11 +76,11 @@ GRAPHS = {
 
 
 def _folds_here() -> bool:
-    """Whether the engine configuration folds chains: all but the GPU's queue family (the
+    """Whether the engine configuration folds chains: all but the GPU's layers family (the
     per-slot target weights run on the batched kernels)."""
     from turbobc._tuning import current
 
-    return current().gpu_family != "queue"
+    return current().gpu_family != "layers"
 
 
 def _inner_vertices(G) -> int:
@@ -385,9 +385,9 @@ def test_gpu_batches_of_32_slots(name):
 def test_gpu_weighted_chains_in_batches_of_24_slots(monkeypatch, name):
     """Weighted chains on the GPU's layer kernels in batches of 24 slots (the batch size
     forced): most chains have an end in another batch; equal to networkx."""
-    from turbobc.engines.gpu import weighted
+    from turbobc.engines.gpu import layers
 
-    monkeypatch.setattr(weighted, "choose_batch", lambda *args, **kwargs: 24)
+    monkeypatch.setattr(layers, "choose_layers_batch", lambda *args, **kwargs: 24)
     G = with_lengths(MANY_BATCHES[name](), "int3", seed=3)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(adjacency(G), weight=True, normalized=False, engine="gpu")

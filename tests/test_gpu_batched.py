@@ -1,4 +1,4 @@
-"""The batched GPU engine (turbobc.engines.gpu.batched): every batched kernel against the graphblas
+"""The GPU's lanes family (turbobc.engines.gpu.lanes): every batched kernel against the graphblas
 engine and networkx, on batches whose sources sit in different components and reach very
 different depths, batch sizes that do not divide n (padding lanes), the 600 x 600 grid past
 float64 overflow, endpoints, k-sampling, the int32-level and shift-table fallbacks, int64
@@ -19,11 +19,12 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from gpu_helpers import (Counter, graphblas_raw, make_graph, networkx_raw, pool_limited,
-                         read_graph)
-from turbobc.engines.gpu import batched as _gpu_batched
+from gpu_helpers import (Counter, family_run, graphblas_raw, make_graph, networkx_raw,
+                         pool_limited, read_graph)
+from turbobc.engines.gpu import lanes_order, memory as _gpu_memory
+from turbobc.engines.gpu.lanes import LanesFamily
 from turbobc._api import run_bc
-from turbobc.engines.gpu.batched import choose_batch, memory_model
+from turbobc.engines.gpu.memory import choose_lanes, lanes_bytes
 from turbobc._tuning import Tuning
 
 MEMORY_FRACTION, MAX_BATCH = Tuning().gpu_memory_fraction, Tuning().max_batch
@@ -50,7 +51,7 @@ def real_graph(name: str, directed: bool):
 def batched_run(graph, sources, kernel, endpoints=False, **kw):
     """The batched engine's raw sums and the facts of the run."""
     facts = {}
-    raw = _gpu_batched.accumulate(graph, np.asarray(sources, dtype=np.int64),
+    raw = family_run(LanesFamily, graph, np.asarray(sources, dtype=np.int64),
                                   endpoints=endpoints, kernel=kernel, progress=None,
                                   facts=facts, **kw)
     return raw, facts
@@ -217,7 +218,7 @@ def test_progress_updates_per_batch():
 
     bar = Bar()
     sources = np.arange(0, graph.n, 2)
-    _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=bar,
+    family_run(LanesFamily, graph, sources, endpoints=False, kernel="auto", progress=bar,
                             _batch=64)
     assert bar.n == sources.size
     assert updates == [64] * (sources.size // 64) + [sources.size % 64]
@@ -247,7 +248,7 @@ def test_too_little_memory_for_a_batch_runs_one_source_at_a_time():
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     # room for the format and the single-source vectors, not for 32 lanes
-    per_lane = _gpu_batched.lane_bytes(graph.n, 2, _gpu_batched.DEPTH_CAP)
+    per_lane = _gpu_memory.lane_bytes(graph.n, 2, _gpu_memory.DEPTH_CAP)
     with pool_limited(pool.used_bytes() + 8 * per_lane):
         got = batched_raw(graph, np.arange(50), "sccsc")
     np.testing.assert_allclose(got, graphblas_raw(graph, np.arange(50)), rtol=1e-10,
@@ -269,44 +270,44 @@ def test_peak_memory_within_model():
 @pytest.mark.parametrize("free", [2**20, 2**30, 80 * 2**30])
 @pytest.mark.parametrize("num_sources", [1, 31, 33, 1000, 10**6])
 def test_choose_batch_fits_and_is_even(n, m, free, num_sources):
-    B = choose_batch(n, m, num_sources, free)
+    B = choose_lanes(n, m, num_sources, free)
     if B == 0:
         # not even 32 lanes fit
-        assert memory_model(n, m, kernel="vecsc", index_bytes=4, level_bytes=2, batch=32,
-                            depth_cap=_gpu_batched.DEPTH_CAP, directed=False) > MEMORY_FRACTION * free
+        assert lanes_bytes(n, m, kernel="vecsc", index_bytes=4, level_bytes=2, batch=32,
+                            depth_cap=_gpu_memory.DEPTH_CAP, directed=False) > MEMORY_FRACTION * free
         return
     assert B % 32 == 0 and 32 <= B <= MAX_BATCH
     assert B <= -(-num_sources // 32) * 32
-    assert memory_model(n, m, kernel="vecsc", index_bytes=4, level_bytes=2, batch=B,
-                        depth_cap=_gpu_batched.DEPTH_CAP, directed=False) <= MEMORY_FRACTION * free
+    assert lanes_bytes(n, m, kernel="vecsc", index_bytes=4, level_bytes=2, batch=B,
+                        depth_cap=_gpu_memory.DEPTH_CAP, directed=False) <= MEMORY_FRACTION * free
     batches = -(-num_sources // B)
     assert (B - 32) * batches < num_sources  # the smallest batch for this many batches: even
     bigger = B + 32
-    if bigger <= MAX_BATCH and memory_model(n, m, kernel="vecsc", index_bytes=4, level_bytes=2,
-                                            batch=bigger, depth_cap=_gpu_batched.DEPTH_CAP,
+    if bigger <= MAX_BATCH and lanes_bytes(n, m, kernel="vecsc", index_bytes=4, level_bytes=2,
+                                            batch=bigger, depth_cap=_gpu_memory.DEPTH_CAP,
                                             directed=False) + 1024 <= MEMORY_FRACTION * free:
         assert -(-num_sources // bigger) == batches  # no fewer batches were possible
 
 
 def test_choose_batch_grows_with_memory_and_shrinks_with_wider_types():
     args = (1_000_000, 20_000_000, 10**6)
-    sizes = [choose_batch(*args, free) for free in (2**30, 8 * 2**30, 40 * 2**30)]
+    sizes = [choose_lanes(*args, free) for free in (2**30, 8 * 2**30, 40 * 2**30)]
     assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
-    narrow = choose_batch(*args, 40 * 2**30)
-    wide = choose_batch(*args, 40 * 2**30, level_bytes=4, index_bytes=8, directed=True)
+    narrow = choose_lanes(*args, 40 * 2**30)
+    wide = choose_lanes(*args, 40 * 2**30, level_bytes=4, index_bytes=8, directed=True)
     assert wide < narrow
-    assert choose_batch(*args, 40 * 2**30, depth_cap=2**20) < narrow
-    assert choose_batch(10, 10, 0, 2**30) == 0
+    assert choose_lanes(*args, 40 * 2**30, depth_cap=2**20) < narrow
+    assert choose_lanes(10, 10, 0, 2**30) == 0
 
 
 def test_choose_batch_counts_every_array():
     # 18 bytes per (vertex, lane) in int16 levels plus the flags, the two 8-byte lane masks per
     # 32 lanes, the shift table and per-lane words
     n, dcap = 64_000, 2048
-    assert _gpu_batched.lane_bytes(n, 2, dcap) == (n * 18 + 2 * 2 * n // 32 + 2 * 8 * n // 32
+    assert _gpu_memory.lane_bytes(n, 2, dcap) == (n * 18 + 2 * 2 * n // 32 + 2 * 8 * n // 32
                                                   + 4 * dcap + 24)
-    assert _gpu_batched.format_bytes(n, 10**6, 4, True, "vecsc") == 2 * 4 * (n + 1 + 10**6)
-    assert _gpu_batched.format_bytes(n, 10**6, 4, True, "sccooc") == 4 * (n + 1 + 2 * 10**6)
+    assert _gpu_memory.lanes_format_bytes(n, 10**6, 4, True, "vecsc") == 2 * 4 * (n + 1 + 10**6)
+    assert _gpu_memory.lanes_format_bytes(n, 10**6, 4, True, "sccooc") == 4 * (n + 1 + 2 * 10**6)
 
 
 def test_select_batched_is_a_registered_kernel():
@@ -340,30 +341,30 @@ def test_auto_order_by_depth_and_degree():
     # graphs keep RCM (bench/gpu_notes.md, "Source order")
     tri = nx.triangular_lattice_graph(40, 40)  # deep, mean degree ~6
     mesh = make_graph(nx.to_scipy_sparse_array(tri), directed=False)
-    _, order, depth = _gpu_batched.locality_order(mesh)
+    _, order, depth = lanes_order.locality_order(mesh)
     assert order == "cluster" and depth >= 16
     road = make_graph(nx.to_scipy_sparse_array(nx.path_graph(300)), directed=False)
-    _, order, _ = _gpu_batched.locality_order(road)
+    _, order, _ = lanes_order.locality_order(road)
     assert order == "rcm"
     hubs = make_graph(nx.to_scipy_sparse_array(nx.barabasi_albert_graph(500, 4, seed=1)),
                       directed=False)
-    _, order, depth = _gpu_batched.locality_order(hubs)
+    _, order, depth = lanes_order.locality_order(hubs)
     assert order == "rcm" and depth < 16
     wheel = make_graph(nx.to_scipy_sparse_array(nx.wheel_graph(60)), directed=False)
-    _, order, depth = _gpu_batched.locality_order(wheel)  # the hub reaches all in one step
+    _, order, depth = lanes_order.locality_order(wheel)  # the hub reaches all in one step
     assert order == "bfs" and depth == 1
 
 
 def test_sweep_order_skips_the_locality_pass_for_few_sources():
     graph = make_graph(nx.to_scipy_sparse_array(nx.path_graph(400)), directed=False)
     few = np.array([300, 7, 150, 42])  # under 1/8 of the vertices: vertex order, no search
-    ordered, order, depth = _gpu_batched.sweep_order(graph, few)
+    ordered, order, depth = lanes_order.sweep_order(graph, few)
     assert order == "vertex" and depth is None
     np.testing.assert_array_equal(ordered, np.sort(few))
     many = np.arange(0, 400, 2)[::-1]  # half of them: the locality order of locality_order
-    ordered, order, depth = _gpu_batched.sweep_order(graph, many)
+    ordered, order, depth = lanes_order.sweep_order(graph, many)
     assert order == "rcm" and depth == 398  # eccentricity of vertex 1, the first of degree 2
-    rank, _, _ = _gpu_batched.locality_order(graph)
+    rank, _, _ = lanes_order.locality_order(graph)
     np.testing.assert_array_equal(np.sort(ordered), np.sort(many))
     assert np.all(np.diff(rank[ordered]) > 0)
 
@@ -372,7 +373,7 @@ def test_sweep_order_skips_the_locality_pass_for_few_sources():
 @pytest.mark.parametrize("directed", [False, True])
 def test_every_order_is_a_permutation(order, directed):
     graph = mixed_depths_graph(directed)
-    rank, _, _ = _gpu_batched.locality_order(graph, order)
+    rank, _, _ = lanes_order.locality_order(graph, order)
     assert sorted(rank.tolist()) == list(range(graph.n))
 
 
@@ -384,7 +385,7 @@ def test_balls_are_compact_on_a_grid():
     graph = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(60, 60)), directed=False)
     spans = {}
     for order in ("cluster", "bfs"):
-        seq = np.argsort(_gpu_batched.locality_order(graph, order)[0])
+        seq = np.argsort(lanes_order.locality_order(graph, order)[0])
         groups = [seq[k:k + 32] for k in range(0, 3584, 32)]
         spans[order] = np.median([shortest_path(graph.pattern, unweighted=True,
                                                 indices=g)[:, g].max() for g in groups])
@@ -404,7 +405,7 @@ def test_locality_order_is_a_permutation_with_near_neighbours():
     rng = np.random.default_rng(0)
     perm = rng.permutation(100)
     shuffled = make_graph(graph.pattern[perm][:, perm], directed=False)
-    rank, _, _ = _gpu_batched.locality_order(shuffled)
+    rank, _, _ = lanes_order.locality_order(shuffled)
     assert sorted(rank) == list(range(100))
     # along the path, consecutive vertices get ranks one apart
     pos = np.argsort(perm)  # vertex i of the path is vertex pos[i] of the shuffled graph
@@ -416,5 +417,5 @@ def test_repeated_sources_are_refused():
     # each source of a chunk owns one lane bit of the depth-0 masks
     graph = make_graph(nx.to_scipy_sparse_array(nx.path_graph(10)), directed=False)
     with pytest.raises(ValueError, match="sources must be distinct"):
-        _gpu_batched.accumulate(graph, np.array([3, 5, 3]), endpoints=False, kernel="auto",
+        family_run(LanesFamily, graph, np.array([3, 5, 3]), endpoints=False, kernel="auto",
                                 progress=None)

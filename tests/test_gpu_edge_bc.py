@@ -24,11 +24,12 @@ import scipy.sparse as sp
 import spmv
 import turbobc
 from oracles import assert_edge_values
-from gpu_helpers import Counter, make_graph, pool_limited, read_graph
+from gpu_helpers import Counter, family_run, make_graph, pool_limited, read_graph
 from graph_cases import GRAPH_CASES
 from turbobc._graph import Graph
 from turbobc._run import engine_named, run_schedule
-from turbobc.engines.gpu import batched as _gpu_batched
+from turbobc.engines.gpu import memory as _gpu_memory
+from turbobc.engines.gpu.lanes import LanesFamily
 from turbobc.engines.gpu.engine import GpuEngine
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.protocol import Problem
@@ -68,7 +69,7 @@ def wide_sums(graph, sources, target_weight=None, source_weight=None):
 def batched_edges(graph, sources, kernel, endpoints=False, **kw):
     """The batched engine with edge sums: (vertex sums, edge sums, facts)."""
     facts, edge = {}, np.zeros(graph.nnz)
-    raw = _gpu_batched.accumulate(graph, np.asarray(sources, dtype=np.int64),
+    raw = family_run(LanesFamily, graph, np.asarray(sources, dtype=np.int64),
                                   endpoints=endpoints, kernel=kernel, progress=None,
                                   facts=facts, edge_raw=edge, **kw)
     return raw, edge, facts
@@ -76,7 +77,7 @@ def batched_edges(graph, sources, kernel, endpoints=False, **kw):
 
 def batched_vertex(graph, sources, kernel, endpoints=False, **kw):
     """The batched engine without edge sums (the vertex-BC path)."""
-    return _gpu_batched.accumulate(graph, np.asarray(sources, dtype=np.int64),
+    return family_run(LanesFamily, graph, np.asarray(sources, dtype=np.int64),
                                    endpoints=endpoints, kernel=kernel, progress=None, **kw)
 
 
@@ -377,17 +378,17 @@ def test_resident_edge_sums_are_reused_zeroed_and_dropped():
     sources = np.arange(0, graph.n, 4)
     with DeviceResident(graph) as resident:
         first, facts = np.zeros(graph.nnz), {}
-        _gpu_batched.accumulate_on(resident, sources, endpoints=False, kernel="vecsc",
+        family_run(LanesFamily, resident, sources, endpoints=False, kernel="vecsc",
                                    progress=None, edge_raw=first, facts=facts)
         assert resident.edge is not None and resident.edge_bytes() >= 8 * graph.nnz
         assert resident.held_bytes() >= resident.edge_bytes()
         assert facts["model_bytes"] >= 8 * graph.nnz
         second, facts = np.zeros(graph.nnz), {}
-        _gpu_batched.accumulate_on(resident, sources, endpoints=False, kernel="vecsc",
+        family_run(LanesFamily, resident, sources, endpoints=False, kernel="vecsc",
                                    progress=None, edge_raw=second, facts=facts)
         assert facts["resident_reused"]
         np.testing.assert_allclose(second, first, rtol=1e-12, atol=1e-12)
-        _gpu_batched.accumulate_on(resident, sources, endpoints=False, kernel="vecsc",
+        family_run(LanesFamily, resident, sources, endpoints=False, kernel="vecsc",
                                    progress=None)
         assert resident.edge is None and resident.edge_bytes() == 0
     want = cpu_sums(graph, sources)
@@ -411,7 +412,7 @@ def test_progress_counts_every_source():
     graph = mixed_depths_graph(False)
     bar = Counter()
     sources = np.arange(0, graph.n, 2)
-    _gpu_batched.accumulate(graph, sources, endpoints=False, kernel="auto", progress=bar,
+    family_run(LanesFamily, graph, sources, endpoints=False, kernel="auto", progress=bar,
                             _batch=64, edge_raw=np.zeros(graph.nnz))
     assert bar.n == sources.size
 
@@ -434,7 +435,7 @@ def test_no_room_for_32_lanes_beside_the_edge_sums_is_a_memory_error():
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     baseline = pool.used_bytes()
-    per_lane = _gpu_batched.lane_bytes(graph.n, 2, _gpu_batched.DEPTH_CAP)
+    per_lane = _gpu_memory.lane_bytes(graph.n, 2, _gpu_memory.DEPTH_CAP)
     with pool_limited(baseline + 8 * per_lane):
         with pytest.raises(MemoryError, match=r"batch of 32 sources and the edge sums"):
             batched_edges(graph, np.arange(50), "sccsc")
@@ -468,16 +469,16 @@ def test_can_serve_takes_edge_bc_and_weights_and_declines_edge_subset():
 @pytest.mark.parametrize("free", [2**30, 80 * 2**30])
 def test_choose_batch_counts_the_edge_sums(n, m, free):
     fraction = 0.9
-    kw = dict(index_bytes=4, level_bytes=2, depth_cap=_gpu_batched.DEPTH_CAP, directed=False)
-    assert (_gpu_batched.memory_model(n, m, kernel="vecsc", batch=64, edges=True, **kw)
-            - _gpu_batched.memory_model(n, m, kernel="vecsc", batch=64, **kw)) == 8 * m
-    with_edges = _gpu_batched.choose_batch(n, m, 10**6, free, edges=True,
+    kw = dict(index_bytes=4, level_bytes=2, depth_cap=_gpu_memory.DEPTH_CAP, directed=False)
+    assert (_gpu_memory.lanes_bytes(n, m, kernel="vecsc", batch=64, edges=True, **kw)
+            - _gpu_memory.lanes_bytes(n, m, kernel="vecsc", batch=64, **kw)) == 8 * m
+    with_edges = _gpu_memory.choose_lanes(n, m, 10**6, free, edges=True,
                                            memory_fraction=fraction, max_batch=2**20)
-    without = _gpu_batched.choose_batch(n, m, 10**6, free, memory_fraction=fraction,
+    without = _gpu_memory.choose_lanes(n, m, 10**6, free, memory_fraction=fraction,
                                         max_batch=2**20)
     assert with_edges <= without
     if with_edges:
-        assert _gpu_batched.memory_model(n, m, kernel="vecsc", batch=with_edges, edges=True,
+        assert _gpu_memory.lanes_bytes(n, m, kernel="vecsc", batch=with_edges, edges=True,
                                          **kw) <= fraction * free
     if without and m * 8 >= fraction * free:
         assert with_edges == 0  # the edge sums alone do not fit

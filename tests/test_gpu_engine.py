@@ -1,4 +1,4 @@
-"""The GPU engine (turbobc.engines.gpu.single.accumulate) on what is GPU-specific: the warp paths (degrees
+"""The GPU's single-source family (turbobc.engines.gpu.single) on what is GPU-specific: the warp paths (degrees
 above 32 and 1024), directed graphs through the CSC push, disconnected graphs, int64 indices,
 real graphs, the scf computed on the device, and a clean out-of-memory.
 
@@ -12,8 +12,9 @@ import pytest
 import scipy.sparse as sp
 
 import spmv
-from gpu_helpers import (Counter, graphblas_raw, make_graph, networkx_raw, pool_limited,
-                         read_graph)
+from gpu_helpers import (Counter, family_run, graphblas_raw, make_graph, networkx_raw,
+                         pool_limited, read_graph)
+from turbobc.engines.gpu.single import SingleFamily
 
 pytestmark = pytest.mark.gpu
 
@@ -21,10 +22,8 @@ KERNELS = ("auto",) + spmv.KERNELS
 
 
 def gpu_raw(graph, sources, kernel, endpoints=False, **kw):
-    from turbobc.engines.gpu.single import accumulate
-
-    return accumulate(graph, np.asarray(sources, dtype=np.int64), endpoints=endpoints,
-                      kernel=kernel, progress=None, **kw)
+    return family_run(SingleFamily, graph, np.asarray(sources, dtype=np.int64),
+                      endpoints=endpoints, kernel=kernel, progress=None, **kw)
 
 
 def hubs_graph(seed: int, directed: bool):
@@ -142,7 +141,8 @@ def test_auto_uses_the_selector():
 
 
 def test_progress_counts_every_source_and_empty_cases():
-    from turbobc.engines.gpu.single import accumulate
+    def accumulate(graph, sources, **kw):
+        return family_run(SingleFamily, graph, sources, **kw)
 
     graph = hubs_graph(6, False)
     bar = Counter()

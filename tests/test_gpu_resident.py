@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 
 import spmv
-from gpu_helpers import make_graph, networkx_raw, pool_limited
-from turbobc.engines.gpu import batched, single
+from gpu_helpers import family_run, make_graph, networkx_raw, pool_limited
+from turbobc.engines.gpu import lanes_blocks, memory as _gpu_memory
+from turbobc.engines.gpu.lanes import LanesFamily
+from turbobc.engines.gpu.single import SingleFamily
 from turbobc.engines.gpu.engine import GpuEngine
 from turbobc.engines.gpu.resident import PARTS, DeviceResident, part_key
 from turbobc.engines.protocol import Problem
@@ -64,10 +66,10 @@ def refuse_build(self, part, index_dtype):
 @gpu
 @DIRECTED
 @pytest.mark.parametrize("kernel", KERNELS)
-@pytest.mark.parametrize("split", ["batched", "single"])
+@pytest.mark.parametrize("split", ["lanes", "single"])
 def test_second_run_copies_nothing_and_the_runs_add_up(directed, kernel, split, monkeypatch):
     graph = resident_graph(directed)
-    if split == "batched":   # two runs of 150 sources
+    if split == "lanes":   # two runs of 150 sources
         parts = [np.arange(0, graph.n, 2), np.arange(1, graph.n, 2)]
     else:                    # two runs of one source
         parts = [np.array([0]), np.array([7])]
@@ -86,9 +88,9 @@ def test_second_run_copies_nothing_and_the_runs_add_up(directed, kernel, split, 
     assert first_facts["family"] == second_facts["family"] == split
     assert first_facts["resident_reused"] is False and first_facts["upload_seconds"] > 0
     assert second_facts["resident_reused"] is True and second_facts["upload_seconds"] == 0
-    assert set(second_facts) >= (BATCHED_FACTS if split == "batched" else SINGLE_FACTS)
-    family = batched if split == "batched" else single
-    whole = family.accumulate(graph, union, endpoints=False, kernel=kernel, progress=None)
+    assert set(second_facts) >= (BATCHED_FACTS if split == "lanes" else SINGLE_FACTS)
+    family = LanesFamily if split == "lanes" else SingleFamily
+    whole = family_run(family, graph, union, endpoints=False, kernel=kernel, progress=None)
     np.testing.assert_allclose(first.vertex + second.vertex, whole, rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(first.vertex + second.vertex, networkx_raw(graph, union),
                                rtol=1e-10, atol=1e-10)
@@ -106,9 +108,9 @@ def test_mixed_families_on_one_sweeper(directed, kernel):
         for sources in runs:
             total = total + sweeper.run(sources).vertex
             reused.append(sweeper.facts["resident_reused"])
-            assert sweeper.facts["family"] == ("single" if sources.size == 1 else "batched")
+            assert sweeper.facts["family"] == ("single" if sources.size == 1 else "lanes")
     union = np.concatenate(runs)
-    expected = batched.accumulate(graph, union, endpoints=True, kernel="sccsc", progress=None)
+    expected = family_run(LanesFamily, graph, union, endpoints=True, kernel="sccsc", progress=None)
     np.testing.assert_allclose(total, expected, rtol=1e-12, atol=1e-10)
     with GpuEngine().open(Problem(graph, kernel=kernel)) as sweeper:
         plain = sum(sweeper.run(sources).vertex for sources in runs)
@@ -121,27 +123,27 @@ def test_mixed_families_on_one_sweeper(directed, kernel):
 
 
 @gpu
-@pytest.mark.parametrize("family", [single, batched], ids=["single", "batched"])
+@pytest.mark.parametrize("family", [SingleFamily, LanesFamily], ids=["single", "lanes"])
 @DIRECTED
 def test_int64_indices_are_kept_apart_from_int32(family, directed):
     graph = resident_graph(directed)
-    sources = np.array([0, 3, 9, 120]) if family is batched else np.array([3])
+    sources = np.array([0, 3, 9, 120]) if family is LanesFamily else np.array([3])
     results, facts = {}, {}
     with DeviceResident(graph) as resident:
         for dtype in (np.int64, np.int64, np.int32):
             facts = {}
-            results.setdefault(np.dtype(dtype).name, []).append(family.accumulate_on(
-                resident, sources, endpoints=True, kernel="vecsc", progress=None, facts=facts,
+            results.setdefault(np.dtype(dtype).name, []).append(family_run(
+                family, resident, sources, endpoints=True, kernel="vecsc", progress=None, facts=facts,
                 _index_dtype=dtype))
             assert facts["index_dtype"] == np.dtype(dtype).name
         types = {dtype for _, dtype in resident.parts}
         # a batched run lets go of what it does not sweep with, the int64 parts too
-        assert types == ({"int32"} if family is batched else {"int32", "int64"})
+        assert types == ({"int32"} if family is LanesFamily else {"int32", "int64"})
         assert facts["resident_reused"] is False  # int32: new parts beside the int64 ones
     (a, b), (c,) = results["int64"], results["int32"]
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
-    expected = batched.accumulate(graph, sources, endpoints=True, kernel="sccsc", progress=None)
+    expected = family_run(LanesFamily, graph, sources, endpoints=True, kernel="sccsc", progress=None)
     np.testing.assert_allclose(a, expected, rtol=1e-12, atol=1e-10)
 
 
@@ -151,7 +153,7 @@ def test_int64_second_run_is_resident():
     with DeviceResident(graph) as resident:
         for expect in (False, True):
             facts = {}
-            batched.accumulate_on(resident, np.arange(40), endpoints=False, kernel="vecsc",
+            family_run(LanesFamily, resident, np.arange(40), endpoints=False, kernel="vecsc",
                                   progress=None, facts=facts, _index_dtype=np.int64)
             assert facts["resident_reused"] is expect
             assert resident.parts and all(t == "int64" for _, t in resident.parts)
@@ -176,7 +178,7 @@ def test_open_allocates_nothing_and_close_releases_everything():
     with pytest.raises(RuntimeError, match="this GPU sweeper is closed"):
         sweeper.run(np.arange(3))
     with pytest.raises(RuntimeError, match=r"released by close\(\)"):
-        single.accumulate_on(sweeper.resident, np.array([1]), endpoints=False, kernel="auto",
+        family_run(SingleFamily, sweeper.resident, np.array([1]), endpoints=False, kernel="auto",
                              progress=None)
 
 
@@ -208,13 +210,13 @@ def test_single_run_drops_what_it_held_when_the_device_is_full():
     graph = resident_graph(True)
     pool = cupy.get_default_memory_pool()
     with DeviceResident(graph) as resident:
-        single.accumulate_on(resident, np.array([4]), endpoints=False, kernel="sccsc",
+        family_run(SingleFamily, resident, np.array([4]), endpoints=False, kernel="sccsc",
                              progress=None, _index_dtype=np.int64)
         pool.free_all_blocks()
         facts = {}
         # no room for the int32 CSC beside the int64 one (each part takes 512 bytes or more)
         with pool_limited(pool.used_bytes() + 256):
-            got = single.accumulate_on(resident, np.array([4]), endpoints=False,
+            got = family_run(SingleFamily, resident, np.array([4]), endpoints=False,
                                        kernel="sccsc", progress=None, facts=facts,
                                        _index_dtype=np.int32)
         assert {dtype for _, dtype in resident.parts} == {"int32"}
@@ -227,7 +229,7 @@ def test_no_room_for_a_batch_beside_the_resident_format_goes_one_at_a_time():
     G = nx.gnp_random_graph(300, 0.03, seed=6)
     graph = make_graph(nx.to_scipy_sparse_array(G, nodelist=range(300)), False)
     limit = 100_000  # above the single-source model, below 32 lanes
-    assert batched.choose_batch(graph.n, graph.nnz, graph.n, 2**60, memory_limit=limit,
+    assert _gpu_memory.choose_lanes(graph.n, graph.nnz, graph.n, 2**60, memory_limit=limit,
                                 depth_cap=graph.n + 2) == 0
     with GpuEngine().open(Problem(graph, kernel="sccsc", memory_limit=limit)) as sweeper:
         one = sweeper.run(np.array([0])).vertex
@@ -243,14 +245,14 @@ def test_a_kept_workspace_serves_a_smaller_batch_and_a_larger_one_replaces_it():
     graph = resident_graph(False)
     with GpuEngine().open(Problem(graph, kernel="vecsc")) as sweeper:
         sweeper.run(np.arange(200))
-        large = sweeper.resident.workspace("batched")
+        large = sweeper.resident.workspace("lanes")
         sweeper.run(np.arange(200, 240))
-        assert sweeper.resident.workspace("batched") is large
+        assert sweeper.resident.workspace("lanes") is large
         assert sweeper.facts["batch"] < large.batch
         sweeper.run(np.arange(300))
-        assert sweeper.resident.workspace("batched").batch >= 300
+        assert sweeper.resident.workspace("lanes").batch >= 300
         sweeper.run(np.array([9]))
-        assert sweeper.resident.workspace("batched") is None  # the vectors took its place
+        assert sweeper.resident.workspace("lanes") is None  # the vectors took its place
         assert sweeper.resident.workspace("single") is not None
 
 
@@ -260,9 +262,9 @@ def test_one_sweeper_runs_one_call_at_a_time():
     with DeviceResident(graph) as resident:
         with resident.run():
             with pytest.raises(RuntimeError, match="one call at a time"):
-                single.accumulate_on(resident, np.array([1]), endpoints=False, kernel="auto",
+                family_run(SingleFamily, resident, np.array([1]), endpoints=False, kernel="auto",
                                      progress=None)
-        single.accumulate_on(resident, np.array([1]), endpoints=False, kernel="auto",
+        family_run(SingleFamily, resident, np.array([1]), endpoints=False, kernel="auto",
                              progress=None)
 
 
@@ -311,19 +313,19 @@ def test_undirected_csc_arrays_are_the_csr_arrays():
 
 def test_a_workspace_holds_smaller_batches_narrower_levels_shallower_tables():
     shape = (256, np.dtype(np.int16), 2048)
-    assert batched.holds(shape, 256, np.int16, 2048)
-    assert batched.holds(shape, 32, np.int16, 16)
-    assert not batched.holds(shape, 288, np.int16, 2048)
-    assert not batched.holds(shape, 256, np.int32, 2048)
-    assert not batched.holds(shape, 256, np.int16, 8192)
-    assert batched.holds((64, np.dtype(np.int32), 8192), 64, np.int16, 2048)
+    assert lanes_blocks.holds(shape, 256, np.int16, 2048)
+    assert lanes_blocks.holds(shape, 32, np.int16, 16)
+    assert not lanes_blocks.holds(shape, 288, np.int16, 2048)
+    assert not lanes_blocks.holds(shape, 256, np.int32, 2048)
+    assert not lanes_blocks.holds(shape, 256, np.int16, 8192)
+    assert lanes_blocks.holds((64, np.dtype(np.int32), 8192), 64, np.int16, 2048)
 
 
 def test_opening_allocates_nothing_and_a_closed_sweeper_refuses_to_run():
     sweeper = GpuEngine().open(Problem(resident_graph(True)))
     resident = sweeper.resident
     assert resident.parts == {} and resident.held_bytes() == 0
-    assert resident.workspace("single") is None and resident.workspace("batched") is None
+    assert resident.workspace("single") is None and resident.workspace("lanes") is None
     assert resident.bc is None and resident.ctl is None and not resident.closed
     with sweeper:
         pass
@@ -342,7 +344,8 @@ def test_gpu_modules_keep_no_module_level_mutable_state():
     sweeper keeps lives in its DeviceResident)."""
     folder = Path(__file__).resolve().parents[1] / "turbobc" / "engines" / "gpu"
     paths = sorted(folder.glob("*.py"))
-    assert {p.name for p in paths} >= {"engine.py", "resident.py", "single.py", "batched.py"}
+    assert {p.name for p in paths} >= {"engine.py", "resident.py", "single.py", "lanes.py",
+                                       "layers.py", "memory.py"}
     for path in paths:
         tree = ast.parse(path.read_text())
         assert not any(isinstance(node, ast.Global) for node in ast.walk(tree)), path.name

@@ -1,5 +1,5 @@
 """Weighted BC on the GPU engine (issue 13): Bellman–Ford distances on the device
-(spmv/kernels/weighted.cu) and the DAG sweep of turbobc.engines.wide on CuPy
+(spmv/kernels/distances.cu, layers.cu, block_sweep.cu) and the DAG sweep of turbobc.engines.wide on CuPy
 (turbobc/engines/gpu/weighted.py), against networkx's weighted betweenness (Dijkstra) and the
 CPU engine: the exact tables with tied lengths, the graph catalogue with integer lengths 1..3
 (many ties), 1..100 and random floats, generated random graphs (directed and undirected,
@@ -24,6 +24,7 @@ import pytest
 import spmv
 import turbobc
 from graph_cases import GRAPH_CASES, with_lengths
+from gpu_helpers import family_run
 from oracles import as_array, networkx_bc
 from test_edge_bc import _check as _edge_check
 from test_weighted import (EXACT, GENERATED, KINDS, _diamond_chain_beside_path, _exact_raw,
@@ -32,7 +33,12 @@ from turbobc._api import run_bc
 from turbobc._graph import Graph
 from turbobc._run import engine_named, run_schedule
 from turbobc._validation import _weighted_graph
-from turbobc.engines.gpu import weighted as _gpu_weighted
+from spmv import _layers
+from turbobc.engines.gpu import layers as _gpu_layers
+from turbobc.engines.gpu import layers_distances as _gpu_distances
+from turbobc.engines.gpu import layers_sweep as _gpu_sweep
+from turbobc.engines.gpu import memory as _gpu_memory
+from turbobc.engines.gpu.layers import LayersFamily
 from turbobc.engines.gpu.engine import GpuEngine
 from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.protocol import Problem
@@ -50,12 +56,12 @@ RTOL, ATOL = 1e-12, 1e-12
                 ids=["wide", "kernels", "kernels-layers", "kernels-rounds"])
 def path(request):
     """Both DAG sweeps of the weighted GPU path: engines/wide.py on CuPy, and the kernels of
-    spmv/kernels/weighted.cu (turbobc.engines.gpu.weighted.PATHS); the distances of these
+    spmv/kernels/layers.cu (turbobc.engines.gpu.layers.PATHS); the distances of these
     small graphs a source per block in shared memory, and (``kernels-rounds``) by rounds over
     the batch; the kernels' DAG sweep a source per block (``kernels``), or a layer per launch
     (``kernels-layers``, ``kernels-rounds``)."""
     path, per_block, block_sweep = request.param
-    assert path in _gpu_weighted.PATHS
+    assert path in _gpu_layers.PATHS
     with turbobc.tuning(gpu_weighted_path=path, gpu_block_distances=per_block,
                         gpu_block_sweep=block_sweep):
         yield path
@@ -77,7 +83,7 @@ def _dijkstra(G, s) -> np.ndarray:
 # ---- on the CPU -------------------------------------------------------------------------------
 
 def test_bit_patterns_order_like_non_negative_doubles():
-    """atomicMin on the uint64 pattern is a float64 min for +0.0 .. +inf (weighted.cu)."""
+    """atomicMin on the uint64 pattern is a float64 min for +0.0 .. +inf (distances.cu)."""
     rng = np.random.default_rng(0)
     values = np.concatenate([[0.0, np.inf, 5e-324, 1.0, 0.1 + 0.2, 0.3, 1.7e308],
                              rng.uniform(0, 1e6, 1000), rng.integers(0, 300, 100)])
@@ -87,7 +93,7 @@ def test_bit_patterns_order_like_non_negative_doubles():
 
 
 def _emulated_rounds(graph: Graph, sources) -> np.ndarray:
-    """The rounds of bcw_relax in NumPy (one relaxation per marked slot, min on the bit
+    """The rounds of bcl_relax in NumPy (one relaxation per marked slot, min on the bit
     pattern, marks of the lowered heads), B x n."""
     A = graph.pattern
     n = graph.n
@@ -112,7 +118,7 @@ def _emulated_rounds(graph: Graph, sources) -> np.ndarray:
 
 
 def _emulated_block(graph: Graph, source: int, width: float, rng) -> np.ndarray:
-    """bcw_block_distances' scheme for one source in Python: flag words taken in a random
+    """bcl_block_distances' scheme for one source in Python: flag words taken in a random
     order each round (as warps would), a flag set during a round picked up in the same round
     when its word comes later, near-far phases of ``width``. Distances as float64."""
     A, n = graph.pattern, graph.n
@@ -177,29 +183,29 @@ def test_relaxation_rounds_reach_dijkstras_distances(name, kind):
 
 
 def test_mark_threads_match_the_kernels():
-    """_list_marks launches blocks of MARK_THREADS, the block size weighted.cu's prefix sum is
+    """list_marks launches blocks of MARK_THREADS, the block size marks.cu's prefix sum is
     written for."""
     import re
 
     import spmv._module as _module
 
-    define = re.search(r"#define MARK_THREADS (\d+)", _module.source_text("weighted.cu"))
-    assert int(define.group(1)) == _gpu_weighted.MARK_THREADS
+    define = re.search(r"#define MARK_THREADS (\d+)", _module.source_text("marks.cu"))
+    assert int(define.group(1)) == _layers.MARK_THREADS
 
 
 def test_choose_batch_and_memory_model():
     n, m = 1000, 8000
-    per = _gpu_weighted.BYTES_PER_SLOT * n + _gpu_weighted.BYTES_PER_EDGE_SLOT * m
-    fixed = _gpu_weighted.format_bytes(n, m, 4) + 8 * n
+    per = _gpu_memory.BYTES_PER_SLOT * n + _gpu_memory.BYTES_PER_EDGE_SLOT * m
+    fixed = _gpu_memory.layers_format_bytes(n, m, 4) + 8 * n
     free = int((fixed + 10 * per) / 0.8) + 1
-    assert _gpu_weighted.choose_batch(n, m, 100, free) == 10
-    assert _gpu_weighted.choose_batch(n, m, 25, free) == 9  # 3 even batches
-    assert _gpu_weighted.choose_batch(n, m, 0, free) == 0
-    assert _gpu_weighted.choose_batch(n, m, 100, 0) == 1  # never below one source
-    assert _gpu_weighted.choose_batch(n, m, 100, free, memory_limit=fixed) == 1
-    assert _gpu_weighted.choose_batch(n, m, 100, free, edges=True) == 9
-    assert _gpu_weighted.choose_batch(10**7, 10, 100, 2**60) == 1  # WIDE_BATCH_ENTRIES // n
-    assert (_gpu_weighted.memory_model(n, m, batch=10, index_bytes=4, edges=True)
+    assert _gpu_memory.choose_layers_batch(n, m, 100, free) == 10
+    assert _gpu_memory.choose_layers_batch(n, m, 25, free) == 9  # 3 even batches
+    assert _gpu_memory.choose_layers_batch(n, m, 0, free) == 0
+    assert _gpu_memory.choose_layers_batch(n, m, 100, 0) == 1  # never below one source
+    assert _gpu_memory.choose_layers_batch(n, m, 100, free, memory_limit=fixed) == 1
+    assert _gpu_memory.choose_layers_batch(n, m, 100, free, edges=True) == 9
+    assert _gpu_memory.choose_layers_batch(10**7, 10, 100, 2**60) == 1  # WIDE_BATCH_ENTRIES // n
+    assert (_gpu_memory.layers_bytes(n, m, batch=10, index_bytes=4, edges=True)
             == fixed + 8 * m + 10 * per)
 
 
@@ -253,13 +259,13 @@ def test_near_far_width_must_be_positive(width, knob):
 @pytest.mark.parametrize("share", [0.0, 1e-5, 0.003, 0.2, 0.97])
 @pytest.mark.parametrize("words", [1, 255, 256, 257, 5000])
 def test_list_marks_in_slot_order_and_cleared(words, share, index):
-    """bcw_count_marks / bcw_list_marks give flatnonzero of the marks, and zero them."""
+    """bcl_count_marks / bcl_list_marks give flatnonzero of the marks, and zero them."""
     import cupy
 
     rng = np.random.default_rng(words + int(share * 1e6))
     host = (rng.random(16 * words) < share).astype(np.uint8)
     marks = cupy.asarray(host)
-    got = _gpu_weighted._list_marks(marks, "int" if index == "int32" else "long long").get()
+    got = _layers.list_marks(marks, "int" if index == "int32" else "long long").get()
     np.testing.assert_array_equal(got, np.flatnonzero(host))
     assert got.dtype == np.int64 and not bool(marks.any())
 
@@ -272,16 +278,16 @@ def test_list_marks_in_slot_order_and_cleared(words, share, index):
 @pytest.mark.parametrize("rounds_by", ["auto", "marks", "queue", "blocks"])
 @pytest.mark.parametrize("near_far", [None, 0.3, 2.0])
 def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far, monkeypatch):
-    """bcw_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
+    """bcl_relax's fixed point is networkx's Dijkstra distances, bit for bit, whether its rounds
     mark what they lower, queue it, or mix both (QUEUE_BELOW_SHARE), in one phase or in
     near-far phases of a narrow or a wide threshold step (Tuning.gpu_near_far_width); and so
-    is bcw_block_distances' (a source per block, ``blocks``: no rounds on the host)."""
+    is bcl_block_distances' (a source per block, ``blocks``: no rounds on the host)."""
     import cupy
 
     from turbobc._tuning import tuning
 
     if rounds_by in ("marks", "queue"):
-        monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE",
+        monkeypatch.setattr(_gpu_distances, "QUEUE_BELOW_SHARE",
                             0 if rounds_by == "marks" else 10**12)
     G = with_lengths(GRAPH_CASES[name](), kind, seed=6)
     graph = _graph_of(G)
@@ -290,7 +296,7 @@ def test_device_distances_equal_dijkstra(name, kind, index, rounds_by, near_far,
     rounds: list = []
     with tuning(gpu_near_far_width=near_far, gpu_block_near_far_width=near_far,
                 gpu_block_distances=rounds_by == "blocks"):
-        got = _gpu_weighted.distances(cupy.asarray(A.indptr.astype(index)),
+        got = _gpu_distances.distances(cupy.asarray(A.indptr.astype(index)),
                                       cupy.asarray(A.indices.astype(index)),
                                       cupy.asarray(graph.lengths), graph.n, sources,
                                       rounds).get()
@@ -359,7 +365,7 @@ def test_every_kernel_name_runs_the_weighted_path(name, kernel, path):
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=2)
     want = networkx_bc(G, selection="all", normalized=True, endpoints=False, weight="weight")
     got = run_bc(G, weight="weight", kernel=kernel, **GPU)
-    assert got.facts["engine"] == "gpu" and got.facts["family"] == "weighted"
+    assert got.facts["engine"] == "gpu" and got.facts["family"] == "layers"
     np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
 
 
@@ -458,7 +464,7 @@ def test_deep_grid_past_float64_range(across, down, path):
     raw, largest = _exact_raw(A, sources)
     assert largest > 10**308
     got = run_bc(A, weight=True, sources=sources, normalized=False, **GPU)
-    assert got.facts["family"] == "weighted"
+    assert got.facts["family"] == "layers"
     assert got.facts["kernel"] == f"bellman-ford+{path}"
     # the layer kernels' plain counts reach +inf: the source goes to the wide sweep
     assert got.facts["wide_sources"] == (1 if path == "kernels" else 0)
@@ -491,9 +497,8 @@ def test_batches_and_index_types_equal_the_cpu_engine(index, batch, path):
                            engine_named("graphblas"), [sources])
     facts, edge = {}, np.zeros(graph.nnz)
     with DeviceResident(graph) as resident:
-        raw = _gpu_weighted.accumulate_on(resident, sources, endpoints=True, facts=facts,
-                                          edge_raw=edge, _batch=batch, _index_dtype=index,
-                                          _path=path)
+        raw = family_run(LayersFamily, resident, sources, endpoints=True, facts=facts,
+                         edge_raw=edge, batch=batch, index_dtype=index, path=path)
     np.testing.assert_allclose(raw, want.vertex, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
     assert facts["index_dtype"] == np.dtype(index).name
@@ -509,7 +514,7 @@ def test_sweeper_keeps_the_lengths_resident(path):
     sweeper = GpuEngine().open(Problem(graph))
     try:
         first = sweeper.run(np.arange(graph.n))
-        assert sweeper.facts["family"] == "weighted"
+        assert sweeper.facts["family"] == "layers"
         assert not sweeper.facts["resident_reused"]
         assert any(key[0] == "lengths" for key in sweeper.resident.parts)
         again = sweeper.run(np.arange(graph.n))
@@ -529,7 +534,7 @@ def test_sweeper_keeps_the_lengths_resident(path):
 def test_auto_takes_the_gpu_for_weighted_bc():
     G = with_lengths(GRAPH_CASES["digraph_gnp"](), "int100", seed=1)
     got = run_bc(G, weight="weight")
-    assert got.facts["engine"] == "gpu" and got.facts["family"] == "weighted"
+    assert got.facts["engine"] == "gpu" and got.facts["family"] == "layers"
     np.testing.assert_allclose(got.values, networkx_bc(G, selection="all", normalized=True,
                                                        endpoints=False, weight="weight"),
                                rtol=RTOL, atol=ATOL)
@@ -571,68 +576,77 @@ class _NumpyAsCupy:
 
 
 def _mask_of(dag, mask_at, words, n, slot):
-    """The first mask word of a slot (weighted.cu, mask_word)."""
+    """The first mask word of a slot (layers.cu, mask_word)."""
     b, v = divmod(int(slot), int(n))
     return b * int(words) + int(mask_at[v])
 
 
 def _dag_children(ptr, idx, dag, first, v, base):
-    """weighted.cu's for_dag_children(_on_warp): the DAG edges (e, ws) of a slot whose masks
+    """layers.cu's for_dag_children(_on_warp): the DAG edges (e, ws) of a slot whose masks
     start at dag[first], in CSR order (bit j of word k: edge ptr[v] + 32 k + j)."""
     begin, end = int(ptr[v]), int(ptr[v + 1])
     return [(e, base + idx[e]) for e in range(begin, end)
             if int(dag[first + (e - begin) // 32]) >> ((e - begin) % 32) & 1]
 
 
-def _emulated_kernels(name):
-    """Python versions of the weighted.cu layer kernels (same arguments)."""
-    def indegree(grid, block, args):
-        ptr, idx, length, n, total, dist, remaining, dag, mask_at, words = args
-        for slot in range(int(total)):
-            v, base = slot % n, slot - slot % n
-            first = _mask_of(dag, mask_at, words, n, slot)
-            dag[first:first + int(mask_at[v + 1] - mask_at[v])] = 0
-            if np.isinf(dist[slot]):
-                continue
-            for e in range(ptr[v], ptr[v + 1]):
-                if dist[slot] + length[e] == dist[base + idx[e]]:
-                    remaining[base + idx[e]] += 1
-                    k, j = divmod(int(e - ptr[v]), 32)
-                    dag[first + k] |= np.uint32(1 << j)
+def _emulated_indegree(graph, itype, slots):
+    """layers.cu's bcl_indegree in Python (the launcher's arguments)."""
+    ptr, idx, length, n = graph.ptr, graph.idx, graph.lengths, graph.n
+    dist, remaining, dag = slots.dist, slots.remaining, slots.dag
+    mask_at, words = slots.mask_at, slots.words
+    for slot in range(int(slots.total)):
+        v, base = slot % n, slot - slot % n
+        first = _mask_of(dag, mask_at, words, n, slot)
+        dag[first:first + int(mask_at[v + 1] - mask_at[v])] = 0
+        if np.isinf(dist[slot]):
+            continue
+        for e in range(ptr[v], ptr[v + 1]):
+            if dist[slot] + length[e] == dist[base + idx[e]]:
+                remaining[base + idx[e]] += 1
+                k, j = divmod(int(e - ptr[v]), 32)
+                dag[first + k] |= np.uint32(1 << j)
 
-    def forward(grid, block, args):
-        (ptr, idx, n, layer, size, dag, mask_at, words, sigma, remaining, queued, nxt, count,
-         marks) = args
-        for slot in layer[:size]:
-            v, base = slot % n, slot - slot % n
-            first = _mask_of(dag, mask_at, words, n, slot)
-            for _, ws in _dag_children(ptr, idx, dag, first, v, base):
-                sigma[ws] += sigma[slot]
-                remaining[ws] -= 1
-                if remaining[ws] == 0 and queued:
-                    nxt[int(count[0])] = ws
-                    count[0] += 1
-                elif remaining[ws] == 0:
-                    marks[ws] = 1
 
-    def backward(grid, block, args):
-        (ptr, idx, n, layer, size, dag, mask_at, words, sigma, delta, tau, tau_per_slot,
-         lane_weight, skip, edge, has_edge) = args
-        tau = np.ravel(tau)
-        for slot in layer[:size]:
-            lane, v = divmod(int(slot), int(n))
-            if skip[lane]:
-                continue
-            base, acc = slot - v, 0.0
-            first = _mask_of(dag, mask_at, words, n, slot)
-            for e, ws in _dag_children(ptr, idx, dag, first, v, base):
-                term = sigma[slot] / sigma[ws] * (tau[ws if tau_per_slot else idx[e]]
-                                                  + delta[ws])
-                acc += term
-                if has_edge:
-                    edge[e] += lane_weight[lane] * term
-            delta[slot] = acc
+def _emulated_forward(graph, itype, slots, *, layer, size, queued, next, count, marks):
+    """layers.cu's bcl_forward in Python."""
+    ptr, idx, n = graph.ptr, graph.idx, graph.n
+    sigma, remaining = slots.sigma, slots.remaining
+    for slot in layer[:size]:
+        v, base = slot % n, slot - slot % n
+        first = _mask_of(slots.dag, slots.mask_at, slots.words, n, slot)
+        for _, ws in _dag_children(ptr, idx, slots.dag, first, v, base):
+            sigma[ws] += sigma[slot]
+            remaining[ws] -= 1
+            if remaining[ws] == 0 and queued:
+                next[int(count[0])] = ws
+                count[0] += 1
+            elif remaining[ws] == 0:
+                marks[ws] = 1
 
+
+def _emulated_backward(graph, itype, slots, sums, *, layer, size):
+    """layers.cu's bcl_backward in Python."""
+    ptr, idx, n = graph.ptr, graph.idx, graph.n
+    sigma, delta = slots.sigma, slots.delta
+    tau = np.ravel(sums.tau)
+    for slot in layer[:size]:
+        lane, v = divmod(int(slot), int(n))
+        if sums.skip[lane]:
+            continue
+        base, acc = slot - v, 0.0
+        first = _mask_of(slots.dag, slots.mask_at, slots.words, n, slot)
+        for e, ws in _dag_children(ptr, idx, slots.dag, first, v, base):
+            term = sigma[slot] / sigma[ws] * (tau[ws if sums.tau_per_slot else idx[e]]
+                                              + delta[ws])
+            acc += term
+            if sums.edge is not None:
+                sums.edge[e] += sums.lane_weight[lane] * term
+        delta[slot] = acc
+
+
+def _emulated_marks(name):
+    """marks.cu's two kernels in Python (the kernels' own arguments: spmv._layers.list_marks
+    is the host code under test)."""
     def count_marks(grid, block, args):
         marks, words, counts = args
         for b in range(grid[0]):
@@ -646,115 +660,134 @@ def _emulated_kernels(name):
             keys[int(first[b]):int(first[b]) + found.size] = found
             marks[found] = 0
 
-    def chain_terms(grid, block, args, shared_mem=0):
-        (dist, sigma, n, scale, chain, lane_a, lane_b, first, last, length, prefix_off,
-         hist_off, span, base, class_first, class_at, prefix, chain_of, r, tau, mass,
-         tie_mass) = args
-        dist, sigma, tau = np.ravel(dist), np.ravel(sigma), tau.reshape(-1)  # tau: a view
-        for p in range(grid[0]):
-            L = int(length[p])
-            k, width, at = L - 1, 2 * L + 1, int(prefix_off[p])
-            positions = class_at[class_first[p]:class_first[p] + L + 1]
-            for v in range(int(n)):
-                if v in (first[p], last[p]) or chain_of[v] == chain[p]:
-                    continue
-                ea, eb = lane_a[p] * n + v, lane_b[p] * n + v
-                if np.isinf(dist[ea]):
-                    continue
-                query = base[p] + span[p] - int(np.rint((dist[ea] - dist[eb]) * scale))
-                j = int(np.searchsorted(positions, query, side="right")) - 1
-                h = 2 * j + int(positions[j] != query)
-                tie = h % 2 == 0 and 2 <= h <= 2 * k
-                star = min(h // 2, k)
-                share = sigma[ea] / (sigma[ea] + sigma[eb]) if tie else 0.0
-                r_star = prefix[at + star] - prefix[at + star - 1] if tie else 0.0
-                m = max(0, min((h + 1) // 2 - 1, k))
-                tau[ea] += r[v] * (prefix[at + m] + r_star * share)
-                tau[eb] += r[v] * (prefix[at + k] - prefix[at + star] + r_star * (1.0 - share))
-                assert 0 <= h < width
-                mass[hist_off[p] + h] += r[v]
-                tie_mass[hist_off[p] + h] += r[v] * share
+    return {"bcl_count_marks": count_marks, "bcl_list_marks": list_marks}[name.split("<")[0]]
 
-    def block_sweep(grid, block, args, shared_mem=0):
-        (ptr, idx, length, n, sources, dist_all, tau, tau_per_slot, lane_weight, delta_all,
-         skip, edge, has_edge) = args
-        n = int(n)
-        for b in range(grid[0]):
-            source, dist = int(sources[b]), dist_all[b * n:(b + 1) * n]
-            tau_row = np.ravel(tau)[b * n:(b + 1) * n] if tau_per_slot else tau
 
-            def children(v):
-                return [(e, int(idx[e])) for e in range(ptr[v], ptr[v + 1])
-                        if dist[v] + length[e] == dist[idx[e]]]
-
-            parents = np.zeros(n, dtype=np.int64)
-            for v in np.flatnonzero(np.isfinite(dist)):
-                for _, w in children(v):
-                    parents[w] += 1
-            sigma, layer_of, layers = np.zeros(n), np.zeros(n, dtype=np.int64), []
-            sigma[source], current = 1.0, [source]
-            while current:  # Kahn's layers
-                layers.append(current)
-                upcoming = []
-                for v in current:
-                    for _, w in children(v):
-                        sigma[w] += sigma[v]
-                        parents[w] -= 1
-                        if parents[w] == 0:
-                            layer_of[w] = len(layers)
-                            upcoming.append(w)
-                current = upcoming
-            if np.isinf(sigma[np.concatenate(layers)]).any():
-                delta_all[b * n:(b + 1) * n] = 0.0
-                skip[b] = 1
+def _emulated_chain_terms(layout, counts, rows, uploaded, tau, n, classes=None):
+    """chains.cu's bcc_slot_terms in Python (spmv._chains.chain_terms' arguments)."""
+    assert layout == "slots"
+    dist, sigma, scale = np.ravel(counts["dist"]), np.ravel(counts["sigma"]), counts["scale"]
+    prefix, chain_of, r = uploaded["prefix"], uploaded["chain_of"], uploaded["r"]
+    class_at = uploaded["class_at"]
+    span, base, class_first = classes
+    tau = tau.reshape(-1)  # a view
+    size = int(rows.hist_off[-1])
+    mass, tie_mass = np.zeros(size), np.zeros(size)
+    for p in range(rows.chains.size):
+        L = int(rows.length[p])
+        k, width, at = L - 1, 2 * L + 1, int(rows.prefix_off[p])
+        positions = class_at[class_first[p]:class_first[p] + L + 1]
+        for v in range(int(n)):
+            if v in (rows.first[p], rows.last[p]) or chain_of[v] == rows.chains[p]:
                 continue
-            delta = np.zeros(n)
-            for d in range(len(layers) - 1, -1 if has_edge else 0, -1):
-                for v in layers[d]:
-                    acc = 0.0
-                    for e, w in children(v):
-                        term = sigma[v] / sigma[w] * (tau_row[w] + delta[w])
-                        acc += term
-                        if has_edge:
-                            edge[e] += lane_weight[b] * term
-                    delta[v] = acc
-            delta[source] = 0.0
-            delta_all[b * n:(b + 1) * n] = delta
+            ea, eb = rows.lane_a[p] * n + v, rows.lane_b[p] * n + v
+            if np.isinf(dist[ea]):
+                continue
+            query = base[p] + span[p] - int(np.rint((dist[ea] - dist[eb]) * scale))
+            j = int(np.searchsorted(positions, query, side="right")) - 1
+            h = 2 * j + int(positions[j] != query)
+            tie = h % 2 == 0 and 2 <= h <= 2 * k
+            star = min(h // 2, k)
+            share = sigma[ea] / (sigma[ea] + sigma[eb]) if tie else 0.0
+            r_star = prefix[at + star] - prefix[at + star - 1] if tie else 0.0
+            m = max(0, min((h + 1) // 2 - 1, k))
+            tau[ea] += r[v] * (prefix[at + m] + r_star * share)
+            tau[eb] += r[v] * (prefix[at + k] - prefix[at + star] + r_star * (1.0 - share))
+            assert 0 <= h < width
+            mass[rows.hist_off[p] + h] += r[v]
+            tie_mass[rows.hist_off[p] + h] += r[v] * share
+    return _host(mass), _host(tie_mass)
 
-    return {"bcw_indegree": indegree, "bcw_forward": forward, "bcw_backward": backward,
-            "bcw_count_marks": count_marks, "bcw_list_marks": list_marks,
-            "bcw_chain_terms": chain_terms,
-            "bcw_block_sweep": block_sweep}[name.split("<")[0]]
+
+def _emulated_block_sweep(kernel, graph, sources, dist_all, delta_all, sums, shared):
+    """block_sweep.cu's bcl_block_sweep in Python."""
+    ptr, idx, length, n = graph.ptr, graph.idx, graph.lengths, int(graph.n)
+    tau, lane_weight, skip, edge = sums.tau, sums.lane_weight, sums.skip, sums.edge
+    has_edge = edge is not None
+    for b in range(int(sources.size)):
+        source, dist = int(sources[b]), dist_all[b * n:(b + 1) * n]
+        tau_row = np.ravel(tau)[b * n:(b + 1) * n] if sums.tau_per_slot else tau
+
+        def children(v):
+            return [(e, int(idx[e])) for e in range(ptr[v], ptr[v + 1])
+                    if dist[v] + length[e] == dist[idx[e]]]
+
+        parents = np.zeros(n, dtype=np.int64)
+        for v in np.flatnonzero(np.isfinite(dist)):
+            for _, w in children(v):
+                parents[w] += 1
+        sigma, layer_of, layers = np.zeros(n), np.zeros(n, dtype=np.int64), []
+        sigma[source], current = 1.0, [source]
+        while current:  # Kahn's layers
+            layers.append(current)
+            upcoming = []
+            for v in current:
+                for _, w in children(v):
+                    sigma[w] += sigma[v]
+                    parents[w] -= 1
+                    if parents[w] == 0:
+                        layer_of[w] = len(layers)
+                        upcoming.append(w)
+            current = upcoming
+        if np.isinf(sigma[np.concatenate(layers)]).any():
+            delta_all[b * n:(b + 1) * n] = 0.0
+            skip[b] = 1
+            continue
+        delta = np.zeros(n)
+        for d in range(len(layers) - 1, -1 if has_edge else 0, -1):
+            for v in layers[d]:
+                acc = 0.0
+                for e, w in children(v):
+                    term = sigma[v] / sigma[w] * (tau_row[w] + delta[w])
+                    acc += term
+                    if has_edge:
+                        edge[e] += lane_weight[b] * term
+                delta[v] = acc
+        delta[source] = 0.0
+        delta_all[b * n:(b + 1) * n] = delta
+
+
+def _emulate_layer_kernels(monkeypatch):
+    """Run the layers family's host code with NumPy for CuPy and Python for its kernels:
+    the launchers of spmv._layers and spmv._chains replaced by the emulations above (marks.cu's
+    kernels by their own, under spmv._layers.list_marks); every block fits."""
+    import sys
+
+    import spmv._chains as chains
+    import spmv._module as module
+
+    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
+    monkeypatch.setattr(module, "get_kernel", lambda file, expr: _emulated_marks(expr))
+    monkeypatch.setattr(_layers, "per_block_kernel", lambda name, itype, shared: name)
+    monkeypatch.setattr(_layers, "indegree", _emulated_indegree)
+    monkeypatch.setattr(_layers, "forward", _emulated_forward)
+    monkeypatch.setattr(_layers, "backward", _emulated_backward)
+    monkeypatch.setattr(_layers, "block_sweep", _emulated_block_sweep)
+    monkeypatch.setattr(chains, "chain_terms", _emulated_chain_terms)
 
 
 def test_dag_mask_layout():
     """A word per vertex of at most 32 out-edges (none too), one per 32 past that."""
     degrees = np.array([0, 1, 32, 33, 64, 65, 100])
-    at, words = _gpu_weighted.dag_mask_layout(np.concatenate([[0], np.cumsum(degrees)]))
+    at, words = _gpu_sweep.dag_mask_layout(np.concatenate([[0], np.cumsum(degrees)]))
     assert np.diff(at).tolist() == [1, 1, 1, 2, 2, 3, 4] and words == 14
     assert words <= degrees.size + degrees.sum() / 32
 
 
-@pytest.mark.parametrize("queue_share", [0, _gpu_weighted.QUEUE_BELOW_SHARE, "block"],
+@pytest.mark.parametrize("queue_share", [0, _gpu_distances.QUEUE_BELOW_SHARE, "block"],
                          ids=["queued", "marked", "block"])
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp", "two_components_isolated",
                                   "grid_6x7", "les_miserables"])
 def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoints,
                                                       queue_share):
-    """_sweep_kernels (offsets of the layers, the skip of out-of-range lanes, the endpoint
+    """sweep_dag (offsets of the layers, the skip of out-of-range lanes, the endpoint
     terms, ω per lane, edge sums) with NumPy for CuPy and Python for the kernels, against the
     CPU engine's raw vertex and edge sums with τ and ω; each forward layer's next layer
     queued by the kernel (share 0), or marked and listed (the default share, on these small
-    graphs); or (``block``) the whole sweep a source per block (bcw_block_sweep's scheme)."""
-    import sys
-
-    import spmv._module as _module
-
-    if queue_share == "block":
-        monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
-    else:
-        monkeypatch.setattr(_gpu_weighted, "QUEUE_BELOW_SHARE", queue_share)
+    graphs); or (``block``) the whole sweep a source per block (bcl_block_sweep's scheme)."""
+    if queue_share != "block":
+        monkeypatch.setattr(_gpu_distances, "QUEUE_BELOW_SHARE", queue_share)
 
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=12)
     graph = _graph_of(G)
@@ -764,8 +797,7 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
     sources = np.arange(graph.n, dtype=np.int64)
     want, _ = run_schedule(Problem(graph, edges=True, endpoints=endpoints, target_weight=tau,
                                    source_weight=omega), engine_named("graphblas"), [sources])
-    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
-    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    _emulate_layer_kernels(monkeypatch)
     A = graph.pattern
 
     def batch_distances(chunk):
@@ -773,10 +805,9 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
 
     bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
     with turbobc.tuning(gpu_block_sweep=queue_share == "block"):
-        wide = _gpu_weighted._sweep_kernels(_host(A.indptr), _host(A.indices),
-                                            _host(graph.lengths), graph.n, sources, bc, edge,
-                                            endpoints, (_host(tau), _host(omega)), 7,
-                                            batch_distances, None)
+        wide = _gpu_sweep.sweep_dag(_host(A.indptr), _host(A.indices), _host(graph.lengths),
+                                    graph.n, sources, bc, edge, endpoints,
+                                    (_host(tau), _host(omega)), 7, batch_distances, None)
     assert wide.size == 0
     np.testing.assert_allclose(bc, want.vertex, rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(edge, want.edge, rtol=RTOL, atol=ATOL)
@@ -785,14 +816,11 @@ def test_layer_kernel_host_code_equals_the_cpu_engine(monkeypatch, name, endpoin
 @pytest.mark.parametrize("capacity", [10, 64])
 @pytest.mark.parametrize("kind", ["int3", "int100", "quarters"])
 def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
-    """_sweep_kernels with a chain-folding plan (per-slot τ from the distances and
-    bcw_chain_terms's class lookup, helper slots, the plan's credits) with NumPy for CuPy and
+    """sweep_dag with a chain-folding plan (per-slot τ from the distances and
+    bcc_slot_terms's class lookup, helper slots, the plan's credits) with NumPy for CuPy and
     Python for the kernels (and quarters: positions in units of 1/4): the folded sweep's
     raw sums plus the credits equal networkx on a subdivided graph with integer lengths,
     in small batches (most chains' other end a helper) and in one."""
-    import sys
-
-    import spmv._module as _module
     from test_chains import EXACT_LENGTHS, GRAPHS
 
     from turbobc._chains import ChainFolding, find_chains
@@ -801,13 +829,11 @@ def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
     graph = _graph_of(G)
     plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
     want = nx.betweenness_centrality(G, weight="weight", normalized=False)
-    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
-    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
-    monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
+    _emulate_layer_kernels(monkeypatch)
     A = graph.pattern
     bc = _host(np.zeros(graph.n))
     batches = plan.batches(capacity)
-    wide = _gpu_weighted._sweep_kernels(
+    wide = _gpu_sweep.sweep_dag(
         _host(A.indptr), _host(A.indices), _host(graph.lengths), graph.n, plan.sources, bc,
         None, False, (None, None), capacity,
         lambda chunk: _host(_emulated_rounds(graph, chunk)), None, plan=plan, batches=batches)
@@ -821,23 +847,16 @@ def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkey
     """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is
     returned for the wide sweep; the other lane of the batch is still summed (a layer per
     launch, or a source per block)."""
-    import sys
-
-    import spmv._module as _module
-
-    monkeypatch.setattr(_module, "allow_shared_memory", lambda kernel, nbytes: True)
-
     A = _diamond_chain_beside_path(1030)
     graph = _weighted_graph(A, False)
     sources = np.array([0, 1545], dtype=np.int64)  # 1545: the joint in the middle (2^515)
     want, _ = run_schedule(Problem(graph, edges=True, endpoints=True),
                            engine_named("graphblas"), [sources[1:]])
-    monkeypatch.setitem(sys.modules, "cupy", _NumpyAsCupy())
-    monkeypatch.setattr(_module, "get_kernel", lambda file, expr: _emulated_kernels(expr))
+    _emulate_layer_kernels(monkeypatch)
     bc, edge = _host(np.zeros(graph.n)), _host(np.zeros(graph.nnz))
     with np.errstate(over="ignore"), turbobc.tuning(gpu_block_sweep=block):
         # σ = +inf in the emulated forward kernel
-        wide = _gpu_weighted._sweep_kernels(
+        wide = _gpu_sweep.sweep_dag(
             _host(graph.pattern.indptr), _host(graph.pattern.indices), _host(graph.lengths),
             graph.n, sources, bc, edge, True, (None, None), 2,
             lambda chunk: _host(_emulated_rounds(graph, chunk)), None)
@@ -847,51 +866,58 @@ def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkey
 
 
 def test_hops_batch_plans_the_layer_kernels_only():
-    """An unweighted run of the queue family plans BYTES_PER_HOP_SLOT per slot and no
+    """An unweighted run of the layers family plans BYTES_PER_HOP_SLOT per slot and no
     per-edge expansion (its wide lanes run in batches of the full model)."""
     n, m = 1000, 8000
-    per = _gpu_weighted.BYTES_PER_HOP_SLOT * n + 4 * (m // 32)  # hop_source_bytes
-    assert _gpu_weighted.hop_source_bytes(n, m) == per
-    fixed = _gpu_weighted.format_bytes(n, m, 4) + 8 * n
+    per = _gpu_memory.BYTES_PER_HOP_SLOT * n + 4 * (m // 32)  # hop_source_bytes
+    assert _gpu_memory.hop_source_bytes(n, m) == per
+    fixed = _gpu_memory.layers_format_bytes(n, m, 4) + 8 * n
     free = int((fixed + 10 * per) / 0.8) + 1
-    assert _gpu_weighted.choose_batch(n, m, 100, free, hops=True) == 10
-    assert _gpu_weighted.choose_batch(n, m, 100, free) < 10  # the full model holds fewer
-    assert (_gpu_weighted.memory_model(n, m, batch=10, index_bytes=4, hops=True)
+    assert _gpu_memory.choose_layers_batch(n, m, 100, free, hops=True) == 10
+    assert _gpu_memory.choose_layers_batch(n, m, 100, free) < 10  # the full model holds fewer
+    assert (_gpu_memory.layers_bytes(n, m, batch=10, index_bytes=4, hops=True)
             == fixed + 10 * per)
-    assert _gpu_weighted.choose_batch(10**7, 10, 100, 2**60, hops=True) == 100  # no wide cap
+    assert _gpu_memory.choose_layers_batch(10**7, 10, 100, 2**60, hops=True) == 100  # no wide cap
 
 
 def test_gpu_family_knob():
-    from turbobc.engines.gpu.engine import GpuSweeper
+    """The one choice of a family (engine.choose_family) follows Tuning.gpu_family for
+    unweighted runs of many sources, and says why."""
+    from turbobc.engines.gpu.engine import choose_family
 
     graph = _graph_of(nx.path_graph(5))
-    sweeper = GpuSweeper(Problem(dataclasses.replace(graph, lengths=None)))
-    assert sweeper._family(10) == "lanes"
-    with turbobc.tuning(gpu_family="queue"):
-        assert sweeper._family(10) == "queue"
+    problem = Problem(dataclasses.replace(graph, lengths=None))
+    assert choose_family(problem, 10)[0].name == "lanes"
+    assert choose_family(problem, 1)[0].name == "single"
+    with turbobc.tuning(gpu_family="layers"):
+        family, reason = choose_family(problem, 10)
+        assert family.name == "layers" and family.hops and "gpu_family" in reason
+        assert choose_family(problem, 1)[0].name == "single"
     with turbobc.tuning(gpu_family="lanes"):
-        assert sweeper._family(10) == "lanes"
+        assert choose_family(problem, 10)[0].name == "lanes"
+    assert choose_family(Problem(graph), 1)[0].name == "layers"  # weighted: always layers
     with turbobc.tuning(gpu_family="warp"), pytest.raises(
-            ValueError, match=r"Tuning.gpu_family must be one of \('auto', 'lanes', 'queue'\); "
+            ValueError, match=r"Tuning.gpu_family must be one of \('auto', 'lanes', 'layers'\); "
                               r"got 'warp'"):
-        sweeper._family(10)
+        choose_family(problem, 10)
 
 
 @gpu
-def test_queue_family_runs_and_says_so():
-    """The queue family on a deep graph: the CPU reference's values (networkx's, by the
-    grid of tests/test_vs_networkx.py), family "queue" in the facts."""
+def test_layers_family_runs_on_hops_and_says_so():
+    """The layers family on an unweighted deep graph: the CPU reference's values (networkx's,
+    by the grid of tests/test_vs_networkx.py), family "layers" and the reason in the facts."""
     A = nx.to_scipy_sparse_array(nx.grid_2d_graph(6, 40), format="csr")
     sources = list(range(0, 240, 2))
-    with turbobc.tuning(gpu_family="queue"):
+    with turbobc.tuning(gpu_family="layers"):
         result = run_bc(A, engine="gpu", sources=sources, normalized=False)
-    assert result.facts["family"] == "queue" and result.facts["kernel"] == "bfs+kernels"
+    assert result.facts["family"] == "layers" and result.facts["kernel"] == "bfs+kernels"
+    assert "gpu_family" in result.facts["family_reason"]
     want = turbobc.bc(A, engine="graphblas", sources=sources, normalized=False)
     np.testing.assert_allclose(result.values, want, rtol=1e-12, atol=1e-12)
 
 
 # Vertices of more than 32 out-edges: their slots are worked by a warp, a lane per edge
-# (weighted.cu, split_by_degree), the others by a thread, in the same launch.
+# (layers.cuh, split_by_degree), the others by a thread, in the same launch.
 HUBS = {
     "wheel_80": lambda: nx.wheel_graph(81),
     "barabasi_albert_hubs": lambda: nx.barabasi_albert_graph(400, 5, seed=3),
@@ -930,13 +956,13 @@ def test_hub_slots_worked_by_warps(name, kind, path):
 
 @gpu
 @pytest.mark.parametrize("name", sorted(HUBS))
-def test_hub_slots_in_the_queue_family(name):
-    """The same kernels with every length 1 (Tuning.gpu_family="queue"), vertex and edge BC."""
+def test_hub_slots_in_the_layers_family_on_hops(name):
+    """The same kernels with every length 1 (Tuning.gpu_family="layers"), vertex and edge BC."""
     G = HUBS[name]()
-    with turbobc.tuning(gpu_family="queue"):
+    with turbobc.tuning(gpu_family="layers"):
         got = run_bc(G, normalized=False, **GPU)
         E = turbobc.edge_bc(G, normalized=False, **GPU)
-    assert got.facts["family"] == "queue"
+    assert got.facts["family"] == "layers"
     want = networkx_bc(G, selection="all", normalized=False, endpoints=False)
     np.testing.assert_allclose(got.values, want, rtol=RTOL, atol=ATOL)
     _edge_check(E, G, nx.edge_betweenness_centrality(G, normalized=False))
@@ -968,7 +994,7 @@ def test_block_distances_equal_the_rounds(block_width, n, directed, kind):
         rounds = []
         with turbobc.tuning(gpu_block_distances=per_block,
                             gpu_block_near_far_width=block_width):
-            got[per_block] = _gpu_weighted.distances(ptr, idx, lengths, graph.n, sources,
+            got[per_block] = _gpu_distances.distances(ptr, idx, lengths, graph.n, sources,
                                                      rounds).get()
         assert (rounds == [0]) == per_block
     np.testing.assert_array_equal(got[True].view(np.uint64), got[False].view(np.uint64))
@@ -980,5 +1006,5 @@ def test_block_distances_equal_the_rounds(block_width, n, directed, kind):
 def test_block_distances_knob_is_checked():
     with turbobc.tuning(gpu_block_distances="sometimes"), pytest.raises(
             ValueError, match="Tuning.gpu_block_distances must be True, False or 'auto'"):
-        _gpu_weighted._block_distances(10, "int")
+        _gpu_distances._block_distances(10, "int")
 

@@ -17,8 +17,8 @@ import turbobc
 from turbobc._tuning import Tuning
 from turbobc import _memory
 from turbobc.engines import graphblas as _graphblas
-from turbobc.engines.gpu.single import check_memory_limit, memory_model
-from turbobc.engines.gpu.batched import LANES, choose_batch, lane_bytes
+from turbobc.engines.gpu.memory import (LANES, check_single_limit, choose_lanes, lane_bytes,
+                                        single_bytes)
 
 GiB = 2**30
 
@@ -322,30 +322,30 @@ def test_matrices_of_finished_batches_are_freed():
 def test_gpu_choose_batch_honours_the_limit():
     n, m, sources = 100_000, 1_000_000, 100_000
     free = 80 * GiB
-    unlimited = choose_batch(n, m, sources, free)
-    assert choose_batch(n, m, sources, free, memory_limit=None) == unlimited
-    limited = choose_batch(n, m, sources, free, memory_limit=GiB)
-    assert limited == choose_batch(n, m, sources, GiB) and 0 < limited < unlimited
+    unlimited = choose_lanes(n, m, sources, free)
+    assert choose_lanes(n, m, sources, free, memory_limit=None) == unlimited
+    limited = choose_lanes(n, m, sources, free, memory_limit=GiB)
+    assert limited == choose_lanes(n, m, sources, GiB) and 0 < limited < unlimited
     assert limited % LANES == 0 and limited * lane_bytes(n, 2, 2048) <= GiB
     # a limit above the free memory changes nothing
-    assert choose_batch(n, m, sources, free, memory_limit=100 * GiB) == unlimited
+    assert choose_lanes(n, m, sources, free, memory_limit=100 * GiB) == unlimited
     # not even 32 lanes: 0 (the engine then goes one source at a time)
-    assert choose_batch(n, m, sources, free, memory_limit=32 * lane_bytes(n, 2, 2048)) == 0
+    assert choose_lanes(n, m, sources, free, memory_limit=32 * lane_bytes(n, 2, 2048)) == 0
 
 
 def test_gpu_single_source_refuses_a_model_above_the_limit():
     n, m = 1000, 8000
-    need = memory_model(n, m, "sccsc", np.int32, 1)
-    check_memory_limit(n, m, "auto", np.int32, 1, None)
-    check_memory_limit(n, m, "auto", np.int32, 1, need)
+    need = single_bytes(n, m, "sccsc", np.int32, 1)
+    check_single_limit(n, m, "auto", np.int32, 1, None)
+    check_single_limit(n, m, "auto", np.int32, 1, need)
     message = (f"the GPU engine needs about {_memory.format_bytes(need)} of device memory for "
                "one source of this graph (n=1000, 8000 stored edges, kernel='auto'), but "
                f"memory_limit is {_memory.format_bytes(need - 1)}; raise memory_limit")
     with pytest.raises(MemoryError, match=re.escape(message)):
-        check_memory_limit(n, m, "auto", np.int32, 1, need - 1)
-    coo = memory_model(n, m, "sccooc", np.int32, 1)
+        check_single_limit(n, m, "auto", np.int32, 1, need - 1)
+    coo = single_bytes(n, m, "sccooc", np.int32, 1)
     with pytest.raises(MemoryError, match=re.escape(f"{_memory.format_bytes(coo)} of device")):
-        check_memory_limit(n, m, "sccooc", np.int32, 1, coo - 1)
+        check_single_limit(n, m, "sccooc", np.int32, 1, coo - 1)
 
 
 # ---------------------------------------------------------------- the GPU engines on a device
@@ -365,7 +365,7 @@ def test_gpu_batches_follow_the_limit():
     free, unlimited = run_bc(A, engine="gpu")
     limit = 2**20
     got, run = run_bc(A, engine="gpu", memory_limit="1MiB")
-    assert run["batch"] == choose_batch(n, m, n, 2**60, memory_limit=limit, kernel=run["kernel"],
+    assert run["batch"] == choose_lanes(n, m, n, 2**60, memory_limit=limit, kernel=run["kernel"],
                                         depth_cap=run["depth_cap"])
     assert run["batch"] < unlimited["batch"] and run["batches"] > 1
     assert run["peak_pool_bytes"] <= limit
@@ -380,8 +380,8 @@ def test_gpu_goes_one_source_at_a_time_under_a_small_limit():
     G, A = _gpu_graph()
     n, m = A.shape[0], int(A.nnz)
     limit = 100_000  # below 32 lanes (about 0.4 MB here), above the single-source model
-    assert memory_model(n, m, "sccsc", np.int32, n) < limit
-    assert choose_batch(n, m, n, 2**60, memory_limit=limit, depth_cap=n + 2) == 0
+    assert single_bytes(n, m, "sccsc", np.int32, n) < limit
+    assert choose_lanes(n, m, n, 2**60, memory_limit=limit, depth_cap=n + 2) == 0
     got, facts = run_bc(A, engine="gpu", memory_limit=limit)
     assert facts["family"] == "single" and facts["peak_pool_bytes"] <= limit
     expected = nx.betweenness_centrality(G)

@@ -24,7 +24,14 @@ _INSTANCES = {"SingleGraph": ["int", "long long"],
               "SingleRun": ["int, double", "long long, double"],
               "BatchGraph": ["int", "long long"],
               "BatchWork": ["short", "int"],
-              "BatchRun": ["int", "long long"]}
+              "BatchRun": ["int", "long long"],
+              "LayerGraph": ["int", "long long"],
+              "RelaxState": [""], "RelaxRound": [""], "DagSlots": [""], "LayerStep": [""],
+              "DagSums": [""], "ChainRows": [""], "ChainPlan": [""], "LaneLayout": [""],
+              "SlotLayout": [""],
+              "PairGraph": ["int", "long long"], "PairWork": ["int", "long long"],
+              "PairRun": [""]}
+"""Template arguments of each struct's instantiations ("": not a template)."""
 
 
 def _structs() -> dict[str, list[tuple[str, str]]]:
@@ -59,7 +66,7 @@ def test_offsets_and_sizes_agree_with_the_compiler():
     checks = ['#include "views.cuh"']
     for name, dtype in _views.VIEWS.items():
         for args in _INSTANCES[name]:
-            cname = f"tbc::{name}<{args}>"
+            cname = f"tbc::{name}<{args}>" if args else f"tbc::{name}"
             checks.append(f"static_assert(sizeof({cname}) == {dtype.itemsize}, "
                           f"\"size of {cname}\");")
             for field in dtype.names:

@@ -29,22 +29,22 @@ class Tuning:
     Attributes
     ----------
     order : str
-        Source order of the batched GPU engine: ``"auto"``, ``"bfs"``, ``"cluster"``,
-        ``"rcm"`` or ``"vertex"`` (``turbobc.engines.gpu.batched.locality_order``).
+        Source order of the GPU's lanes family: ``"auto"``, ``"bfs"``, ``"cluster"``,
+        ``"rcm"`` or ``"vertex"`` (``turbobc.engines.gpu.lanes_order.locality_order``).
     order_min_share : float
         Sources are put in locality order only when they are at least this share of the
         vertices (fewer are swept in vertex order).
     push_ratio : int
-        The batched veCSC pushes a forward level while the frontier's unit-edges times this
+        The lanes family's veCSC pushes a forward level while the frontier's unit-edges times this
         are fewer than all unit-edges (m · chunks); otherwise it pulls.
     batched_blocks_per_sm : int or None
-        Cap on resident blocks per multiprocessor of a batched launch (None: as many as fit).
+        Cap on resident blocks per multiprocessor of a lanes launch (None: as many as fit).
     single_blocks_per_sm : int or None
         The same for the single-source launches.
     gpu_memory_fraction : float
         Share of the free device memory (plus CuPy's cached blocks) a GPU run may take.
     max_batch : int
-        Most sources per batch of the batched GPU engine.
+        Most sources per batch of the GPU's lanes family.
     cpu_memory_fraction : float
         Share of the available host memory an automatic CPU batch size may plan for
         (``memory_limit=`` replaces the whole budget).
@@ -104,29 +104,29 @@ class Tuning:
         Chains of more edges stay unfolded (their in-chain pairs cost O(L²) on the host).
     gpu_weighted_path : str
         How the GPU engine sweeps a weighted graph's shortest-path DAG after the distances
-        (``turbobc.engines.gpu.weighted.PATHS``): ``"wide"``, engines/wide.py's sweep on CuPy
+        (``turbobc.engines.gpu.layers.PATHS``): ``"wide"``, engines/wide.py's sweep on CuPy
         (an exponent per count), or ``"kernels"``, the layer kernels of
-        spmv/kernels/weighted.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
+        spmv/kernels/layers.cu (the default: 0.112 s against 0.668 s on ego-Facebook and
         3.3 s against 27.5 s on delaunay_n16, 8,192 sources, lengths 1..100, H200,
         bench/gpu_check.sh WEIGHTED run of 2026-11-23). Both pass the same GPU tests.
     gpu_block_distances : bool or "auto"
-        The GPU's weighted distances (and the queue family's levels) found a source per block
-        in shared memory (``bcw_block_distances`` of spmv/kernels/weighted.cu: 8 bytes and a
+        The GPU's weighted distances (and the layers family's levels) found a source per block
+        in shared memory (``bcl_block_distances`` of spmv/kernels/distances.cu: 8 bytes and a
         bit per vertex, so graphs of up to about 28,000 vertices on an H100 or H200) instead
         of in rounds over the whole batch. ``"auto"``: when they take at most 64 KiB (n up
-        to about 8,000; ``turbobc.engines.gpu.weighted.BLOCK_AUTO_BYTES`` gives the
+        to about 8,000; ``turbobc.engines.gpu.layers_distances.BLOCK_AUTO_BYTES`` gives the
         measurements: ego-Facebook's weighted BC 0.047 s against 0.060, delaunay_n14's
         1.12 s against 0.25); True: whenever they fit; False: never.
     gpu_block_sweep : bool or "auto"
-        The GPU's weighted DAG sweep (and the queue family's) a source per block in shared
-        memory (``bcw_block_sweep`` of spmv/kernels/weighted.cu: 24 bytes per vertex, the
+        The GPU's weighted DAG sweep (and the layers family's) a source per block in shared
+        memory (``bcl_block_sweep`` of spmv/kernels/block_sweep.cu: 24 bytes per vertex, the
         layers behind block barriers) instead of a launch per layer over the whole batch.
         ``"auto"``: when it takes at most 200 KiB (n up to 8,500:
-        ``turbobc.engines.gpu.weighted.SWEEP_AUTO_BYTES``); True: whenever it fits the
+        ``turbobc.engines.gpu.layers_sweep.SWEEP_AUTO_BYTES``); True: whenever it fits the
         device's shared memory; False: never. Not with chain folding (its target weights
         come between the forward and the backward layers).
     gpu_block_near_far_width : float or None
-        The same near-far phases inside ``bcw_block_distances`` (a source per block, above),
+        The same near-far phases inside ``bcl_block_distances`` (a source per block, above),
         in mean edge lengths; None: one phase. Weighted BC end to end, lengths 1..100, H200,
         seconds with None / 0.25 / 0.5 / 1 / 2 / 4 (bench/results/weighted_distances-
         20261125T121432Z.json): ego-Facebook 0.054 / 0.047 / 0.047 / 0.049 / 0.053 / 0.053,
@@ -135,7 +135,7 @@ class Tuning:
         wiki-Vote 0.058 at every width. 1 is within 10% of the best on each.
     gpu_near_far_width : float or None
         The GPU's weighted distances run their Bellman–Ford rounds in near-far phases
-        (turbobc/engines/gpu/weighted.py, ``distances``): a phase relaxes only the slots below
+        (turbobc/engines/gpu/layers_distances.py, ``distances``): a phase relaxes only the slots below
         its threshold, the least distance waiting plus this many mean edge lengths; None: one
         phase (every lowered slot relaxed in the next round). Equal lengths take one phase
         whatever this is. Lengths 1..100, H200, weighted BC from 4,039 / 8,192 / 4,096
@@ -146,10 +146,10 @@ class Tuning:
         slots before their distance is final but takes more rounds.
     gpu_family : str
         The GPU engine's family for unweighted runs of many sources
-        (``turbobc.engines.gpu.engine.FAMILIES``): ``"lanes"``, the batched kernels (a warp
-        per vertex and 32 sources), ``"queue"``, the weighted family's layer kernels with
-        every length 1 (a thread per source and vertex of each level), or ``"auto"`` (for
-        now the batched kernels).
+        (``turbobc.engines.gpu.engine.FAMILIES``): ``"lanes"``, a warp per vertex and 32
+        sources (turbobc/engines/gpu/lanes.py), ``"layers"``, the layer kernels with every
+        length 1 (a thread per source and vertex of each level, turbobc/engines/gpu/layers.py),
+        or ``"auto"`` (for now the lanes).
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
@@ -160,6 +160,9 @@ class Tuning:
         κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
         Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    pair_memory_fraction : float
+        The share of the free device memory the pair sampler's workspaces may take
+        (turbobc/engines/gpu/memory.py, ``pair_blocks``).
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -191,6 +194,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
+    pair_memory_fraction: float = 0.5
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

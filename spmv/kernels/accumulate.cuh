@@ -1,5 +1,5 @@
-// The accumulate step of Brandes' backward sweep, written once for every kernel (single-source
-// and batched) and mirrored by the CPU engines (turbobc/engines/graphblas.py, wide.py):
+// The accumulate step of Brandes' backward sweep, written once for every kernel (single-source,
+// lanes and layers) and mirrored by the CPU engines (turbobc/engines/graphblas.py, wide.py):
 //
 //   δ(v) = Σ_{w child of v} σ(v)/σ(w) · (τ(w) + δ(w))
 //
@@ -35,6 +35,13 @@ __device__ __forceinline__ V parent_share(const V* __restrict__ tau, I w, V sigm
 template <typename V>
 __device__ __forceinline__ V parent_share_of(V tau_w, V sigma_w, V t_w) {
     return tau_w / sigma_w + t_w;
+}
+
+// The term a DAG child w hands its parent v where δ is kept as it is rather than as t = δ / σ̂
+// (the layers family, unscaled float64 counts): σ(v)/σ(w) · (τ(w) + δ(w)).
+template <typename V>
+__device__ __forceinline__ V child_term(V sigma_v, V sigma_w, V tau_w, V delta_w) {
+    return sigma_v / sigma_w * (tau_w + delta_w);
 }
 
 // ω(s): the weight of source s; every term its sweep adds to bc is multiplied by it.

@@ -1,3 +1,5 @@
+#include "views.cuh"
+
 // Chain folding on the device (turbobc/_chains.py): between the forward and the backward
 // launch of a batch, the terms of the sources folded into the chains' ends. For chain p with
 // ends a, b (slots lane_a[p], lane_b[p]) and length L = k + 1, every target t outside the chain
@@ -14,11 +16,13 @@
 // over a stretch of the vertices (blockIdx.y); the histogram's middle classes are summed in
 // shared memory, the four end classes (nearly every far target) in registers.
 //
-// Two layouts share the body (chain_terms_block): bcc_chain_terms reads the blocks of a batch of
-// spmv/kernels/batched*.cuh: lane b of vertex v is entry ((b / 32) n + v) 32 + b % 32; levels
-// are short or int (level_bytes), -1 unreached; exponent (or null) is the cumulative shift table
-// E[d B + b]: σ = σ̂ 2^E at level d. bcw_chain_terms reads a weighted batch of
-// spmv/kernels/weighted.cu (slot b n + v; distances, +inf unreached; plain float64 counts), where
+// Two layouts share the body (chain_terms_block; the arguments are the structs ChainRows,
+// ChainPlan, LaneLayout and SlotLayout of views.cuh, launched by spmv/_chains.py):
+// bcc_lane_terms reads the blocks of a lanes batch (spmv/kernels/batched*.cuh): lane b of
+// vertex v is entry ((b / 32) n + v) 32 + b % 32; levels are short or int (level_bytes), -1
+// unreached; exponent (or null) is the cumulative shift table E[d B + b]: σ = σ̂ 2^E at level d.
+// bcc_slot_terms reads a layers batch (slot b n + v; distances, +inf unreached; plain float64
+// counts: spmv/kernels/layers.cuh), where
 // a chain is measured in lengths: h = λ − (d_a − d_b) in the positions' integer units (times
 // scale), and its class is looked up among the chain's doubled positions 2 p_0 .. 2 p_L (class
 // 2j at h = 2 p_j, 2j + 1 strictly between 2 p_j and 2 p_(j+1): in hops the class is h).
@@ -35,13 +39,17 @@ __device__ __forceinline__ int level_of(const void* level, int level_bytes, long
 // whether v is reached, and gives its entries of a's and b's slots and its class h in [0, 2L];
 // share(ea, eb, h) is σ(a,t) / (σ(a,t) + σ(b,t)) at a tie.
 template <typename Target, typename Share>
-__device__ __forceinline__ void chain_terms_block(
-    long long n, long long p, const long long* __restrict__ chain,
-    const long long* __restrict__ first, const long long* __restrict__ last,
-    const long long* __restrict__ length, const long long* __restrict__ prefix_off,
-    const long long* __restrict__ hist_off, const double* __restrict__ prefix,
-    const long long* __restrict__ chain_of, const double* __restrict__ r, double* tau,
-    double* mass, double* tie_mass, double* shared, Target target, Share share_of) {
+__device__ __forceinline__ void chain_terms_block(long long n, long long p,
+                                                  const tbc::ChainRows& rows,
+                                                  const tbc::ChainPlan& plan, double* shared,
+                                                  Target target, Share share_of) {
+    const long long* __restrict__ length = rows.length;
+    const double* __restrict__ prefix = plan.prefix;
+    const double* __restrict__ r = plan.r;
+    const long long* __restrict__ chain_of = plan.chain_of;
+    double* tau = plan.tau;
+    double* mass = plan.mass;
+    double* tie_mass = plan.tie_mass;
     const long long L = length[p], k = L - 1, width = 2 * L + 1;
     double* s_mass = shared;
     double* s_tie = shared + width;
@@ -50,8 +58,8 @@ __device__ __forceinline__ void chain_terms_block(
         s_tie[h] = 0.0;
     }
     __syncthreads();
-    const long long a = first[p], b = last[p], c = chain[p];
-    const long long base = prefix_off[p];
+    const long long a = rows.first[p], b = rows.last[p], c = rows.chain[p];
+    const long long base = rows.prefix_off[p];
     const double total = prefix[base + k];
     double end0 = 0.0, end1 = 0.0, end2 = 0.0, end3 = 0.0;  // classes 0, 1, 2L − 1, 2L
     const long long stretch = (n + gridDim.y - 1) / gridDim.y;
@@ -96,7 +104,7 @@ __device__ __forceinline__ void chain_terms_block(
     atomicAdd(s_mass + width - 2, end2);
     atomicAdd(s_mass + width - 1, end3);
     __syncthreads();
-    const long long out = hist_off[p];
+    const long long out = rows.hist_off[p];
     for (long long h = threadIdx.x; h < width; h += blockDim.x) {
         if (s_mass[h] != 0.0) {
             atomicAdd(mass + out + h, s_mass[h]);
@@ -107,26 +115,17 @@ __device__ __forceinline__ void chain_terms_block(
     }
 }
 
-// The batched kernels' layout (hops): h = L − (d_a − d_b).
+// The lanes family's layout (hops): h = L − (d_a − d_b).
 template <typename I>
-__global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
-                                const double* __restrict__ sigma,
-                                const int* __restrict__ exponent, long long B, I n,
-                                const long long* __restrict__ chain,
-                                const long long* __restrict__ lane_a,
-                                const long long* __restrict__ lane_b,
-                                const long long* __restrict__ first,
-                                const long long* __restrict__ last,
-                                const long long* __restrict__ length,
-                                const long long* __restrict__ prefix_off,
-                                const long long* __restrict__ hist_off,
-                                const double* __restrict__ prefix,
-                                const long long* __restrict__ chain_of,
-                                const double* __restrict__ r, double* tau, double* mass,
-                                double* tie_mass) {
+__global__ void bcc_lane_terms(tbc::LaneLayout lay, tbc::ChainRows rows, tbc::ChainPlan plan) {
+    const void* __restrict__ level = lay.level;
+    const int level_bytes = lay.level_bytes;
+    const double* __restrict__ sigma = lay.sigma;
+    const int* __restrict__ exponent = lay.exponent;
+    const long long B = lay.lanes, n = lay.n;
     extern __shared__ double shared[];
     const long long p = blockIdx.x;
-    const long long la = lane_a[p], lb = lane_b[p], L = length[p];
+    const long long la = rows.lane_a[p], lb = rows.lane_b[p], L = rows.length[p];
     auto target = [&](long long v, long long& ea, long long& eb, long long& h) {
         ea = lane_entry(n, v, la);
         const int da = level_of(level, level_bytes, ea);
@@ -147,36 +146,24 @@ __global__ void bcc_chain_terms(const void* __restrict__ level, int level_bytes,
         }
         return sigma[ea] / (sigma[ea] + sb);
     };
-    chain_terms_block((long long)n, p, chain, first, last, length, prefix_off, hist_off, prefix,
-                      chain_of, r, tau, mass, tie_mass, shared, target, share);
+    chain_terms_block(n, p, rows, plan, shared, target, share);
 }
 
-// A weighted batch's layout (lengths): per chain its length λ (span, in the positions' units),
+// A layers batch's layout (lengths): per chain its length λ (span, in the positions' units),
 // where its doubled positions start in class_at (class_first) and the value before them
 // (class_base: class_at[class_first + j] = class_base + 2 p_j).
 template <typename I>
-__global__ void bcw_chain_terms(const double* __restrict__ dist,
-                                const double* __restrict__ sigma, I n, double scale,
-                                const long long* __restrict__ chain,
-                                const long long* __restrict__ lane_a,
-                                const long long* __restrict__ lane_b,
-                                const long long* __restrict__ first,
-                                const long long* __restrict__ last,
-                                const long long* __restrict__ length,
-                                const long long* __restrict__ prefix_off,
-                                const long long* __restrict__ hist_off,
-                                const long long* __restrict__ span,
-                                const long long* __restrict__ class_base,
-                                const long long* __restrict__ class_first,
-                                const long long* __restrict__ class_at,
-                                const double* __restrict__ prefix,
-                                const long long* __restrict__ chain_of,
-                                const double* __restrict__ r, double* tau, double* mass,
-                                double* tie_mass) {
+__global__ void bcc_slot_terms(tbc::SlotLayout lay, tbc::ChainRows rows, tbc::ChainPlan plan) {
+    const double* __restrict__ dist = lay.dist;
+    const double* __restrict__ sigma = lay.sigma;
+    const long long n = lay.n;
+    const double scale = lay.scale;
+    const long long* __restrict__ class_at = plan.class_at;
     extern __shared__ double shared[];
     const long long p = blockIdx.x;
-    const long long la = lane_a[p] * (long long)n, lb = lane_b[p] * (long long)n;
-    const long long L = length[p], top = class_base[p] + span[p], low = class_first[p];
+    const long long la = rows.lane_a[p] * n, lb = rows.lane_b[p] * n;
+    const long long L = rows.length[p], top = rows.class_base[p] + rows.span[p];
+    const long long low = rows.class_first[p];
     auto target = [&](long long v, long long& ea, long long& eb, long long& h) {
         ea = la + v;
         const double da = dist[ea];
@@ -202,6 +189,5 @@ __global__ void bcw_chain_terms(const double* __restrict__ dist,
     auto share = [&](long long ea, long long eb, long long) {
         return sigma[ea] / (sigma[ea] + sigma[eb]);
     };
-    chain_terms_block((long long)n, p, chain, first, last, length, prefix_off, hist_off, prefix,
-                      chain_of, r, tau, mass, tie_mass, shared, target, share);
+    chain_terms_block(n, p, rows, plan, shared, target, share);
 }

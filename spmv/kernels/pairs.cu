@@ -1,5 +1,6 @@
 // Approximate BC by sampling shortest paths (turbobc/_pairs.py, docs/approximate.md,
-// "Sampling pairs"; launched from turbobc/engines/gpu/pairs.py).
+// "Sampling pairs"; launched by spmv/_pairs.py for turbobc/engines/gpu/pairs.py; its arguments are the structs
+// PairGraph, PairWork and PairRun of views.cuh).
 //
 // Sample i draws an ordered pair (s, t), s != t, from (seed, i) alone, finds the s-t shortest
 // paths by a balanced bidirectional BFS (KADABRA's: the side whose frontier has fewer edges
@@ -30,6 +31,8 @@
 //
 // status |= 1: some path count passed 2^53 (no longer an exact integer; still the same bits
 // everywhere); status |= 2: a count overflowed to infinity (the caller samples otherwise).
+
+#include "views.cuh"
 
 typedef unsigned long long u64;
 
@@ -188,11 +191,21 @@ __device__ void each_frontier_edge(const I* order, long long lo, long long hi,
 
 template <typename I>
 __global__ void __launch_bounds__(PAIR_THREADS, PAIR_MIN_BLOCKS)
-bcp_sample(const I* __restrict__ ptr, const I* __restrict__ idx,
-                           const I* __restrict__ rptr, const I* __restrict__ ridx, long long n,
-                           u64 seed, long long first, long long count, int endpoints,
-                           int* levels, double* sigmas, I* orders, u64* counts, int* status,
-                           u64* taken) {
+bcp_sample(tbc::PairGraph<I> graph, tbc::PairWork<I> work, tbc::PairRun run) {
+    const I* __restrict__ ptr = graph.ptr;
+    const I* __restrict__ idx = graph.idx;
+    const I* __restrict__ rptr = graph.rptr;
+    const I* __restrict__ ridx = graph.ridx;
+    const long long n = graph.n;
+    const u64 seed = run.seed;
+    const long long first = run.first, count = run.count;
+    const int endpoints = run.endpoints;
+    int* levels = work.levels;
+    double* sigmas = work.sigmas;
+    I* orders = work.orders;
+    u64* counts = work.counts;
+    int* status = work.status;
+    u64* taken = work.taken;
     __shared__ long long lo[2], hi[2], current;
     __shared__ unsigned long long tail[2], volume[2], grown, swept;
     __shared__ int depth[2], found;

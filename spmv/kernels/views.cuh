@@ -89,4 +89,133 @@ struct BatchRun {
     int phase;            // PHASE_BOTH, or the forward or the backward sweep alone
 };
 
+// ---- layers family (layers.cuh; distances.cu, layers.cu, block_sweep.cu) ----
+
+template <typename I>
+struct LayerGraph {
+    const I* ptr;         // CSR: row v lists the out-neighbours of v
+    const I* idx;
+    const double* len;    // the length of each stored edge (all 1.0 for unweighted BC)
+    long long n;
+};
+
+struct RelaxState {
+    unsigned long long* dist;          // B x n distances, float64 bit patterns
+    unsigned char* marks;              // a marks round: marks[slot] = 1 for each slot lowered
+    int* stamp;                        // a queue round: the round that queued the slot
+    long long* queue;                  // a queue round: the slots lowered, in no order
+    unsigned long long* queue_count;
+    int* far_stamp;                    // the near-far phase that listed the slot
+    long long* far;                    // the far slots of the phase
+    unsigned long long* far_count;
+};
+
+struct RelaxRound {
+    const long long* keys;  // the slots lowered in the last round
+    long long count;
+    double below;           // the phase's threshold: a key at or above it waits
+    int queued;             // the round queues (else marks) what it lowers
+    int round;
+    int phase;
+};
+
+struct DagSlots {
+    const double* dist;       // B x n final distances
+    double* sigma;            // path counts, plain float64
+    double* delta;            // dependencies
+    int* remaining;           // DAG parents of each slot not yet done
+    unsigned* dag;            // each slot's DAG edges as masks over its vertex's out-edges
+    const long long* mask_at; // where each vertex's mask words start within a source's
+    long long words;          // mask words of one source
+    long long total;          // B n
+};
+
+struct LayerStep {
+    const long long* layer;     // the slots of this layer
+    long long size;
+    long long* next;            // forward, queued: the next layer's slots
+    unsigned long long* count;
+    unsigned char* marks;       // forward, marked: marks[slot] = 1 for the next layer
+    int queued;
+};
+
+struct DagSums {
+    const double* tau;          // target weights per vertex, or per slot (tau_per_slot)
+    const double* lane_weight;  // ω of each lane's source
+    unsigned char* skip;        // lanes whose counts left float64's range: nothing added
+    double* edge;               // per stored edge sums (has_edge), CSR order
+    int tau_per_slot;
+    int has_edge;
+};
+
+// ---- chain folding (chains.cu) ----
+
+struct ChainRows {
+    const long long* chain;        // the chain of each row
+    const long long* lane_a;       // the slots of its ends' sources
+    const long long* lane_b;
+    const long long* first;        // its ends a, b
+    const long long* last;
+    const long long* length;       // L, its edges
+    const long long* prefix_off;   // where its prefix sums of r start
+    const long long* hist_off;     // where its class histogram starts
+    const long long* span;         // lengths only: λ in the positions' units (else null)
+    const long long* class_base;   // lengths only: class_at[class_first + j] = base + 2 p_j
+    const long long* class_first;
+};
+
+struct ChainPlan {
+    const double* prefix;          // prefix sums of r over every chain
+    const long long* chain_of;     // the chain of each vertex, -1: none
+    const double* r;               // what each vertex stands for
+    const long long* class_at;     // lengths only: every chain's doubled positions (else null)
+    double* tau;                   // the τ block the terms are added into
+    double* mass;                  // the class histograms
+    double* tie_mass;
+};
+
+struct LaneLayout {             // a lanes batch: lane b of v at ((b / 32) n + v) 32 + b % 32
+    const void* level;          // short or int levels, -1 unreached
+    const double* sigma;        // σ̂
+    const int* exponent;        // cumulative shift table E[d B + b], or null: σ = σ̂
+    long long lanes;            // B
+    long long n;
+    int level_bytes;
+};
+
+struct SlotLayout {             // a layers batch: slot b n + v
+    const double* dist;         // distances, +inf unreached
+    const double* sigma;        // plain float64 counts
+    long long n;
+    double scale;               // the positions' integer unit
+};
+
+// ---- pair sampling (pairs.cu) ----
+
+template <typename I>
+struct PairGraph {
+    const I* ptr;    // CSR: out-edges
+    const I* idx;
+    const I* rptr;   // CSC: in-edges (the same arrays when undirected)
+    const I* ridx;
+    long long n;
+};
+
+template <typename I>
+struct PairWork {
+    int* levels;                 // per block: 2 n levels (side 0, side 1)
+    double* sigmas;              // per block: 2 n counts
+    I* orders;                   // per block: 2 n vertices in the order reached
+    unsigned long long* counts;  // per vertex: the samples through it
+    int* status;                 // bit 0: a count passed float64's exact range
+    unsigned long long* taken;   // samples handed out
+};
+
+struct PairRun {
+    unsigned long long seed;
+    long long first;             // the first sample's number
+    long long count;             // samples of this launch
+    int endpoints;
+};
+
 }  // namespace tbc

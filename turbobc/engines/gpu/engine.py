@@ -1,35 +1,24 @@
-"""The GPU engine behind the protocol: its plan picks the kernel family for each run.
+"""The GPU engine behind the protocol: it picks a family of kernels per run, in one place.
 
-One source is swept by the single-source family (:mod:`turbobc.engines.gpu.single`, spmv/kernels/single.cuh);
-more by the batched family (:mod:`turbobc.engines.gpu.batched`, spmv/kernels/batched.cuh), which
-itself goes one source at a time when not even 32 lanes fit in device memory. Edge BC
-(``Problem.edges``) always runs batched, one source too: only the batched kernels have the
-EdgeSums accumulator (spmv/kernels/batched_backward.cuh).
-
-Weighted graphs (``Graph.lengths``, ``Problem.weighted``), vertex and edge BC, go to
-:mod:`turbobc.engines.gpu.weighted` whatever the number of sources: Bellman–Ford distances on
-the device, then the layer kernels' sweep of the shortest-path DAG. The same module serves
-unweighted runs of more than one source as the **queue** family (``Tuning.gpu_family``), every
-edge of length 1: a thread per (source, vertex) slot of each breadth-first level, where the
-batched family works a warp per (vertex, 32 sources) unit of which a deep graph keeps only a
-few lanes busy (bench/deep_profile.py: about 2 of 32 on road networks).
+A family (the protocol of turbobc/engines/gpu/family.py) is one way of traversing the graph on
+the device: **single** (one source per sweep; single.py), **lanes** (32 sources a warp, a lane
+each; lanes.py) and **layers** (a thread per (source, vertex) slot of each layer of the
+shortest-path DAG; layers.py). :func:`choose_family` picks one from the problem's facts and says
+why; the reason lands in the run's facts (``family_reason``).
 
 Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves it): networkx's
 edge subset BC (``Problem.split_non_targets``: a non-target's dependency split among its
 parents in equal shares, which would need each vertex's parent count per source and a second
-accumulator beside t). The facts of
-each run (``family``, kernel, batch, depth, peak pool bytes, seconds, ``resident_reused``,
-``upload_seconds``) land in :attr:`GpuSweeper.facts`.
+accumulator beside t). The facts of each run (``family``, ``family_reason``, kernel, batch,
+depth, peak pool bytes, seconds, ``resident_reused``, ``upload_seconds``) land in
+:attr:`GpuSweeper.facts`.
 
 Resident: a :class:`GpuSweeper` keeps one :class:`~turbobc.engines.gpu.resident.DeviceResident`
 for its lifetime. Opening allocates nothing; each run builds on the device only the format
-parts it does not find there (CSC for the single-source family, or its COOC column array and
-veCSC hub units; CSR, CSC when directed, and COO rows for scCOOC for the batched one; an
-undirected graph's CSR is its CSC, so both families share one copy), and later runs of the same
-family, kernel and index type copy nothing of the graph. The batched blocks, the result and the
-control block are kept too (zeroed per run). :meth:`GpuSweeper.close` lets all of it go (CuPy's
-pool keeps the blocks cached); a closed sweeper refuses to run. A sweeper is used by one thread
-at a time; separate sweepers share nothing.
+parts it does not find there, and later runs of the same family, kernel and index type copy
+nothing of the graph. :meth:`GpuSweeper.close` lets all of it go (CuPy's pool keeps the blocks
+cached); a closed sweeper refuses to run. A sweeper is used by one thread at a time; separate
+sweepers share nothing.
 """
 
 from __future__ import annotations
@@ -37,15 +26,50 @@ from __future__ import annotations
 import numpy as np
 
 from turbobc._engines import gpu_status
-from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.family import Family
+from turbobc.engines.gpu.lanes import LanesFamily
+from turbobc.engines.gpu.layers import LayersFamily
 from turbobc.engines.gpu.resident import DeviceResident
+from turbobc.engines.gpu.single import SingleFamily
 from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper, slot_weights_reason
 
-__all__ = ["GpuEngine", "GpuSweeper", "FAMILIES"]
+__all__ = ["GpuEngine", "GpuSweeper", "FAMILIES", "choose_family"]
 
-FAMILIES = ("auto", "lanes", "queue")
-"""Values of ``Tuning.gpu_family`` (:meth:`GpuSweeper._family`)."""
+FAMILIES = ("auto", "lanes", "layers")
+"""Values of ``Tuning.gpu_family``: the family of unweighted runs of many sources."""
+
+
+def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
+    """The family that sweeps ``num_sources`` sources of ``problem``, and why: the one place
+    the GPU engine decides how to traverse.
+
+    ======================================  ========  =========================================
+    the problem                             family    why
+    ======================================  ========  =========================================
+    weighted (``graph.lengths``)            layers    distances, then the DAG by layers
+    per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
+    ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
+    edge BC                                 lanes     only the lanes kernels sum edges
+    more than one source                    lanes     32 sources a warp
+    one source                              single    a persistent launch over the graph
+    ======================================  ========  =========================================
+    """
+    knob = current_tuning().gpu_family
+    if knob not in FAMILIES:
+        raise ValueError(f"Tuning.gpu_family must be one of {FAMILIES}; got {knob!r}")
+    if problem.weighted:
+        return LayersFamily(problem), "weighted: distances, then the shortest-path DAG by layers"
+    if problem.slot_weights is not None:
+        return LanesFamily(problem), "per-slot target weights of an unweighted graph"
+    if knob == "layers" and num_sources > 1:
+        return (LayersFamily(problem, hops=True),
+                "Tuning.gpu_family='layers': every edge of length 1, a thread per slot")
+    if problem.edges:
+        return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
+    if num_sources > 1:
+        return LanesFamily(problem), "many sources: 32 a warp"
+    return SingleFamily(problem), "one source"
 
 
 class GpuEngine(Engine):
@@ -62,15 +86,11 @@ class GpuEngine(Engine):
         if reason is not None:
             return reason
         if (problem.slot_weights is not None and not problem.weighted
-                and self._family_name() == "queue"):
-            return ("per-slot target weights serve unweighted graphs on the batched kernels, "
-                    "not the queue family")
+                and current_tuning().gpu_family == "layers"):
+            return ("per-slot target weights serve unweighted graphs on the lanes family, "
+                    "not the layers family Tuning.gpu_family asks for")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
-
-    @staticmethod
-    def _family_name() -> str:
-        return current_tuning().gpu_family
 
     def open(self, problem: Problem) -> "GpuSweeper":
         return GpuSweeper(problem)
@@ -103,86 +123,18 @@ class GpuSweeper(Sweeper):
         if self.resident.closed:
             raise RuntimeError("this GPU sweeper is closed; open another with "
                                "GpuEngine().open(problem)")
-        problem = self.problem
         sources = np.asarray(sources, dtype=np.int64)
-        facts: dict = {}
-        common = dict(endpoints=problem.endpoints, kernel=problem.kernel, progress=progress,
-                      memory_limit=problem.memory_limit, facts=facts,
-                      target_weight=problem.target_weight,
-                      source_weight=problem.source_weight)
-        edge = None
-        if problem.weighted:
-            # weighted BC (vertex and edge): Bellman-Ford distances and the DAG sweep
-            from turbobc.engines.gpu.weighted import accumulate_on
-
-            edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
-            # (per-slot target weights: the plan's batches on the layer kernels)
-            raw = accumulate_on(self.resident, sources, edge_raw=edge,
-                                slot_weights=problem.slot_weights, **common)
-        elif problem.slot_weights is not None:
-            # per-slot target weights (chain folding): the batched kernels, the plan's batches
-            from turbobc.engines.gpu.batched import accumulate_on
-
-            common.update(source_weight=None)
-            raw = accumulate_on(self.resident, sources, slot_weights=problem.slot_weights,
-                                **common)
-        elif self._queue_family(sources.size):
-            # deep graphs: the layer kernels of the weighted family with every length 1, a
-            # thread per (source, vertex) slot of each level (no idle lanes)
-            from turbobc.engines.gpu.weighted import accumulate_on
-
-            edge = np.zeros(problem.graph.nnz, dtype=np.float64) if problem.edges else None
-            raw = accumulate_on(self.resident, sources, edge_raw=edge, hops=True, **common)
-        elif problem.edges:
-            # edge BC: the batched family's EdgeSums kernels, whatever the number of sources
-            from turbobc.engines.gpu.batched import accumulate_on
-
-            edge = np.zeros(problem.graph.nnz, dtype=np.float64)
-            raw = accumulate_on(self.resident, sources, edge_raw=edge, **common)
-        elif sources.size > 1:
-            from turbobc.engines.gpu.batched import accumulate_on
-
-            raw = accumulate_on(self.resident, sources, **common)
-        else:
-            from turbobc.engines.gpu.single import accumulate_on
-
-            raw = accumulate_on(self.resident, sources, **common)
-        self.facts.update(engine="gpu", **facts)
-        return Partial(vertex=raw, sources=int(sources.size), edge=edge)
-
-    def _family(self, num_sources: int) -> str:
-        """The family of an unweighted run of ``num_sources`` sources: ``"lanes"`` (the
-        batched kernels, a warp per (vertex, 32 sources) unit) or ``"queue"`` (the layer
-        kernels, a thread per (source, vertex) slot), from ``Tuning.gpu_family``."""
-        family = current_tuning().gpu_family
-        if family not in FAMILIES:
-            raise ValueError(f"Tuning.gpu_family must be one of {FAMILIES}; got {family!r}")
-        return "lanes" if family == "auto" else family
-
-    def _queue_family(self, num_sources: int) -> bool:
-        """Whether a run of ``num_sources`` sources goes to the queue family: unweighted, more
-        than one source, and ``Tuning.gpu_family`` says so."""
-        return (not self.problem.weighted and num_sources > 1
-                and self._family(num_sources) == "queue")
+        family, reason = choose_family(self.problem, sources.size)
+        part, facts = family.sweep(self.resident, sources, progress)
+        self.facts.update(engine="gpu", family_reason=reason, **facts)
+        return part
 
     def planned_batch(self, num_sources: int) -> int:
         """About the sources one batch of a run of ``num_sources`` would take on this device
-        now (:func:`turbobc.engines.gpu.batched.planned_batch`); a Dask run makes its chunks
-        no smaller."""
-        hops = self._queue_family(num_sources)
-        if self.problem.weighted or hops:
-            from turbobc.engines.gpu.batched import _device_free_bytes
-            from turbobc.engines.gpu.weighted import choose_batch
-
-            graph = self.problem.graph
-            return choose_batch(graph.n, graph.nnz, num_sources, _device_free_bytes(),
-                                index_bytes=index_dtype_for(graph.n, graph.nnz).itemsize,
-                                edges=self.problem.edges,
-                                memory_limit=self.problem.memory_limit, hops=hops)
-        from turbobc.engines.gpu.batched import planned_batch
-
-        return planned_batch(self.problem.graph, num_sources,
-                             memory_limit=self.problem.memory_limit, edges=self.problem.edges)
+        now (the chosen family's :meth:`~turbobc.engines.gpu.family.Family.plan`); a Dask run
+        makes its chunks no smaller."""
+        family, _ = choose_family(self.problem, num_sources)
+        return family.plan(self.resident, num_sources).batch
 
     def close(self) -> None:
         """Let the device arrays go; calling it again does nothing."""

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from turbobc._graph import Graph
+from spmv._pairs import PAIR_BLOCK, sample_pairs
+
+from turbobc._graph import Graph, index_dtype_for
 from turbobc._pairs import PathCountOverflow
+from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.memory import pair_blocks
 
 __all__ = ["PAIR_BLOCK", "PAIR_BLOCKS_PER_SM", "PairSampler", "PathCountOverflow"]
-
-PAIR_BLOCK = 256
-"""Threads per block: a sample's levels are spread over its 8 warps (``PAIR_THREADS`` of
-spmv/kernels/pairs.cu)."""
 
 PAIR_BLOCKS_PER_SM = 6
 """Blocks (samples at a time) per multiprocessor, fewer when their workspaces do not fit: the
@@ -39,8 +39,9 @@ class PairSampler:
         Unweighted; directed graphs also keep their transpose (side t follows in-edges).
     endpoints : bool
         Count s and t too.
-    memory_fraction : float
-        The share of the free device memory the workspaces may take.
+    memory_fraction : float, optional
+        The share of the free device memory the workspaces may take (default
+        ``Tuning.pair_memory_fraction``).
     blocks_per_sm : int, optional
         Blocks of the grid per multiprocessor (default :data:`PAIR_BLOCKS_PER_SM`); those
         beyond the ones resident wait, then take samples from the counter.
@@ -53,18 +54,15 @@ class PairSampler:
         Bit 1: some path count passed 2^53 (spmv/kernels/pairs.cu).
     """
 
-    def __init__(self, graph: Graph, *, endpoints: bool = False, memory_fraction: float = 0.5,
-                 blocks_per_sm: int | None = None):
+    def __init__(self, graph: Graph, *, endpoints: bool = False,
+                 memory_fraction: float | None = None, blocks_per_sm: int | None = None):
         import cupy
-
-        import spmv._module as _module
 
         if graph.weighted:
             raise ValueError("the pair sampler counts shortest paths in hops: unweighted graphs")
         pattern = graph.pattern
         n = self.n = graph.n
-        wide = max(n, pattern.nnz) >= 2**31
-        dtype = np.int64 if wide else np.int32
+        dtype = index_dtype_for(n, pattern.nnz)
         self.ptr = cupy.asarray(pattern.indptr.astype(dtype))
         self.idx = cupy.asarray(pattern.indices.astype(dtype))
         if graph.directed:
@@ -75,23 +73,18 @@ class PairSampler:
         else:
             self.rptr, self.ridx = self.ptr, self.idx
         self.endpoints = endpoints
-        per_block = 2 * n * (4 + 8 + np.dtype(dtype).itemsize)
+        if memory_fraction is None:
+            memory_fraction = current_tuning().pair_memory_fraction
         sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-        free = cupy.cuda.Device().mem_info[0]
-        fits = int(memory_fraction * free) // max(per_block, 1)
-        if fits < 1:
-            raise MemoryError(f"one sample's workspace takes {per_block} bytes; "
-                              f"{free} bytes of device memory are free")
         per_sm = PAIR_BLOCKS_PER_SM if blocks_per_sm is None else blocks_per_sm
-        self.blocks = int(max(1, min(per_sm * sms, fits)))
+        self.blocks = pair_blocks(n, np.dtype(dtype).itemsize, cupy.cuda.Device().mem_info[0],
+                                  per_sm * sms, memory_fraction)
         self.levels = cupy.full(self.blocks * 2 * n, -1, dtype=cupy.int32)
         self.sigmas = cupy.zeros(self.blocks * 2 * n, dtype=cupy.float64)
         self.orders = cupy.empty(self.blocks * 2 * n, dtype=dtype)
         self.counts = cupy.zeros(n, dtype=cupy.uint64)
         self._status = cupy.zeros(1, dtype=cupy.int32)
         self._taken = cupy.zeros(1, dtype=cupy.uint64)  # samples handed out by the launch
-        self.kernel = _module.get_kernel("pairs.cu",
-                                         f"bcp_sample<{_module.c_index_type(dtype)}>")
         self.status = 0
 
     def __call__(self, seed: int, first: int, count: int, progress=None) -> np.ndarray:
@@ -102,11 +95,12 @@ class PairSampler:
         for start in range(first, first + count, chunk):
             size = min(chunk, first + count - start)
             self._taken.fill(0)
-            self.kernel((self.blocks,), (PAIR_BLOCK,),
-                        (self.ptr, self.idx, self.rptr, self.ridx, np.int64(self.n),
-                         np.uint64(seed), np.int64(start), np.int64(size),
-                         np.int32(self.endpoints), self.levels, self.sigmas, self.orders,
-                         self.counts, self._status, self._taken))
+            sample_pairs(dict(ptr=self.ptr, idx=self.idx, rptr=self.rptr, ridx=self.ridx,
+                              n=self.n),
+                         dict(levels=self.levels, sigmas=self.sigmas, orders=self.orders,
+                              counts=self.counts, status=self._status, taken=self._taken),
+                         blocks=self.blocks, seed=seed, first=start, count=size,
+                         endpoints=self.endpoints)
             self.status = int(self._status.get()[0])
             if self.status & 2:
                 raise PathCountOverflow("a shortest-path count overflowed float64")

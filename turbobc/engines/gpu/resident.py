@@ -19,7 +19,7 @@ nothing, and the first run builds what it needs. Until :meth:`DeviceResident.clo
   ``units``    veCSC hub units (``spmv._launch.heavy_units``)    single veCSC
   ``lengths``  ``graph.lengths`` (float64, CSR order; all 1.0   weighted BC; the queue
                for an unweighted graph)                          family
-                                                                 (engines/gpu/weighted.py)
+                                                                 (engines/gpu/layers.py)
   ===========  ================================================  =========================
 
   An undirected graph has A = Aᵀ, and ``graph.csc`` holds the very arrays of
@@ -28,7 +28,7 @@ nothing, and the first run builds what it needs. Until :meth:`DeviceResident.clo
 - the single-source family's graph statistics, from which ``kernel="auto"`` chooses;
 - one **workspace**, of the family that ran last: the single-source vectors or the batched
   n x B blocks (a later batched run reuses blocks that hold its batch, level type and
-  shift table: :func:`turbobc.engines.gpu.batched.holds`);
+  shift table: ``turbobc.engines.gpu.lanes_blocks.holds``);
 - the result **accumulator** ``bc`` (n float64) and the **control block**, zeroed by every
   run, and for edge BC the **edge sums** (m float64, one per stored edge in CSR order: the
   batched kernels walk the out-neighbours, so no permutation is kept), zeroed by every edge
@@ -275,7 +275,7 @@ class DeviceResident:
             self.mark()  # the pointers may be a temporary copy, alive until here
             del pointers
         elif part == "lengths":  # weighted BC: float64 whatever the index type
-            if graph.lengths is None:  # the queue family's hops: every edge of length 1
+            if graph.lengths is None:  # the layers family's hops: every edge of length 1
                 array = cupy.ones(graph.nnz, dtype=cupy.float64)
             else:
                 array = cupy.asarray(np.asarray(graph.lengths, dtype=np.float64))

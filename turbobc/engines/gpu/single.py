@@ -1,11 +1,12 @@
-"""The GPU engine: Algorithm 1 of the TurboBC paper on the device, one source per sweep.
+"""The single-source family: Algorithm 1 of the TurboBC paper on the device, one source per
+sweep (:class:`SingleFamily`, the family protocol of turbobc/engines/gpu/family.py).
 
-:func:`accumulate_on` sweeps with exactly one storage format (CSC for scCSC and veCSC, COOC
+A run sweeps with exactly one storage format (CSC for scCSC and veCSC, COOC
 for scCOOC), allocates the sweep vectors once, and launches one persistent kernel per chunk of
 sources (spmv/kernels/single.cuh): inside it, each BFS level and each dependency level is one
 grid barrier, so there is no host round trip per level at all. The format, the vectors and the
-result stay in a :class:`~turbobc.engines.gpu.resident.DeviceResident`: a GPU sweeper's, kept
-across its runs, or, for :func:`accumulate`, one that lives for the call.
+result stay in the GPU sweeper's :class:`~turbobc.engines.gpu.resident.DeviceResident`, kept
+across its runs.
 
 Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 1)::
 
@@ -17,7 +18,8 @@ Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31
     sources b k
     units   2 b m / 1024 at most   (veCSC: hub columns cut into pieces of 1024 entries)
 
-so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model.
+so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model
+(turbobc/engines/gpu/memory.py, ``single_bytes``).
 The frontier f and the dependencies δ are never stored: f = σ̂<S == d−1> and δ = σ̂ .* t, so
 the paper's "free the BFS vectors before allocating the dependency vectors" holds trivially.
 scCOOC stores 2m indices, so it fits the model only for mean degree below about 3 or small
@@ -33,46 +35,16 @@ from spmv import _ctl, _launch
 
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.family import Family, Plan
+from turbobc.engines.gpu.memory import check_single_limit, device_memory_text, single_bytes
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
+from turbobc.engines.protocol import Partial
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["accumulate", "accumulate_on", "memory_model", "check_memory_limit"]
+__all__ = ["SingleFamily", "DeviceSweep", "run_single"]
 
 _CTL_SLOTS = _ctl.N_CTL  # the control block (spmv/kernels/ctl.cuh)
 _WIDE_SOURCE_SLOT = _ctl.WIDE_SOURCE  # 1 + the source that stopped a launch, 0: none
-
-
-
-def memory_model(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
-    """Bytes of device memory a run needs (the arrays of this module's docstring)."""
-    b = np.dtype(index_dtype).itemsize
-    fmt = 2 * b * m if kernel == "sccooc" else b * (n + 1 + m)
-    return fmt + b * n + 24 * n + 4 * (n + 2) + 8 * _CTL_SLOTS + b * num_sources
-
-
-def check_memory_limit(n: int, m: int, kernel: str, index_dtype, num_sources: int,
-                       memory_limit: int | None, extra_bytes: int = 0) -> None:
-    """Refuse a run whose :func:`memory_model` exceeds ``memory_limit`` (None: no limit).
-
-    ``kernel="auto"`` is modelled as CSC (what scCSC and veCSC store; ``auto`` picks scCOOC only
-    where its format fits the same model).
-
-    Raises
-    ------
-    MemoryError
-        Naming the model's bytes, the graph and the limit.
-    """
-    if memory_limit is None:
-        return
-    need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
-                        num_sources) + extra_bytes  # extra: the accumulate weights
-    if need > memory_limit:
-        from turbobc._memory import format_bytes
-
-        raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
-                          f"for one source of this graph (n={n}, {m} stored edges, "
-                          f"kernel={kernel!r}), but memory_limit is "
-                          f"{format_bytes(memory_limit)}; raise memory_limit")
 
 
 class _Vectors:
@@ -125,7 +97,7 @@ def _format(resident: DeviceResident, kernel: str, index_dtype):
     return kernel, stats, colptr, rowidx, units
 
 
-class _DeviceSweep:
+class DeviceSweep:
     """Device arrays of one run: the storage format and the sweep vectors, kept in
     ``resident`` (a private :class:`~turbobc.engines.gpu.resident.DeviceResident` when None,
     as bench/ builds one run), and the sources of the run.
@@ -176,107 +148,75 @@ class _DeviceSweep:
             blocks_per_sm=current_tuning().single_blocks_per_sm, cache=self._launch_cache)
 
 
-def _free_bytes() -> str:
-    import cupy
-
-    pool = cupy.get_default_memory_pool()
-    free, total = cupy.cuda.runtime.memGetInfo()
-    limit = pool.get_limit()
-    text = (f"{free} bytes free on the device of {total}, {pool.free_bytes()} more cached in "
-            f"CuPy's memory pool")
-    if limit:
-        text += f", pool limit {limit} bytes with {pool.used_bytes()} in use"
-    return text
-
-
-def accumulate(graph: Graph, sources: np.ndarray, *, endpoints: bool, kernel: str, progress,
-               memory_limit: int | None = None, facts: dict | None = None,
-               target_weight=None, source_weight=None, _index_dtype=None) -> np.ndarray:
-    """Raw (unscaled) Brandes dependencies summed over ``sources``, on the GPU.
-
-    Builds the format on the device, sweeps and frees it: :func:`accumulate_on` over a
-    :class:`~turbobc.engines.gpu.resident.DeviceResident` closed at the end (a GPU sweeper
-    keeps its own across runs instead).
+class SingleFamily(Family):
+    """One source per sweep: a persistent launch of scCSC, scCOOC or veCSC per chunk of
+    sources (module docstring).
 
     Parameters
     ----------
-    graph : Graph
-        The validated pattern.
-    sources : numpy.ndarray
-        Distinct source vertices, int64, 1-D (possibly empty).
-    endpoints : bool
-        Also count the endpoints of each path (networkx ``endpoints=True``).
-    kernel : str
-        ``"auto"`` (the selector ``spmv.select`` on the device-computed scf) or a name in
-        ``spmv.KERNELS``.
-    progress : tqdm or None
-        Updated once per finished source.
-    memory_limit : int, optional
-        Bytes of device memory the run may take; a run whose :func:`memory_model` exceeds it
-        is refused before anything is allocated (:func:`check_memory_limit`).
-    facts : dict, optional
-        Filled with the facts of the run: family, kernel, grid, index type, scf, sources
-        swept with per-vertex exponents, peak pool bytes, the memory model, whether the
-        format was found resident (``resident_reused``) and the seconds spent building it
-        (``upload_seconds``).
-    target_weight, source_weight : numpy.ndarray, optional
-        τ and ω of the accumulate step (float64, length n; None: all ones), as
-        :class:`~turbobc.engines.protocol.Problem` defines them.
-    _index_dtype : numpy dtype, optional
+    problem : Problem
+        Vertex sums only (``problem.edges`` runs on the lanes family); τ and ω of the
+        accumulate step, endpoints, kernel, memory limit.
+    index_dtype : numpy dtype, optional
         Force int32 or int64 indices (tests of the int64 path); default: the smallest that fits.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64, length n: ``raw[v] = Σ_{s in sources, s != v} δ_s(v)`` over ordered pairs (not
-        halved for undirected graphs); with ``endpoints``, +1 for every vertex reached from s
-        other than s, and (reached − 1) for s itself.
-
-    Raises
-    ------
-    ValueError
-        For an unknown kernel name.
-    MemoryError
-        When the model exceeds ``memory_limit``, or the device cannot hold the run; says how
-        many bytes were needed and free. Everything allocated is released first.
     """
-    with DeviceResident(graph) as resident:
-        return accumulate_on(resident, sources, endpoints=endpoints, kernel=kernel,
-                             progress=progress, memory_limit=memory_limit, facts=facts,
-                             target_weight=target_weight, source_weight=source_weight,
-                             _index_dtype=_index_dtype)
+
+    name = "single"
+
+    def __init__(self, problem, *, index_dtype=None):
+        super().__init__(problem)
+        self.index_dtype = index_dtype
+
+    def plan(self, resident, num_sources: int) -> Plan:
+        graph = resident.graph
+        index_dtype = self.index_dtype or index_dtype_for(graph.n, graph.nnz)
+        kernel = self.problem.kernel
+        return Plan(self.name, batch=1,
+                    model_bytes=single_bytes(graph.n, graph.nnz, kernel, index_dtype,
+                                             num_sources),
+                    shape={"kernel": kernel, "index_dtype": str(np.dtype(index_dtype))})
+
+    def sweep(self, resident, sources, progress=None):
+        """Raw sums of ``sources``: ``raw[v] = Σ_{s in sources, s != v} ω(s) δ_s(v)`` over
+        ordered pairs (not halved for undirected graphs); with ``endpoints``, +ω(s) for every
+        vertex reached from s other than s, and ω(s) (reached − 1) for s itself. The facts:
+        family, kernel, grid, index type, scf, sources swept with per-vertex exponents, peak
+        pool bytes, the memory model, ``resident_reused`` and ``upload_seconds``.
+
+        Raises
+        ------
+        ValueError
+            For an unknown kernel name.
+        MemoryError
+            When the model exceeds ``memory_limit``, or the device cannot hold the run; says
+            how many bytes were needed and free. Everything allocated is released first.
+        """
+        problem = self.problem
+        spmv.check_kernel(problem.kernel)
+        facts: dict = {}
+        sources = np.asarray(sources, dtype=np.int64)
+        with resident.run():
+            raw = run_single(resident, sources, endpoints=problem.endpoints,
+                             kernel=problem.kernel, progress=progress,
+                             memory_limit=problem.memory_limit, facts=facts,
+                             index_dtype=self.index_dtype,
+                             weights=resident.accumulate_weights(problem.target_weight,
+                                                                 problem.source_weight))
+        return Partial(vertex=raw, sources=int(sources.size)), facts
 
 
-def accumulate_on(resident: DeviceResident, sources: np.ndarray, *, endpoints: bool,
-                  kernel: str, progress, memory_limit: int | None = None,
-                  facts: dict | None = None, target_weight=None, source_weight=None,
-                  _index_dtype=None) -> np.ndarray:
-    """:func:`accumulate` on the graph of ``resident``, reusing the format parts, vectors and
-    accumulator it holds and keeping what the run builds (turbobc/engines/gpu/resident.py).
-
-    Raises
-    ------
-    RuntimeError
-        When ``resident`` is closed, or already running.
-    """
-    spmv.check_kernel(kernel)
-    with resident.run():
-        return _accumulate(resident, sources, endpoints=endpoints, kernel=kernel,
-                           progress=progress, memory_limit=memory_limit, facts=facts,
-                           weights=resident.accumulate_weights(target_weight, source_weight),
-                           _index_dtype=_index_dtype)
-
-
-def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progress,
-                memory_limit, facts, _index_dtype, weights=(None, None)) -> np.ndarray:
-    """The run inside :meth:`DeviceResident.run` (also the batched family's fallback)."""
+def run_single(resident: DeviceResident, sources, *, endpoints, kernel, progress,
+               memory_limit, facts, index_dtype=None, weights=(None, None)) -> np.ndarray:
+    """The raw vertex sums of ``sources`` inside :meth:`DeviceResident.run`, one source per
+    sweep (:meth:`SingleFamily.sweep`; also the lanes family's way when not even 32 lanes
+    fit)."""
     graph = resident.graph
     n, m = graph.n, graph.nnz
     sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
-    index_dtype = np.dtype(_index_dtype) if _index_dtype is not None else index_dtype_for(n, m)
-    check_memory_limit(n, m, kernel, index_dtype, sources.size, memory_limit,
+    index_dtype = np.dtype(index_dtype) if index_dtype is not None else index_dtype_for(n, m)
+    check_single_limit(n, m, kernel, index_dtype, sources.size, memory_limit,
                        extra_bytes=DeviceResident.weight_bytes(weights))
     # Everything is allocated before the first launch, so a run that finds the device full
     # while it holds arrays of earlier runs may drop them all and start once more.
@@ -291,10 +231,11 @@ def _accumulate(resident: DeviceResident, sources, *, endpoints, kernel, progres
         # The run's frames (and the arrays they held) died with the except block.
         resident.release()
     del weights  # nothing of the run stays on the device while the error travels
-    need = memory_model(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
+    need = single_bytes(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
                         sources.size)
     raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
-                      f"graph (n={n}, {m} stored edges, kernel={kernel!r}); {_free_bytes()}. "
+                      f"graph (n={n}, {m} stored edges, kernel={kernel!r}); "
+                      f"{device_memory_text()}. "
                       f"CuPy said: {failure}")
 
 
@@ -306,7 +247,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
     graph = resident.graph
     n, m = graph.n, graph.nnz
     resident.drop_edge_accumulator()  # this family sums no edges (edge BC runs batched)
-    run = allocated(lambda: _DeviceSweep(graph, sources, kernel, index_dtype, resident))
+    run = allocated(lambda: DeviceSweep(graph, sources, kernel, index_dtype, resident))
     chunk, done, grid = 1, 0, 0
     wide = []
     while done < sources.size:
@@ -335,6 +276,6 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
                      scf=None if run.stats is None else run.stats.scf,
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=4 * m + 48 * n,
-                     expected_bytes=memory_model(n, m, run.kernel, index_dtype, sources.size),
+                     expected_bytes=single_bytes(n, m, run.kernel, index_dtype, sources.size),
                      **resident.run_facts())
     return raw
