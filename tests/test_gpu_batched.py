@@ -182,7 +182,7 @@ def test_k_sampling_matches_networkx(kernel):
         expected = nx.betweenness_centrality(G, k=k, seed=seed)
         got, facts = run_bc(A, k=k, seed=seed, engine="gpu", kernel=kernel)
         np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-10, atol=1e-13)
-        assert facts["family"] == "batched" and facts["batches"] >= 1
+        assert facts["family"] == "lanes" and facts["batches"] >= 1
 
 
 REAL = [("delaunay_n12.mtx", False), ("road-minnesota.mtx", False),
@@ -203,7 +203,7 @@ def test_api_routes_one_source_to_single_engine_and_more_to_batched():
     graph = mixed_depths_graph(False)
     assert run_bc(graph.pattern, sources=[3], engine="gpu").facts["family"] == "single"
     facts = run_bc(graph.pattern, sources=[3, 4], engine="gpu").facts
-    assert facts["family"] == "batched" and facts["batches"] == 1
+    assert facts["family"] == "lanes" and facts["batches"] == 1
 
 
 @gpu

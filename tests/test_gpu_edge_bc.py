@@ -202,7 +202,7 @@ def test_sampled_and_chosen_sources_equal_networkx(name):
 def test_one_source_runs_on_the_batched_family():
     graph = mixed_depths_graph(False)
     total, facts = gpu_run(graph, [150 + 143])
-    assert facts["family"] == "batched" and facts["edge_sums"] and facts["batches"] == 1
+    assert facts["family"] == "lanes" and facts["edge_sums"] and facts["batches"] == 1
     want = cpu_sums(graph, [150 + 143])
     assert_sums(total.vertex, total.edge, want.vertex, want.edge)
     assert total.edge.any()
@@ -264,7 +264,7 @@ def test_hubs_every_kernel(kernel, directed):
     assert graph.out_degree.max() > 1024
     total, facts = gpu_run(graph, sources, kernel)
     assert_sums(total.vertex, total.edge, want.vertex, want.edge, msg=kernel)
-    assert facts["family"] == "batched"
+    assert facts["family"] == "lanes"
 
 
 @gpu

@@ -79,13 +79,13 @@ def workspace_for(resident: DeviceResident, n: int, batch: int, level_dtype,
                   depth_cap: int) -> Workspace:
     """The workspace ``resident`` keeps when it :func:`holds` the batch, else a new one (the
     old one is let go first, so its blocks can serve the new one)."""
-    held = resident.workspace("batched")
+    held = resident.workspace("lanes")
     if held is not None and holds(held.shape, batch, level_dtype, depth_cap):
         return held
     held = None  # no reference may keep the old blocks from the pool
     resident.drop_workspace()
     ws = Workspace(n, round_up(batch, LANES), level_dtype, depth_cap)
-    resident.keep_workspace("batched", ws)
+    resident.keep_workspace("lanes", ws)
     return ws
 
 

@@ -291,7 +291,7 @@ class DeviceResident:
     # -- workspace, accumulator ------------------------------------------------------------
 
     def workspace(self, family: str):
-        """The workspace kept for ``family`` ("single" or "batched"), or None."""
+        """The workspace kept for ``family`` ("single" or "lanes"), or None."""
         return self._workspace if self._workspace_family == family else None
 
     def keep_workspace(self, family: str, workspace) -> None:
