@@ -1,0 +1,151 @@
+"""Two trees of turbobc, one GPU, one run: end-to-end seconds of the same calls, side by side.
+
+A restructure must not make a call slower. Each tree (``--tree LABEL=DIR``, e.g. the commit
+before a change and the working tree) is imported in a process of its own (``PYTHONPATH=DIR``)
+that times, through the public API only:
+
+- exact BC, ``turbobc.bc(A, engine="gpu")``, on ego-Facebook, myc14, kron18, delaunay_n16 and
+  road-luxembourg-osm;
+- weighted BC (integer lengths 1..100, both directions of an edge alike, seed 0) on
+  ego-Facebook, delaunay_n16 and road-luxembourg-osm;
+- approximate BC, ``epsilon=0.01, delta=0.1, seed=0``, on the same three;
+
+each after an untimed warm-up call (compiles the kernels), the median of 5 runs (3 past 2 s,
+2 past 10 s). The trees take turns: the whole list runs ``--rounds`` times per tree, in the
+order before, after, before, after, ..., and a row keeps each tree's median over its rounds,
+so that a slow drift of the device's clocks falls on both. The record (``house_compare``) has a
+row per call with both trees' seconds and ``after / before``.
+
+Usage: python bench/house_compare.py --tree before=.before --tree after=. [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+EXACT = ("ego-Facebook", "myc14", "kron18", "delaunay_n16.mtx.gz", "road-luxembourg-osm.mtx.gz")
+WEIGHTED = ("ego-Facebook", "delaunay_n16.mtx.gz", "road-luxembourg-osm.mtx.gz")
+APPROX = WEIGHTED
+EPSILON, DELTA = 0.01, 0.1
+
+
+def _label(name: str) -> str:
+    return name.split(".")[0]
+
+
+def _timed(call) -> tuple[float, list]:
+    """The median seconds of ``call`` after one untimed warm-up, and every sample."""
+    call()
+    samples = []
+    while True:
+        began = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - began)
+        last = samples[-1]
+        wanted = 2 if last > 10 else 3 if last > 2 else 5
+        if len(samples) >= wanted:
+            return statistics.median(samples), samples
+
+
+def measure() -> dict:
+    """The rows of this process's turbobc (the child's side)."""
+    import cupy
+    import numpy as np
+    import scipy.sparse as sp
+
+    import graphs
+    import turbobc
+
+    def synced(fn):
+        def call():
+            fn()
+            cupy.cuda.Device().synchronize()
+        return call
+
+    rows = {}
+    loaded = {}
+
+    def graph(name):
+        if name not in loaded:
+            loaded[name] = graphs.graph(name)
+        return loaded[name]
+
+    for name in EXACT:
+        A = graph(name)
+        rows[f"exact {_label(name)}"] = _timed(synced(lambda: turbobc.bc(A, engine="gpu")))
+    for name in WEIGHTED:
+        A = sp.csr_array(graph(name))
+        upper = sp.triu(A, k=1, format="coo")
+        lengths = np.random.default_rng(0).integers(1, 101, upper.nnz).astype(np.float64)
+        W = sp.coo_array((lengths, (upper.row, upper.col)), shape=A.shape)
+        W = sp.csr_array(W + W.T)
+        rows[f"weighted {_label(name)}"] = _timed(
+            synced(lambda: turbobc.bc(W, weight=True, engine="gpu")))
+    for name in APPROX:
+        A = graph(name)
+        rows[f"approx {_label(name)} eps={EPSILON}"] = _timed(synced(
+            lambda: turbobc.bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu")))
+    return {key: {"seconds": value[0], "samples": value[1]} for key, value in rows.items()}
+
+
+def _child(tree: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    out = subprocess.run([sys.executable, __file__, "--child"], env=env, cwd=tree,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{tree}: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure()))
+        return 0
+    from records import write_record
+
+    trees = dict(item.split("=", 1) for item in args.tree)
+    runs: dict = {label: [] for label in trees}
+    for round_ in range(args.rounds):
+        for label, tree in trees.items():
+            runs[label].append(_child(Path(tree).resolve()))
+            print(f"round {round_ + 1}: {label} done", flush=True)
+    labels = list(trees)
+    rows = []
+    for key in runs[labels[0]][0]:
+        row = {"call": key}
+        for label in labels:
+            row[f"{label}_seconds"] = statistics.median(r[key]["seconds"] for r in runs[label])
+            row[f"{label}_samples"] = [s for r in runs[label] for s in r[key]["samples"]]
+        if len(labels) == 2:
+            row["ratio"] = row[f"{labels[1]}_seconds"] / row[f"{labels[0]}_seconds"]
+        rows.append(row)
+        print(f"{key:45s} " + "  ".join(f"{label} {row[f'{label}_seconds']:9.4f} s"
+                                        for label in labels)
+              + (f"  {labels[1]} / {labels[0]} {row['ratio']:.3f}" if "ratio" in row else ""))
+    record = {"trees": {label: os.environ.get(f"COMMIT_{label.upper()}", tree)
+                        for label, tree in trees.items()},
+              "rounds": args.rounds, "rows": rows}
+    path = write_record("house_compare", record, args.out)
+    print(f"record: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
