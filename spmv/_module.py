@@ -39,6 +39,7 @@ SOURCES = {
     "marks.cu": ("bcl_count_marks", "bcl_list_marks"),
     "layers.cu": ("bcl_indegree", "bcl_forward", "bcl_backward"),
     "block_sweep.cu": ("bcl_block_sweep",),
+    "frontiers.cu": ("bcf_sweep",),
     "pairs.cu": ("bcp_sample",),
     "chains.cu": ("bcc_lane_terms", "bcc_slot_terms"),
 }

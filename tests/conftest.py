@@ -14,6 +14,10 @@ from spmv import KERNELS
 from turbobc._engines import gpu_status
 
 GPU_KERNELS = ("auto",) + KERNELS
+FRONTIERS = "frontiers-family"
+"""The GPU engine with ``Tuning.gpu_family = "frontiers"`` (unweighted runs of many sources a
+source per thread block, turbobc/engines/gpu/frontiers.py)."""
+
 LAYERS = "layers-family"
 """The GPU engine with ``Tuning.gpu_family = "layers"`` (unweighted runs of many sources on the
 layer kernels, turbobc/engines/gpu/layers.py): the fixture sets the knob and hands the test
@@ -22,7 +26,8 @@ layer kernels, turbobc/engines/gpu/layers.py): the fixture sets the knob and han
 ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
-] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu)]
+] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu),
+     pytest.param(("gpu", FRONTIERS), id="gpu-frontiers", marks=pytest.mark.gpu)]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -38,12 +43,17 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
     """An (engine, kernel) pair: the CPU reference, every GPU kernel, and the GPU engine's
-    layers family."""
+    layers and frontiers families."""
     engine, kernel = request.param
-    if kernel != LAYERS:
+    if kernel not in (LAYERS, FRONTIERS):
         yield request.param
         return
     import turbobc
+
+    if kernel == FRONTIERS:
+        with turbobc.tuning(gpu_family="frontiers"):
+            yield engine, "auto"
+        return
 
     # the levels by rounds over the batch (the small graphs of the grid would otherwise find
     # them a source per block: tests/test_gpu_weighted.py covers that way with hops)

@@ -76,11 +76,11 @@ GRAPHS = {
 
 
 def _folds_here() -> bool:
-    """Whether the engine configuration folds chains: all but the GPU's layers family (the
+    """Whether the engine configuration folds chains: all but the GPU's layers and frontiers families (the
     per-slot target weights run on the batched kernels)."""
     from turbobc._tuning import current
 
-    return current().gpu_family != "layers"
+    return current().gpu_family not in ("layers", "frontiers")
 
 
 def _inner_vertices(G) -> int:

@@ -29,6 +29,8 @@ _INSTANCES = {"SingleGraph": ["int", "long long"],
               "RelaxState": [""], "RelaxRound": [""], "DagSlots": [""], "LayerStep": [""],
               "DagSums": [""], "ChainRows": [""], "ChainPlan": [""], "LaneLayout": [""],
               "SlotLayout": [""],
+              "FrontierGraph": ["int", "long long"], "FrontierWork": ["int", "long long"],
+              "FrontierRun": [""],
               "PairGraph": ["int", "long long"], "PairWork": ["int", "long long"],
               "PairRun": [""]}
 """Template arguments of each struct's instantiations ("": not a template)."""

@@ -149,7 +149,8 @@ class Tuning:
         (``turbobc.engines.gpu.engine.FAMILIES``): ``"lanes"``, a warp per vertex and 32
         sources (turbobc/engines/gpu/lanes.py), ``"layers"``, the layer kernels with every
         length 1 (a thread per source and vertex of each level, turbobc/engines/gpu/layers.py),
-        or ``"auto"`` (for now the lanes).
+        ``"frontiers"``, a source per thread block with its frontier a queue
+        (turbobc/engines/gpu/frontiers.py), or ``"auto"`` (for now the lanes).
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
@@ -160,6 +161,9 @@ class Tuning:
         κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
         Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    frontier_blocks_per_sm : int or None
+        Cap on resident blocks per multiprocessor of the GPU's frontiers family (a source per
+        block; None: as many as fit).
     pair_memory_fraction : float
         The share of the free device memory the pair sampler's workspaces may take
         (turbobc/engines/gpu/memory.py, ``pair_blocks``).
@@ -195,6 +199,7 @@ class Tuning:
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
     pair_memory_fraction: float = 0.5
+    frontier_blocks_per_sm: int | None = None
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

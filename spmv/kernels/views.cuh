@@ -190,6 +190,40 @@ struct SlotLayout {             // a layers batch: slot b n + v
     double scale;               // the positions' integer unit
 };
 
+// ---- frontiers family (frontiers.cu): a source per block ----
+
+template <typename I>
+struct FrontierGraph {
+    const I* ptr;          // CSR: row v lists the out-neighbours of v
+    const I* idx;
+    long long n;
+    double small_count;    // 2^OVERFLOW_EXP / (largest in-degree): a pushed count of at most
+                           // this cannot make a sum pass the limit
+};
+
+template <typename I>
+struct FrontierWork {      // rows of B blocks: n entries each (start and shifts: n + 2)
+    int* level;            // -1 between sources
+    double* sigma;         // 0 between sources
+    double* t;             // 0 between sources
+    I* order;
+    I* start;
+    int* shifts;
+    double* bc;            // each block's raw sums
+    unsigned long long* next;        // the next source to take, from 0
+    long long* wide;                 // sources whose counts spread too wide
+    unsigned long long* wide_count;
+};
+
+struct FrontierRun {
+    const long long* sources;
+    long long nsrc;
+    const double* tau;     // target weights (accumulate.cuh); null: all ones
+    const double* omega;   // source weights (accumulate.cuh); null: all ones
+    double* edge;          // per stored edge sums (CSR order), added to; null: vertex sums only
+    int endpoints;
+};
+
 // ---- pair sampling (pairs.cu) ----
 
 template <typename I>

@@ -3,7 +3,8 @@
 A family (the protocol of turbobc/engines/gpu/family.py) is one way of traversing the graph on
 the device: **single** (one source per sweep; single.py), **lanes** (32 sources a warp, a lane
 each; lanes.py) and **layers** (a thread per (source, vertex) slot of each layer of the
-shortest-path DAG; layers.py). :func:`choose_family` picks one from the problem's facts and says
+shortest-path DAG; layers.py), and **frontiers** (a source per thread block, its frontier a
+queue; frontiers.py). :func:`choose_family` picks one from the problem's facts and says
 why; the reason lands in the run's facts (``family_reason``).
 
 Not served here (:meth:`GpuEngine.can_serve` says why; the CPU engine serves it): networkx's
@@ -28,6 +29,7 @@ import numpy as np
 from turbobc._engines import gpu_status
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family
+from turbobc.engines.gpu.frontiers import FrontiersFamily
 from turbobc.engines.gpu.lanes import LanesFamily
 from turbobc.engines.gpu.layers import LayersFamily
 from turbobc.engines.gpu.resident import DeviceResident
@@ -36,7 +38,7 @@ from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper, slot_wei
 
 __all__ = ["GpuEngine", "GpuSweeper", "FAMILIES", "choose_family"]
 
-FAMILIES = ("auto", "lanes", "layers")
+FAMILIES = ("auto", "lanes", "layers", "frontiers")
 """Values of ``Tuning.gpu_family``: the family of unweighted runs of many sources."""
 
 
@@ -50,6 +52,7 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     weighted (``graph.lengths``)            layers    distances, then the DAG by layers
     per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
+    ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs)
     edge BC                                 lanes     only the lanes kernels sum edges
     more than one source                    lanes     32 sources a warp
     one source                              single    a persistent launch over the graph
@@ -65,6 +68,9 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if knob == "layers" and num_sources > 1:
         return (LayersFamily(problem, hops=True),
                 "Tuning.gpu_family='layers': every edge of length 1, a thread per slot")
+    if knob == "frontiers" and num_sources > 1:
+        return (FrontiersFamily(problem),
+                "Tuning.gpu_family='frontiers': a source per block, its frontier a queue")
     if problem.edges:
         return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
     if num_sources > 1:
@@ -85,10 +91,11 @@ class GpuEngine(Engine):
         reason = slot_weights_reason(problem)
         if reason is not None:
             return reason
+        knob = current_tuning().gpu_family
         if (problem.slot_weights is not None and not problem.weighted
-                and current_tuning().gpu_family == "layers"):
+                and knob in ("layers", "frontiers")):
             return ("per-slot target weights serve unweighted graphs on the lanes family, "
-                    "not the layers family Tuning.gpu_family asks for")
+                    f"not the {knob} family Tuning.gpu_family asks for")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
 

@@ -14,6 +14,8 @@ lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`:
                                                              about 18.6 n bytes
 layers      CSR and lengths: b (n + 1 + m) + 8 m; bc 8 n;    :data:`BYTES_PER_HOP_SLOT` n and
             edge sums 8 m                                    the wide vertices' mask words
+frontiers   CSR b (n + 1 + m); bc 8 n; edge sums 8 m         a block's rows (a source in flight
+                                                             each): about (36 + 2 b) n
 ==========  ===============================================  ==================================
 
 Every batch size is a pure function of the free bytes it is handed (:func:`device_free_bytes`
@@ -36,7 +38,8 @@ __all__ = ["LANES", "DEPTH_CAP", "device_free_bytes", "device_memory_text", "sin
            "lanes_bytes", "choose_lanes", "slot_lanes", "layers_format_bytes",
            "hop_source_bytes", "layers_bytes", "choose_layers_batch", "chain_scratch_bytes",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT", "round_up",
-           "pair_block_bytes", "pair_blocks"]
+           "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontiers_bytes",
+           "choose_frontier_blocks"]
 
 LANES = _batched.LANES
 """Sources per unit of the lanes family: a batch's row stride is a multiple of this."""
@@ -334,3 +337,35 @@ def pair_blocks(n: int, index_bytes: int, free_bytes: int, most: int,
         raise MemoryError(f"one sample's workspace takes {per_block} bytes; "
                           f"{free_bytes} bytes of device memory are free")
     return int(max(1, min(most, fits)))
+
+
+# ---- frontiers: a source per block ---------------------------------------------------------
+
+def frontier_block_bytes(n: int, index_bytes: int) -> int:
+    """Device bytes of one block's rows of the frontiers family: level 4, σ̂ 8, t 8, its own
+    bc 8 and the queue (the index type) per vertex, and the level starts (the index type) and
+    shifts (4) per level (at most n + 2 levels)."""
+    return n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
+
+
+def frontiers_bytes(n: int, m: int, *, blocks: int, index_bytes: int,
+                    edges: bool = False) -> int:
+    """Device bytes of a frontiers run with ``blocks`` blocks: the CSR format, bc (8 n), the
+    edge sums (8 m, edge BC) and every block's rows."""
+    return (index_bytes * (n + 1 + m) + sums_bytes(n, m, edges)
+            + blocks * frontier_block_bytes(n, index_bytes))
+
+
+def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, most: int, *,
+                           index_bytes: int = 4, edges: bool = False,
+                           memory_limit: int | None = None,
+                           memory_fraction: float | None = None) -> int:
+    """Blocks of a frontiers run (the sources in flight): at most ``most`` (what can be
+    resident) and ``num_sources``, as many as ``memory_fraction`` of the free bytes (or of the
+    memory limit) hold beside the format and the sums; 0 when not even one fits."""
+    if num_sources <= 0:
+        return 0
+    budget = (_budget(free_bytes, memory_limit, memory_fraction)
+              - index_bytes * (n + 1 + m) - sums_bytes(n, m, edges) - 1024)
+    fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes)
+    return int(min(most, num_sources, fits))

@@ -1,0 +1,41 @@
+"""Thin launcher of the frontiers family (``spmv/kernels/frontiers.cu``, ``bcf_sweep``): the
+grid, the structs of views.cuh (``FrontierGraph``, ``FrontierWork``, ``FrontierRun``), nothing
+else. Nothing here imports CuPy at import time."""
+
+from __future__ import annotations
+
+import math
+
+from . import _ctl
+from ._launch import resident_blocks
+from ._module import c_index_type, get_kernel
+from ._views import FRONTIER_GRAPH, FRONTIER_RUN, FRONTIER_WORK, record
+
+__all__ = ["FRONTIER_THREADS", "kernel_for", "most_blocks", "sweep_frontiers"]
+
+FRONTIER_THREADS = 256
+"""Threads per block (``FRONTIER_THREADS`` and ``__launch_bounds__`` of frontiers.cu)."""
+
+
+def kernel_for(index_dtype):
+    """The compiled ``bcf_sweep`` of an index type (int32 or int64)."""
+    return get_kernel("frontiers.cu", f"bcf_sweep<{c_index_type(index_dtype)}>")
+
+
+def most_blocks(index_dtype, blocks_per_sm: int | None = None) -> int:
+    """Blocks that can be resident at once on the current device (at most ``blocks_per_sm`` per
+    multiprocessor): the sources in flight."""
+    return resident_blocks(kernel_for(index_dtype), FRONTIER_THREADS, blocks_per_sm)
+
+
+def sweep_frontiers(graph: dict, work: dict, *, blocks: int, sources, tau, omega, edge,
+                    endpoints: bool, max_in_degree: int) -> None:
+    """Sweep every source of ``sources`` (device int64), a block each at a time, ``blocks``
+    blocks taking them from the counter ``work["next"]`` (zeroed by the caller). ``graph``:
+    ptr, idx (device CSR of one index type) and n; ``work``: the FrontierWork arrays."""
+    kernel = kernel_for(graph["ptr"].dtype)
+    small = math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)
+    kernel((blocks,), (FRONTIER_THREADS,),
+           (record(FRONTIER_GRAPH, **graph, small_count=small), record(FRONTIER_WORK, **work),
+            record(FRONTIER_RUN, sources=sources, nsrc=int(sources.size), tau=tau, omega=omega,
+                   edge=edge, endpoints=int(endpoints))))

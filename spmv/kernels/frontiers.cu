@@ -1,0 +1,256 @@
+// The frontiers family: one source per thread block, its breadth-first frontier a queue
+// (launched by spmv/_frontiers.py for turbobc/engines/gpu/frontiers.py).
+//
+// Work-efficient for deep graphs (meshes, roads, grids: hundreds to thousands of levels, a few
+// hundred to a few thousand vertices a level): a block touches only its own frontier's edges,
+// and keeps every vertex it reached in `order`, level after level (`start[d]` is where level d
+// begins), so the backward sweep walks the levels in reverse without a pass over the graph.
+// Many blocks run at once, each on its own source (a counter hands the sources out), with its
+// own rows of the workspace (slot b n + v of block b):
+//
+//   level  L(v)   the level of v from the block's source; -1 not reached
+//   sigma  σ̂(v)   path counts, scaled by 2^-shift per level so they never overflow
+//   t      t(v)   backward: δ(v) = σ̂(v) · t(v) (accumulate.cuh)
+//   order         the reached vertices, level after level; start[d] = the first of level d
+//   shifts        the per-level power-of-two scale of σ̂
+//   bc            the block's own raw sums (the host adds the rows: no atomics on bc)
+//
+// Per source (every step behind a block barrier):
+//   forward, d = 0, 1, ...   for v in level d, w in out(v):  L(w) = d + 1 if unreached (the
+//                            block's queue gets w);  σ̂(w) += σ̂(v) if L(w) == d + 1
+//                            (f<¬σ> = Aᵀ f ; σ += f ; S<f> = d + 1, the frontier a queue)
+//   backward, d = D − 1 .. 0 t(v) = 2^-shift_{d+1} Σ_{w in out(v), L(w) = d + 1} u(w),
+//                            u(w) = τ(w)/σ̂(w) + t(w)     (t<S==d> = A u, pulled: no atomics)
+//   bc(v) += ω(s) (σ̂(v) t(v) [+ 1 with endpoints]),  v ≠ s;  edge sums: ω σ̂(v) 2^-shift u(w)
+// then the block clears only the rows it touched (the vertices in `order`).
+#include "accumulate.cuh"
+#include "common.cuh"
+#include "views.cuh"
+
+#define FRONTIER_THREADS 256
+
+namespace tbc {
+
+// Items lo .. hi − 1 of a block, a warp at a time: lane l takes item first + l; the items for
+// which wide(i) holds are worked one after another by the whole warp (on_warp(i, lane) on
+// every lane), the others by their own lane (on_thread(i)).
+template <typename Wide, typename OnWarp, typename OnThread>
+__device__ __forceinline__ void block_split(long long lo, long long hi, Wide wide,
+                                            OnWarp on_warp, OnThread on_thread) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = blockDim.x >> 5;
+    for (long long first = lo + ((threadIdx.x >> 5) << 5); first < hi; first += warps << 5) {
+        const long long i = first + lane;
+        const bool mine_wide = i < hi && wide(i);
+        for (unsigned pending = __ballot_sync(TBC_FULL_MASK, mine_wide); pending;
+             pending &= pending - 1u) {
+            on_warp(first + (__ffs(pending) - 1), lane);
+        }
+        if (i < hi && !mine_wide) {
+            on_thread(i);
+        }
+    }
+}
+
+constexpr long long FRONTIER_WARP_DEGREE = 32;  // a vertex of more out-edges: a whole warp
+
+}  // namespace tbc
+
+template <typename I>
+__global__ void __launch_bounds__(FRONTIER_THREADS)
+bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun run) {
+    const long long n = g.n;
+    const long long row = (long long)blockIdx.x * n;
+    int* level = work.level + row;
+    double* sigma = work.sigma + row;
+    double* t = work.t + row;
+    I* order = work.order + row;
+    I* start = work.start + (long long)blockIdx.x * (n + 2);
+    int* shifts = work.shifts + (long long)blockIdx.x * (n + 2);
+    double* bc = work.bc + row;
+    const I* __restrict__ ptr = g.ptr;
+    const I* __restrict__ idx = g.idx;
+    __shared__ long long source_index;
+    __shared__ unsigned long long count;     // the vertices in order
+    __shared__ int may_overflow;             // a push this level may have passed the limit
+    __shared__ int too_wide;                 // a scaled count fell below wide_below
+    __shared__ unsigned long long max_bits;  // the level's largest σ̂, as its bit pattern
+    auto degree = [&](I v) { return (long long)(__ldg(ptr + v + 1) - __ldg(ptr + v)); };
+    auto is_wide = [&](long long i) { return degree(order[i]) > tbc::FRONTIER_WARP_DEGREE; };
+
+    while (true) {
+        if (threadIdx.x == 0) {
+            source_index = (long long)atomicAdd(work.next, 1ull);
+        }
+        __syncthreads();
+        if (source_index >= run.nsrc) {
+            break;  // uniform
+        }
+        const I s = (I)run.sources[source_index];
+        if (threadIdx.x == 0) {
+            level[s] = 0;
+            sigma[s] = 1.0;
+            order[0] = s;
+            start[0] = 0;
+            start[1] = 1;
+            shifts[0] = 0;
+            count = 1;
+            too_wide = 0;
+        }
+        __syncthreads();
+
+        // ---- forward: f<¬σ> = Aᵀ f ; σ += f ; S<f> = d + 1, pushed from the queue of level d
+        int d = 0;
+        while (true) {
+            const long long lo = start[d], hi = start[d + 1];
+            if (threadIdx.x == 0) {
+                may_overflow = 0;
+                max_bits = 0;
+            }
+            __syncthreads();
+            // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
+            // unreached, and gets σ̂(v) when it is on level d + 1
+            auto push = [&](I w, double x) {
+                int lw = level[w];  // stale only as -1 where another thread just claimed w
+                if (lw == -1) {
+                    lw = atomicCAS(level + w, -1, d + 1);
+                    if (lw == -1) {
+                        order[atomicAdd(&count, 1ull)] = w;
+                        lw = d + 1;
+                    }
+                }
+                if (lw == d + 1) {
+                    atomicAdd(sigma + w, x);
+                    if (x > g.small_count) {
+                        may_overflow = 1;  // σ̂(w) <= in-degree · max x: the limit may be near
+                    }
+                }
+            };
+            tbc::block_split(
+                lo, hi, is_wide,
+                [&](long long i, int lane) {
+                    const I v = order[i];
+                    const double x = sigma[v];
+                    const I end = __ldg(ptr + v + 1);
+                    for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                        push(__ldg(idx + e), x);
+                    }
+                },
+                [&](long long i) {
+                    const I v = order[i];
+                    const double x = sigma[v];
+                    const I end = __ldg(ptr + v + 1);
+                    for (I e = __ldg(ptr + v); e < end; ++e) {
+                        push(__ldg(idx + e), x);
+                    }
+                });
+            __syncthreads();
+            const long long next_end = (long long)count;
+            if (next_end == hi) {
+                break;  // uniform: level d + 1 is empty, d is the deepest
+            }
+            int shift = 0;
+            if (may_overflow) {  // uniform
+                // σ̂<S==d+1> *= 2^-shift with shift = floor(log2 max σ̂<S==d+1>), exact
+                for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
+                    atomicMax(&max_bits, tbc::order_bits(sigma[order[i]]));
+                }
+                __syncthreads();
+                const double largest = tbc::from_order_bits(max_bits, 0.0);
+                if (largest > tbc::overflow_limit<double>()) {
+                    shift = ilogb(largest);
+                    for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
+                        const I w = order[i];
+                        const double scaled = scalbn(sigma[w], -shift);
+                        sigma[w] = scaled;
+                        if (scaled < tbc::wide_below<double>()) {
+                            too_wide = 1;
+                        }
+                    }
+                }
+            }
+            if (threadIdx.x == 0) {
+                start[d + 2] = (I)next_end;
+                shifts[d + 1] = shift;
+            }
+            __syncthreads();
+            ++d;
+            if (too_wide) {
+                break;  // uniform: this source goes to the exponent sweep
+            }
+        }
+        const int depth = d;
+        const long long reached = (long long)count;
+
+        if (!too_wide) {  // uniform
+            // ---- backward: t<S==L> = 2^-shift_{L+1} A u, u = τ/σ̂ + t (accumulate.cuh), pulled
+            // by each vertex of level L from its children on level L + 1; level 0 (the source)
+            // only feeds the edge sums
+            const double omega = tbc::source_weight(run.omega, (long long)s);
+            const bool edges = run.edge != nullptr;
+            for (int L = depth - 1; L >= (edges ? 0 : 1); --L) {
+                const double scale = scalbn(1.0, -shifts[L + 1]);
+                const long long lo = start[L], hi = start[L + 1];
+                // the share of child w (edge e = v -> w) in t(v), and the edge's sum
+                auto pull = [&](I v, I e, double sv, double& acc) {
+                    const I w = __ldg(idx + e);
+                    if (level[w] == L + 1) {
+                        const double u = tbc::parent_share(run.tau, w, sigma[w], t[w]);
+                        acc += u;
+                        if (edges) {
+                            atomicAdd(run.edge + e, omega * sv * scale * u);
+                        }
+                    }
+                };
+                tbc::block_split(
+                    lo, hi, is_wide,
+                    [&](long long i, int lane) {
+                        const I v = order[i];
+                        const double sv = sigma[v];
+                        double acc = 0.0;
+                        const I end = __ldg(ptr + v + 1);
+                        for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                            pull(v, e, sv, acc);
+                        }
+                        acc = tbc::warp_allsum(acc);
+                        if (lane == 0) {
+                            t[v] = acc * scale;
+                        }
+                    },
+                    [&](long long i) {
+                        const I v = order[i];
+                        const double sv = sigma[v];
+                        double acc = 0.0;
+                        const I end = __ldg(ptr + v + 1);
+                        for (I e = __ldg(ptr + v); e < end; ++e) {
+                            pull(v, e, sv, acc);
+                        }
+                        t[v] = acc * scale;
+                    });
+                __syncthreads();
+            }
+            // bc += ω(s) δ (v ≠ s); endpoints: +1 for every reached v ≠ s, reached − 1 for s
+            const bool endpoints = run.endpoints != 0;
+            for (long long i = 1 + threadIdx.x; i < reached; i += blockDim.x) {
+                const I v = order[i];
+                bc[v] += omega * tbc::dependency_term(sigma[v], t[v], endpoints);
+            }
+            if (endpoints && threadIdx.x == 0) {
+                bc[s] += omega * (double)(reached - 1);
+            }
+        } else if (threadIdx.x == 0) {
+            // the counts spread wider than per-level scaling holds: nothing of this source
+            // was added; the host sweeps it with an exponent per vertex (engines/wide.py)
+            work.wide[atomicAdd(work.wide_count, 1ull)] = (long long)s;
+        }
+        __syncthreads();
+        // clear only what this source touched
+        for (long long i = threadIdx.x; i < reached; i += blockDim.x) {
+            const I v = order[i];
+            level[v] = -1;
+            sigma[v] = 0.0;
+            t[v] = 0.0;
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,164 @@
+"""The GPU's frontiers family (turbobc.engines.gpu.frontiers: a source per thread block, its
+frontier a queue) on what is its own: many launches of few blocks, progress per launch, its
+rows kept and cleared between sources, int64 indices, τ, ω, endpoints and edge sums against
+the CPU engine, the counts past float64 and the sources handed to the exponent sweep, and the
+choice of blocks (a pure function, on the CPU).
+
+The networkx grid (tests/conftest.py ENGINE_CONFIGS, ``gpu-frontiers``) runs the family on every
+graph case of tests/test_vs_networkx.py, tests/test_overflow.py and the other grid users.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import turbobc
+from gpu_helpers import Counter, family_run, make_graph
+from test_gpu_edge_bc import mixed_depths_graph
+from turbobc._api import run_bc
+from turbobc._run import engine_named, run_schedule
+from turbobc.engines.gpu.memory import (choose_frontier_blocks, frontier_block_bytes,
+                                        frontiers_bytes)
+from turbobc.engines.protocol import Problem
+
+gpu = pytest.mark.gpu
+DIRECTED = pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+
+
+def cpu_sums(graph, sources, **problem):
+    """The CPU engine's raw vertex and edge sums (the reference engine)."""
+    total, _ = run_schedule(Problem(graph, edges=True, **problem), engine_named("graphblas"),
+                            [np.asarray(sources, dtype=np.int64)])
+    return total
+
+
+@gpu
+@DIRECTED
+@pytest.mark.parametrize("blocks", [1, 3, None])
+def test_blocks_and_launches_equal_the_cpu_engine(directed, blocks):
+    """Few blocks (many launches of 16 sources a block) or the most that fit; τ, ω, endpoints
+    and edge sums; progress counts every source once."""
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+
+    graph = mixed_depths_graph(directed)
+    rng = np.random.default_rng(3)
+    tau = rng.integers(0, 3, graph.n).astype(np.float64)
+    omega = rng.uniform(0.5, 2.0, graph.n)
+    sources = np.arange(graph.n)
+    want = cpu_sums(graph, sources, endpoints=True, target_weight=tau, source_weight=omega)
+    edge, facts, bar = np.zeros(graph.nnz), {}, Counter()
+    got = family_run(FrontiersFamily, graph, sources, endpoints=True, target_weight=tau,
+                     source_weight=omega, edge_raw=edge, facts=facts, progress=bar,
+                     blocks=blocks)
+    np.testing.assert_allclose(got, want.vertex, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(edge, want.edge, rtol=1e-12, atol=1e-10)
+    assert bar.n == graph.n and facts["family"] == "frontiers"
+    if blocks is not None:
+        assert facts["blocks"] == blocks
+        assert facts["launches"] == -(-graph.n // (16 * blocks))
+
+
+@gpu
+def test_rows_are_kept_clean_and_reused():
+    """A second run on one resident object reuses the rows (the first left them cleared) and
+    copies nothing of the graph; the sums of two halves are those of the whole."""
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+    from turbobc.engines.gpu.resident import DeviceResident
+
+    graph = mixed_depths_graph(False)
+    halves = [np.arange(0, graph.n, 2), np.arange(1, graph.n, 2)]
+    with DeviceResident(graph) as resident:
+        parts, facts = [], []
+        for half in halves:
+            run = {}
+            parts.append(family_run(FrontiersFamily, resident, half, facts=run))
+            facts.append(run)
+        rows = resident.workspace("frontiers")
+        assert rows is not None
+        assert bool((rows.level == -1).all()) and not rows.sigma.any() and not rows.t.any()
+    assert facts[1]["resident_reused"] and not facts[0]["resident_reused"]
+    whole = cpu_sums(graph, np.arange(graph.n)).vertex
+    np.testing.assert_allclose(parts[0] + parts[1], whole, rtol=1e-12, atol=1e-10)
+
+
+@gpu
+@DIRECTED
+def test_int64_indices(directed):
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+
+    graph = mixed_depths_graph(directed)
+    sources = np.arange(0, graph.n, 3)
+    facts = {}
+    got = family_run(FrontiersFamily, graph, sources, endpoints=True, facts=facts,
+                     index_dtype=np.int64)
+    assert facts["index_dtype"] == "int64"
+    np.testing.assert_allclose(got, cpu_sums(graph, sources, endpoints=True).vertex,
+                               rtol=1e-12, atol=1e-10)
+
+
+@gpu
+def test_counts_past_float64_and_too_wide_sources():
+    """A 600 x 600 grid from its corner (counts to 1e358: scaled per level) and a chain of
+    1,000 diamonds beside a plain path (a level spanning 2^1000 to 1: the exponent sweep),
+    equal to the CPU engine."""
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+
+    grid = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(600, 600)), directed=False)
+    facts = {}
+    got = family_run(FrontiersFamily, grid, np.array([0, 300]), facts=facts)
+    want = cpu_sums(grid, np.array([0, 300])).vertex
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    assert facts["wide_sources"] == 0
+    G = nx.Graph()
+    joint, nxt = 0, 1
+    for _ in range(1000):  # diamonds: σ doubles at every joint
+        G.add_edges_from([(joint, nxt), (joint, nxt + 1), (nxt, nxt + 2), (nxt + 1, nxt + 2)])
+        joint, nxt = nxt + 2, nxt + 3
+    end = 0
+    for _ in range(2000):  # a plain path of the same length: σ = 1
+        G.add_edge(end, nxt)
+        end, nxt = nxt, nxt + 1
+    G.add_edges_from([(joint, nxt), (end, nxt)])
+    chain = make_graph(nx.to_scipy_sparse_array(G, nodelist=sorted(G)), directed=False)
+    facts = {}
+    got = family_run(FrontiersFamily, chain, np.array([0, 5]), facts=facts)
+    assert facts["wide_sources"] >= 1  # source 0 at least: its level 2000 spans 2^1000 to 1
+    np.testing.assert_allclose(got, cpu_sums(chain, np.array([0, 5])).vertex, rtol=1e-9,
+                               atol=1e-9)
+
+
+@gpu
+def test_the_engine_says_why_it_chose_the_family():
+    A = nx.to_scipy_sparse_array(nx.grid_2d_graph(20, 30), format="csr")
+    with turbobc.tuning(gpu_family="frontiers"):
+        result = run_bc(A, engine="gpu", normalized=False)
+    assert result.facts["family"] == "frontiers"
+    assert "gpu_family" in result.facts["family_reason"]
+    np.testing.assert_allclose(result.values, turbobc.bc(A, engine="graphblas",
+                                                         normalized=False),
+                               rtol=1e-12, atol=1e-10)
+
+
+# ---- CPU: the blocks' memory --------------------------------------------------------------
+
+@pytest.mark.parametrize("n, m", [(2**16, 400_000), (2**20, 6_300_000), (10, 0)])
+@pytest.mark.parametrize("free", [2**28, 2**34, 80 * 2**30])
+def test_choose_frontier_blocks_fits(n, m, free):
+    most = 1056
+    blocks = choose_frontier_blocks(n, m, 10**6, free, most, memory_fraction=0.8)
+    assert 0 <= blocks <= most
+    if blocks:
+        assert frontiers_bytes(n, m, blocks=blocks, index_bytes=4) <= 0.8 * free
+    if blocks < most:  # one block more would not fit
+        assert frontiers_bytes(n, m, blocks=blocks + 1, index_bytes=4) + 1024 > 0.8 * free
+    assert choose_frontier_blocks(n, m, 5, free, most) <= 5
+    assert choose_frontier_blocks(n, m, 0, free, most) == 0
+
+
+def test_frontier_block_bytes_counts_every_row():
+    n = 1000
+    assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
+    assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
+        4 * (n + 51) + 8 * n + 8 * 50 + 2 * frontier_block_bytes(n, 4))

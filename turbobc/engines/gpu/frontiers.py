@@ -1,0 +1,236 @@
+"""The frontiers family: one source per thread block, its breadth-first frontier a queue
+(:class:`FrontiersFamily`, the family protocol of turbobc/engines/gpu/family.py;
+spmv/kernels/frontiers.cu).
+
+Work-efficient where the lanes family idles: on meshes, grid-like roads and geometric graphs a
+level holds a few hundred to a few thousand vertices for hundreds to thousands of levels, and a
+warp per (vertex, 32 sources) keeps only a few of its lanes busy (docs/deep-graphs.md). Here a
+block touches only its own frontier's edges and keeps the vertices it reached in order, level
+after level, so its backward sweep walks the levels in reverse with no pass over the graph.
+Many blocks sweep at once, each taking the next source from a counter, each with its own rows
+(level, σ̂, t, the queue, the level starts and shifts, and its own bc: turbobc/engines/gpu/
+memory.py, ``frontier_block_bytes``); the rows are cleared as each source ends, touching only
+what it reached. Path counts are scaled per level (a level whose largest count passes 2^512
+is scaled back by a power of two); a source whose level spreads wider than that can hold is
+swept with an exponent per vertex by turbobc/engines/wide.py.
+
+Serves unweighted vertex and edge BC, τ (targets), ω (folded trees), endpoints, directed and
+undirected graphs; per-slot target weights (chain folding) and weighted graphs go to the lanes
+and layers families (turbobc/engines/gpu/engine.py, ``choose_family``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import spmv
+from spmv import _ctl, _frontiers
+
+from turbobc._graph import index_dtype_for
+from turbobc._tuning import current as current_tuning
+from turbobc.engines.gpu.family import Family, Plan
+from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
+                                        device_memory_text, frontier_block_bytes,
+                                        frontiers_bytes)
+from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
+from turbobc.engines.protocol import Partial
+from turbobc.engines.wide import accumulate_wide
+
+__all__ = ["FrontiersFamily", "FRONTIER_PARTS", "SOURCES_PER_BLOCK"]
+
+FRONTIER_PARTS = ("csr_ptr", "csr_idx")
+"""The format parts a frontiers run sweeps with (turbobc/engines/gpu/resident.py)."""
+
+SOURCES_PER_BLOCK = 16
+"""Sources per block of one launch: a run is launched in chunks of blocks x this many sources
+(progress per chunk; a chunk of del20 takes about a second)."""
+
+
+class FrontiersFamily(Family):
+    """One source per block (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        Unweighted; vertex or edge sums, τ and ω, endpoints, memory limit.
+    blocks : int, optional
+        Force the blocks (sources in flight) of a launch (tests); default the most that can be
+        resident and fit the memory.
+    index_dtype : numpy dtype, optional
+        Force int32 or int64 indices.
+    """
+
+    name = "frontiers"
+
+    def __init__(self, problem, *, blocks=None, index_dtype=None):
+        super().__init__(problem)
+        self.blocks, self.index_dtype = blocks, index_dtype
+
+    def _blocks(self, graph, num_sources: int, free: int, index_dtype,
+                memory_limit: int | None) -> int:
+        if self.blocks is not None:
+            return max(1, min(int(self.blocks), num_sources))
+        most = _frontiers.most_blocks(index_dtype, current_tuning().frontier_blocks_per_sm)
+        return choose_frontier_blocks(graph.n, graph.nnz, num_sources, free, most,
+                                      index_bytes=np.dtype(index_dtype).itemsize,
+                                      edges=self.problem.edges, memory_limit=memory_limit)
+
+    def plan(self, resident, num_sources: int) -> Plan:
+        """The blocks (sources in flight) of a run of ``num_sources`` now."""
+        graph = resident.graph
+        index_dtype = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
+        blocks = max(1, self._blocks(graph, num_sources, device_free_bytes(), index_dtype,
+                                     self.problem.memory_limit))
+        return Plan(self.name, batch=blocks,
+                    model_bytes=frontiers_bytes(graph.n, graph.nnz, blocks=blocks,
+                                                index_bytes=index_dtype.itemsize,
+                                                edges=self.problem.edges),
+                    shape={"blocks": blocks, "threads": _frontiers.FRONTIER_THREADS,
+                           "index_dtype": str(index_dtype)})
+
+    def sweep(self, resident, sources, progress=None):
+        """Raw sums of ``sources`` and the run's facts, as
+        :meth:`turbobc.engines.gpu.lanes.LanesFamily.sweep` defines them.
+
+        Raises
+        ------
+        ValueError
+            For repeated sources, or a weighted problem or one with per-slot target weights
+            (other families serve those).
+        MemoryError
+            When the device cannot hold the format and one block's rows.
+        """
+        problem = self.problem
+        spmv.check_kernel(problem.kernel)
+        if problem.weighted or problem.slot_weights is not None:
+            raise ValueError("the frontiers family sweeps unweighted graphs without per-slot "
+                             "target weights")
+        sources = np.asarray(sources, dtype=np.int64)
+        edge = np.zeros(resident.graph.nnz, dtype=np.float64) if problem.edges else None
+        facts: dict = {}
+        failure = None
+        with resident.run():
+            weights = resident.accumulate_weights(problem.target_weight, problem.source_weight)
+            try:
+                raw = self._run(resident, sources, weights, edge, progress, facts)
+                return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
+            except DeviceFull as exc:
+                failure = exc.failure  # not exc itself: its traceback holds the run's arrays
+            resident.release()
+            del weights
+        graph = resident.graph
+        raise MemoryError(
+            f"the frontiers family of the GPU engine needs about "
+            f"{frontier_block_bytes(graph.n, 4)} bytes of device memory per source in flight "
+            f"beside the graph (n={graph.n}, {graph.nnz} stored edges); "
+            f"{device_memory_text()}. CuPy said: {failure}")
+
+    def _run(self, resident: DeviceResident, sources, weights, edge_raw, progress,
+             facts) -> np.ndarray:
+        """The run inside :meth:`DeviceResident.run`: chunks of sources, one launch each, then
+        the sources whose counts spread too wide by the exponent sweep."""
+        import cupy
+
+        graph = resident.graph
+        n, m = graph.n, graph.nnz
+        if sources.size == 0 or n == 0:
+            return np.zeros(n, dtype=np.float64)
+        if np.unique(sources).size != sources.size:
+            raise ValueError("sources must be distinct")
+        index_dtype = np.dtype(self.index_dtype or index_dtype_for(n, m))
+        edges = edge_raw is not None
+        resident.keep_only(FRONTIER_PARTS, index_dtype)
+        if resident.workspace("frontiers") is None:
+            resident.drop_workspace()
+        if not edges:
+            resident.drop_edge_accumulator()
+        ptr = allocated(lambda: resident.fetch("csr_ptr", index_dtype))
+        idx = allocated(lambda: resident.fetch("csr_idx", index_dtype))
+        bc, _ = allocated(lambda: resident.accumulator(_ctl.N_CTL))
+        edge = allocated(resident.edge_accumulator) if edges else None
+        free = device_free_bytes() + resident.workspace_bytes("frontiers")
+        # the accumulate weights already on the device come out of the limit's budget
+        limit = (None if self.problem.memory_limit is None else max(
+            0, self.problem.memory_limit - DeviceResident.weight_bytes(weights)))
+        blocks = self._blocks(graph, sources.size, free, index_dtype, limit)
+        if blocks < 1:
+            raise DeviceFull("not even one block's rows fit beside the graph")
+        rows = allocated(lambda: _rows(resident, n, blocks, index_dtype))
+        rows.bc.fill(0)
+        chunk = blocks * SOURCES_PER_BLOCK
+        dev_sources = cupy.asarray(sources)
+        wide_sources: list = []
+        max_in_degree = int(graph.in_degree.max()) if n else 0
+        began = time.perf_counter()
+        launches = 0
+        for start in range(0, sources.size, chunk):
+            part = dev_sources[start:start + chunk]
+            rows.next.fill(0)
+            rows.wide_count.fill(0)
+            _frontiers.sweep_frontiers(
+                {"ptr": ptr, "idx": idx, "n": n},
+                {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
+                 "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
+                 "wide": rows.wide, "wide_count": rows.wide_count},
+                blocks=min(blocks, int(part.size)), sources=part, tau=weights[0],
+                omega=weights[1], edge=edge, endpoints=self.problem.endpoints,
+                max_in_degree=max_in_degree)
+            launches += 1
+            widened = int(rows.wide_count.get()[0])
+            if widened:
+                wide_sources.extend(rows.wide[:widened].get().tolist())
+            if progress is not None:
+                progress.update(int(part.size) - widened)
+        resident.mark()
+        cupy.sum(rows.bc.reshape(rows.blocks, n), axis=0, out=bc)  # the blocks' own sums
+        sweep_seconds = time.perf_counter() - began
+        if wide_sources:
+            accumulate_wide(cupy, ptr, idx, n, np.array(sorted(wide_sources)), bc,
+                            endpoints=self.problem.endpoints, progress=progress,
+                            target_weight=weights[0], source_weight=weights[1], edge_raw=edge)
+        raw = bc.get()
+        if edges:
+            edge_raw += edge.get()
+        facts.update(family="frontiers", kernel="bcf_sweep", blocks=blocks, launches=launches,
+                     batch=blocks, sweep_seconds=sweep_seconds, index_dtype=str(index_dtype),
+                     wide_sources=len(wide_sources), edge_sums=edges,
+                     peak_pool_bytes=resident.peak - resident.baseline,
+                     model_bytes=frontiers_bytes(n, m, blocks=blocks,
+                                                 index_bytes=index_dtype.itemsize, edges=edges),
+                     **resident.run_facts())
+        return raw
+
+
+class _Rows:
+    """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork):
+    level -1 and σ̂, t 0 between sources (each source clears what it touched)."""
+
+    def __init__(self, n: int, blocks: int, index_dtype):
+        import cupy
+
+        self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
+        self.level = cupy.full(blocks * n, -1, dtype=cupy.int32)
+        self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.order = cupy.empty(blocks * n, dtype=index_dtype)
+        self.start = cupy.empty(blocks * (n + 2), dtype=index_dtype)
+        self.shifts = cupy.empty(blocks * (n + 2), dtype=cupy.int32)
+        self.bc = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.next = cupy.zeros(1, dtype=cupy.uint64)
+        self.wide = cupy.empty(blocks * SOURCES_PER_BLOCK, dtype=cupy.int64)
+        self.wide_count = cupy.zeros(1, dtype=cupy.uint64)
+
+
+def _rows(resident: DeviceResident, n: int, blocks: int, index_dtype) -> _Rows:
+    """The rows ``resident`` keeps when they serve ``blocks`` blocks of this index type, else
+    new ones (the old ones let go first)."""
+    held = resident.workspace("frontiers")
+    if held is not None and held.blocks >= blocks and held.index_dtype == np.dtype(index_dtype):
+        return held
+    held = None
+    resident.drop_workspace()
+    rows = _Rows(n, blocks, index_dtype)
+    resident.keep_workspace("frontiers", rows)
+    return rows
