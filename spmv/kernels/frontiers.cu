@@ -28,6 +28,12 @@
 #include "views.cuh"
 
 #define FRONTIER_THREADS 256
+#ifndef FRONTIER_MIN_BLOCKS
+#define FRONTIER_MIN_BLOCKS 6  // blocks a multiprocessor is compiled to hold (40 registers)
+#endif
+#ifndef FRONTIER_WARP_SPLIT
+#define FRONTIER_WARP_SPLIT 1  // vertices of more than 32 out-edges worked by a whole warp
+#endif
 
 namespace tbc {
 
@@ -37,6 +43,12 @@ namespace tbc {
 template <typename Wide, typename OnWarp, typename OnThread>
 __device__ __forceinline__ void block_split(long long lo, long long hi, Wide wide,
                                             OnWarp on_warp, OnThread on_thread) {
+#if !FRONTIER_WARP_SPLIT
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        on_thread(i);
+    }
+    return;
+#endif
     const int lane = threadIdx.x & 31;
     const long long warps = blockDim.x >> 5;
     for (long long first = lo + ((threadIdx.x >> 5) << 5); first < hi; first += warps << 5) {
@@ -57,7 +69,7 @@ constexpr long long FRONTIER_WARP_DEGREE = 32;  // a vertex of more out-edges: a
 }  // namespace tbc
 
 template <typename I>
-__global__ void __launch_bounds__(FRONTIER_THREADS)
+__global__ void __launch_bounds__(FRONTIER_THREADS, FRONTIER_MIN_BLOCKS)
 bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun run) {
     const long long n = g.n;
     const long long row = (long long)blockIdx.x * n;
