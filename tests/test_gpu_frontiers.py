@@ -75,7 +75,7 @@ def test_rows_are_kept_clean_and_reused():
             run = {}
             parts.append(family_run(FrontiersFamily, resident, half, facts=run))
             facts.append(run)
-        rows = resident.workspace("frontiers")
+        rows = resident.workspace("frontiers").rows
         assert rows is not None
         assert bool((rows.level == -1).all()) and not rows.sigma.any() and not rows.t.any()
     assert facts[1]["resident_reused"] and not facts[0]["resident_reused"]
@@ -142,7 +142,35 @@ def test_the_engine_says_why_it_chose_the_family():
                                rtol=1e-12, atol=1e-10)
 
 
-# ---- CPU: the blocks' memory --------------------------------------------------------------
+# ---- CPU: the relabeling and the blocks' memory ---------------------------------------------
+
+@pytest.mark.parametrize("order", ["rcm", "bfs", "vertex"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_relabeled_pattern_and_entry_positions(monkeypatch, order, directed):
+    """The relabeled graph is P A Pᵀ (entry (rank i, rank j) for every edge i -> j, rows
+    sorted), and each of its entries knows its position in A's own order."""
+    import sys
+
+    from turbobc.engines.gpu import frontiers
+
+    monkeypatch.setitem(sys.modules, "cupy", np)
+    G = nx.gnp_random_graph(60, 0.08, seed=4, directed=directed)
+    graph = make_graph(nx.to_scipy_sparse_array(G), directed)
+    labels = frontiers._Labels(graph, np.int32, order)
+    A, rank = graph.pattern, labels.rank
+    assert sorted(rank) == list(range(graph.n)) and (labels.perm[rank] == np.arange(graph.n)).all()
+    rows = np.repeat(np.arange(graph.n), np.diff(A.indptr))
+    new_rows = np.repeat(np.arange(graph.n), np.diff(labels.ptr))
+    edge_of = labels.edge_of
+    np.testing.assert_array_equal(new_rows, rank[rows[edge_of]])
+    np.testing.assert_array_equal(labels.idx, rank[A.indices[edge_of]])
+    assert sorted(edge_of) == list(range(A.nnz))
+    for v in range(graph.n):  # rows sorted
+        row = labels.idx[labels.ptr[v]:labels.ptr[v + 1]]
+        assert (np.diff(row) > 0).all()
+
+
+# ---- CPU: the blocks' memory ---------------------------------------------------------------
 
 @pytest.mark.parametrize("n, m", [(2**16, 400_000), (2**20, 6_300_000), (10, 0)])
 @pytest.mark.parametrize("free", [2**28, 2**34, 80 * 2**30])
@@ -161,5 +189,6 @@ def test_choose_frontier_blocks_fits(n, m, free):
 def test_frontier_block_bytes_counts_every_row():
     n = 1000
     assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
+    graph = 4 * (n + 51) + 8 * 50 + 16 * n  # relabeled CSR, entry positions, labels
     assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
-        4 * (n + 51) + 8 * n + 8 * 50 + 2 * frontier_block_bytes(n, 4))
+        graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))

@@ -161,6 +161,10 @@ class Tuning:
         κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
         Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    frontier_order : str
+        The locality order the GPU's frontiers family relabels the graph in (an order of
+        ``turbobc.engines.gpu.lanes_order.locality_order``: ``"rcm"``, ``"bfs"``, ``"cluster"``,
+        ``"auto"``, or ``"vertex"``: as numbered).
     frontier_blocks_per_sm : int or None
         Cap on resident blocks per multiprocessor of the GPU's frontiers family (a source per
         block; None: as many as fit).
@@ -199,6 +203,7 @@ class Tuning:
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
     pair_memory_fraction: float = 0.5
+    frontier_order: str = "rcm"
     frontier_blocks_per_sm: int | None = None
 
 

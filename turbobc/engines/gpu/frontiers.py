@@ -14,6 +14,12 @@ what it reached. Path counts are scaled per level (a level whose largest count p
 is scaled back by a power of two); a source whose level spreads wider than that can hold is
 swept with an exponent per vertex by turbobc/engines/wide.py.
 
+The graph is swept relabeled in a locality order (``Tuning.frontier_order``, reverse
+Cuthill–McKee by default: a frontier's vertices then sit in a few runs of consecutive ids, so
+a block's reads and atomics share cache lines), its sources in that order (blocks that run at
+once start close together and share the graph's lines in L2); the sums come back in the
+graph's own order.
+
 Serves unweighted vertex and edge BC, τ (targets), ω (folded trees), endpoints, directed and
 undirected graphs; per-slot target weights (chain folding) and weighted graphs go to the lanes
 and layers families (turbobc/engines/gpu/engine.py, ``choose_family``).
@@ -24,6 +30,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 import spmv
 from spmv import _ctl, _frontiers
@@ -31,6 +38,7 @@ from spmv import _ctl, _frontiers
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family, Plan
+from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
                                         frontiers_bytes)
@@ -38,10 +46,7 @@ from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.protocol import Partial
 from turbobc.engines.wide import accumulate_wide
 
-__all__ = ["FrontiersFamily", "FRONTIER_PARTS", "SOURCES_PER_BLOCK"]
-
-FRONTIER_PARTS = ("csr_ptr", "csr_idx")
-"""The format parts a frontiers run sweeps with (turbobc/engines/gpu/resident.py)."""
+__all__ = ["FrontiersFamily", "SOURCES_PER_BLOCK"]
 
 SOURCES_PER_BLOCK = 16
 """Sources per block of one launch: a run is launched in chunks of blocks x this many sources
@@ -141,26 +146,33 @@ class FrontiersFamily(Family):
             raise ValueError("sources must be distinct")
         index_dtype = np.dtype(self.index_dtype or index_dtype_for(n, m))
         edges = edge_raw is not None
-        resident.keep_only(FRONTIER_PARTS, index_dtype)
+        resident.keep_only((), index_dtype)  # the relabeled graph is the workspace's own
         if resident.workspace("frontiers") is None:
             resident.drop_workspace()
         if not edges:
             resident.drop_edge_accumulator()
-        ptr = allocated(lambda: resident.fetch("csr_ptr", index_dtype))
-        idx = allocated(lambda: resident.fetch("csr_idx", index_dtype))
+        order_began = time.perf_counter()
+        labels = allocated(lambda: _labels(resident, index_dtype))
+        order_seconds = time.perf_counter() - order_began
+        ptr, idx = labels.ptr, labels.idx
         bc, _ = allocated(lambda: resident.accumulator(_ctl.N_CTL))
         edge = allocated(resident.edge_accumulator) if edges else None
-        free = device_free_bytes() + resident.workspace_bytes("frontiers")
+        # what this run keeps is free for it: the graph is counted in the model, and kept rows
+        # are reused or let go before new ones are allocated
+        free = device_free_bytes() + labels.nbytes() + resident.edge_bytes()
         # the accumulate weights already on the device come out of the limit's budget
         limit = (None if self.problem.memory_limit is None else max(
             0, self.problem.memory_limit - DeviceResident.weight_bytes(weights)))
         blocks = self._blocks(graph, sources.size, free, index_dtype, limit)
         if blocks < 1:
             raise DeviceFull("not even one block's rows fit beside the graph")
-        rows = allocated(lambda: _rows(resident, n, blocks, index_dtype))
+        rows = allocated(lambda: labels.rows_for(n, blocks))
         rows.bc.fill(0)
         chunk = blocks * SOURCES_PER_BLOCK
-        dev_sources = cupy.asarray(sources)
+        # the sources in the new ids, ascending: blocks that run at once start close together
+        dev_sources = cupy.asarray(np.sort(labels.rank[sources]))
+        tau, omega = (None if w is None else w[labels.perm_dev] for w in weights)
+        edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
         wide_sources: list = []
         max_in_degree = int(graph.in_degree.max()) if n else 0
         began = time.perf_counter()
@@ -174,26 +186,32 @@ class FrontiersFamily(Family):
                 {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
                  "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
                  "wide": rows.wide, "wide_count": rows.wide_count},
-                blocks=min(blocks, int(part.size)), sources=part, tau=weights[0],
-                omega=weights[1], edge=edge, endpoints=self.problem.endpoints,
-                max_in_degree=max_in_degree)
+                blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
+                edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree)
             launches += 1
             widened = int(rows.wide_count.get()[0])
-            if widened:
-                wide_sources.extend(rows.wide[:widened].get().tolist())
+            if widened:  # back in the graph's own ids
+                wide_sources.extend(labels.perm[rows.wide[:widened].get()].tolist())
             if progress is not None:
                 progress.update(int(part.size) - widened)
         resident.mark()
-        cupy.sum(rows.bc.reshape(rows.blocks, n), axis=0, out=bc)  # the blocks' own sums
+        # the blocks' own sums, then back in the graph's own ids (v's sum is at rank[v])
+        bc[...] = cupy.sum(rows.bc.reshape(rows.blocks, n), axis=0)[labels.rank_dev]
+        if edges:
+            edge[labels.edge_of] = edge_new  # each new entry's position in the pattern
+        del edge_new
         sweep_seconds = time.perf_counter() - began
         if wide_sources:
-            accumulate_wide(cupy, ptr, idx, n, np.array(sorted(wide_sources)), bc,
+            accumulate_wide(cupy, resident.borrow("csr_ptr", index_dtype),
+                            resident.borrow("csr_idx", index_dtype), n,
+                            np.array(sorted(wide_sources)), bc,
                             endpoints=self.problem.endpoints, progress=progress,
                             target_weight=weights[0], source_weight=weights[1], edge_raw=edge)
         raw = bc.get()
         if edges:
             edge_raw += edge.get()
         facts.update(family="frontiers", kernel="bcf_sweep", blocks=blocks, launches=launches,
+                     order=labels.order, order_seconds=order_seconds,
                      batch=blocks, sweep_seconds=sweep_seconds, index_dtype=str(index_dtype),
                      wide_sources=len(wide_sources), edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
@@ -223,14 +241,62 @@ class _Rows:
         self.wide_count = cupy.zeros(1, dtype=cupy.uint64)
 
 
-def _rows(resident: DeviceResident, n: int, blocks: int, index_dtype) -> _Rows:
-    """The rows ``resident`` keeps when they serve ``blocks`` blocks of this index type, else
-    new ones (the old ones let go first)."""
+class _Labels:
+    """The graph relabeled in a locality order on the device (module docstring), and the rows
+    of the blocks: what the frontiers family keeps in a GPU sweeper's workspace.
+
+    Attributes
+    ----------
+    rank, perm : numpy.ndarray
+        The new id of every vertex, and the vertex of every new id (host int64).
+    ptr, idx : cupy arrays
+        The relabeled CSR pattern, P A Pᵀ, rows sorted.
+    edge_of : cupy array
+        For each stored entry of the relabeled pattern, its position in the graph's own.
+    """
+
+    def __init__(self, graph, index_dtype, order: str):
+        import cupy
+
+        self.index_dtype, self.asked = np.dtype(index_dtype), order
+        self.rank, self.order, _ = locality_order(graph, order)
+        self.perm = np.argsort(self.rank, kind="stable")
+        A = graph.pattern
+        # the entries' own positions (one more, so that none is a stored zero) ride along
+        positions = sp.csr_array((np.arange(1, A.nnz + 1, dtype=np.int64), A.indices,
+                                  A.indptr), shape=A.shape)
+        B = sp.csr_array(positions[self.perm][:, self.perm])
+        B.sort_indices()
+        self.ptr = cupy.asarray(B.indptr.astype(index_dtype))
+        self.idx = cupy.asarray(B.indices.astype(index_dtype))
+        self.edge_of = cupy.asarray(B.data - 1)
+        self.rank_dev = cupy.asarray(self.rank)
+        self.perm_dev = cupy.asarray(self.perm)
+        self.rows = None
+
+    def nbytes(self, with_rows: bool = True) -> int:
+        """Device bytes of the relabeled graph (and of the rows, when kept)."""
+        arrays = [self.ptr, self.idx, self.edge_of, self.rank_dev, self.perm_dev]
+        if with_rows and self.rows is not None:
+            arrays += [value for value in vars(self.rows).values() if hasattr(value, "nbytes")]
+        return sum(int(a.nbytes) for a in arrays)
+
+    def rows_for(self, n: int, blocks: int) -> _Rows:
+        """The rows when they serve ``blocks`` blocks, else new ones (the old let go first)."""
+        if self.rows is None or self.rows.blocks < blocks:
+            self.rows = None
+            self.rows = _Rows(n, blocks, self.index_dtype)
+        return self.rows
+
+
+def _labels(resident: DeviceResident, index_dtype) -> _Labels:
+    """The relabeled graph ``resident`` keeps for this index type and order, else a new one."""
+    order = current_tuning().frontier_order
     held = resident.workspace("frontiers")
-    if held is not None and held.blocks >= blocks and held.index_dtype == np.dtype(index_dtype):
+    if held is not None and held.index_dtype == np.dtype(index_dtype) and held.asked == order:
         return held
     held = None
     resident.drop_workspace()
-    rows = _Rows(n, blocks, index_dtype)
-    resident.keep_workspace("frontiers", rows)
-    return rows
+    labels = _Labels(resident.graph, index_dtype, order)
+    resident.keep_workspace("frontiers", labels)
+    return labels

@@ -14,8 +14,8 @@ lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`:
                                                              about 18.6 n bytes
 layers      CSR and lengths: b (n + 1 + m) + 8 m; bc 8 n;    :data:`BYTES_PER_HOP_SLOT` n and
             edge sums 8 m                                    the wide vertices' mask words
-frontiers   CSR b (n + 1 + m); bc 8 n; edge sums 8 m         a block's rows (a source in flight
-                                                             each): about (36 + 2 b) n
+frontiers   CSR relabeled b (n + 1 + m) + 8 m + 16 n; bc     a block's rows (a source in flight
+            8 n; edge sums 16 m                              each): about (36 + 2 b) n
 ==========  ===============================================  ==================================
 
 Every batch size is a pure function of the free bytes it is handed (:func:`device_free_bytes`
@@ -39,7 +39,7 @@ __all__ = ["LANES", "DEPTH_CAP", "device_free_bytes", "device_memory_text", "sin
            "hop_source_bytes", "layers_bytes", "choose_layers_batch", "chain_scratch_bytes",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT", "round_up",
            "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontiers_bytes",
-           "choose_frontier_blocks"]
+           "choose_frontier_blocks", "frontier_graph_bytes"]
 
 LANES = _batched.LANES
 """Sources per unit of the lanes family: a batch's row stride is a multiple of this."""
@@ -348,12 +348,19 @@ def frontier_block_bytes(n: int, index_bytes: int) -> int:
     return n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
 
 
+def frontier_graph_bytes(n: int, m: int, index_bytes: int) -> int:
+    """Device bytes of the graph a frontiers run keeps: the relabeled CSR (b (n + 1 + m)), each
+    entry's position in the graph's own order (8 m) and the labels both ways (16 n)."""
+    return index_bytes * (n + 1 + m) + 8 * m + 16 * n
+
+
 def frontiers_bytes(n: int, m: int, *, blocks: int, index_bytes: int,
                     edges: bool = False) -> int:
-    """Device bytes of a frontiers run with ``blocks`` blocks: the CSR format, bc (8 n), the
-    edge sums (8 m, edge BC) and every block's rows."""
-    return (index_bytes * (n + 1 + m) + sums_bytes(n, m, edges)
-            + blocks * frontier_block_bytes(n, index_bytes))
+    """Device bytes of a frontiers run with ``blocks`` blocks: the relabeled graph, bc (8 n),
+    the edge sums (8 m, and 8 m more in the relabeled order, for edge BC) and every block's
+    rows."""
+    return (frontier_graph_bytes(n, m, index_bytes) + sums_bytes(n, m, edges)
+            + (8 * m if edges else 0) + blocks * frontier_block_bytes(n, index_bytes))
 
 
 def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, most: int, *,
@@ -366,6 +373,6 @@ def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, mo
     if num_sources <= 0:
         return 0
     budget = (_budget(free_bytes, memory_limit, memory_fraction)
-              - index_bytes * (n + 1 + m) - sums_bytes(n, m, edges) - 1024)
+              - frontiers_bytes(n, m, blocks=0, index_bytes=index_bytes, edges=edges) - 1024)
     fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes)
     return int(min(most, num_sources, fits))
