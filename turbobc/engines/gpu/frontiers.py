@@ -152,8 +152,11 @@ class FrontiersFamily(Family):
         if not edges:
             resident.drop_edge_accumulator()
         order_began = time.perf_counter()
+        built_before = resident.workspace("frontiers")
         labels = allocated(lambda: _labels(resident, index_dtype))
         order_seconds = time.perf_counter() - order_began
+        relabeled = labels is not built_before  # built by this run (order and upload)
+        del built_before
         ptr, idx = labels.ptr, labels.idx
         bc, _ = allocated(lambda: resident.accumulator(_ctl.N_CTL))
         edge = allocated(resident.edge_accumulator) if edges else None
@@ -216,8 +219,10 @@ class FrontiersFamily(Family):
                      wide_sources=len(wide_sources), edge_sums=edges,
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=frontiers_bytes(n, m, blocks=blocks,
-                                                 index_bytes=index_dtype.itemsize, edges=edges),
-                     **resident.run_facts())
+                                                 index_bytes=index_dtype.itemsize, edges=edges))
+        run = resident.run_facts()
+        facts.update(resident_reused=run["resident_reused"] and not relabeled,
+                     upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
         return raw
 
 
