@@ -31,6 +31,9 @@
 #ifndef FRONTIER_MIN_BLOCKS
 #define FRONTIER_MIN_BLOCKS 6  // blocks a multiprocessor is compiled to hold (40 registers)
 #endif
+#ifndef FRONTIER_BATCH
+#define FRONTIER_BATCH 4  // a thread reads this many edges' heads (and their levels) at once
+#endif
 #ifndef FRONTIER_WARP_SPLIT
 #define FRONTIER_WARP_SPLIT 1  // vertices of more than 32 out-edges worked by a whole warp
 #endif
@@ -122,8 +125,8 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             __syncthreads();
             // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
             // unreached, and gets σ̂(v) when it is on level d + 1
-            auto push = [&](I w, double x) {
-                int lw = level[w];  // stale only as -1 where another thread just claimed w
+            // (lw: the level of w as read, stale only as -1 where another thread just claimed w)
+            auto push_seen = [&](I w, int lw, double x) {
                 if (lw == -1) {
                     lw = atomicCAS(level + w, -1, d + 1);
                     if (lw == -1) {
@@ -138,6 +141,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     }
                 }
             };
+            auto push = [&](I w, double x) { push_seen(w, level[w], x); };
             tbc::block_split(
                 lo, hi, is_wide,
                 [&](long long i, int lane) {
@@ -152,8 +156,25 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     const I v = order[i];
                     const double x = sigma[v];
                     const I end = __ldg(ptr + v + 1);
-                    for (I e = __ldg(ptr + v); e < end; ++e) {
-                        push(__ldg(idx + e), x);
+                    // FRONTIER_BATCH edges at a time: their heads, then their levels, each a
+                    // round of independent loads, then the pushes
+                    for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
+                        I w[FRONTIER_BATCH];
+                        int lw[FRONTIER_BATCH];
+#pragma unroll
+                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                            w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
+                        }
+#pragma unroll
+                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                            lw[k] = w[k] >= 0 ? level[w[k]] : -2;
+                        }
+#pragma unroll
+                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                            if (w[k] >= 0) {
+                                push_seen(w[k], lw[k], x);
+                            }
+                        }
                     }
                 });
             __syncthreads();
@@ -234,8 +255,30 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                         const double sv = sigma[v];
                         double acc = 0.0;
                         const I end = __ldg(ptr + v + 1);
-                        for (I e = __ldg(ptr + v); e < end; ++e) {
-                            pull(v, e, sv, acc);
+                        // FRONTIER_BATCH edges at a time: heads, then levels, then the
+                        // children's σ̂ and t, each a round of independent loads
+                        for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
+                            I w[FRONTIER_BATCH];
+                            bool child[FRONTIER_BATCH];
+#pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
+                            }
+#pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                child[k] = w[k] >= 0 && level[w[k]] == L + 1;
+                            }
+#pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                if (child[k]) {
+                                    const double u =
+                                        tbc::parent_share(run.tau, w[k], sigma[w[k]], t[w[k]]);
+                                    acc += u;
+                                    if (edges) {
+                                        atomicAdd(run.edge + e + k, omega * sv * scale * u);
+                                    }
+                                }
+                            }
                         }
                         t[v] = acc * scale;
                     });
