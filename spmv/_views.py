@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["SINGLE_GRAPH", "SINGLE_WORK", "SINGLE_RUN", "BATCH_GRAPH", "BATCH_WORK",
            "BATCH_RUN", "LAYER_GRAPH", "RELAX_STATE", "RELAX_ROUND", "DAG_SLOTS", "LAYER_STEP",
            "DAG_SUMS", "CHAIN_ROWS", "CHAIN_PLAN", "LANE_LAYOUT", "SLOT_LAYOUT", "FRONTIER_GRAPH",
-           "FRONTIER_VERTEX", "FRONTIER_WORK", "FRONTIER_RUN", "PAIR_GRAPH",
+           "FRONTIER_WORK", "FRONTIER_RUN", "PAIR_GRAPH",
            "PAIR_WORK", "PAIR_RUN", "VIEWS", "record", "pointer"]
 
 _P, _N, _I, _F = np.uint64, np.int64, np.int32, np.float64
@@ -61,9 +61,9 @@ LANE_LAYOUT = _struct(("level", _P), ("sigma", _P), ("exponent", _P), ("lanes", 
 SLOT_LAYOUT = _struct(("dist", _P), ("sigma", _P), ("n", _N), ("scale", _F))
 
 FRONTIER_GRAPH = _struct(("ptr", _P), ("idx", _P), ("n", _N), ("small_count", _F))
-FRONTIER_VERTEX = _struct(("sigma", _F), ("t", _F), ("level", _N), ("unused", _N))
-FRONTIER_WORK = _struct(("state", _P), ("order", _P), ("start", _P), ("shifts", _P), ("bc", _P),
-                        ("next", _P), ("wide", _P), ("wide_count", _P))
+FRONTIER_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("order", _P), ("start", _P),
+                        ("shifts", _P), ("bc", _P), ("next", _P), ("wide", _P),
+                        ("wide_count", _P))
 FRONTIER_RUN = _struct(("sources", _P), ("nsrc", _N), ("tau", _P), ("omega", _P),
                        ("edge", _P), ("endpoints", _I))
 
@@ -78,7 +78,6 @@ VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SI
          "DagSlots": DAG_SLOTS, "LayerStep": LAYER_STEP, "DagSums": DAG_SUMS,
          "ChainRows": CHAIN_ROWS, "ChainPlan": CHAIN_PLAN, "LaneLayout": LANE_LAYOUT,
          "SlotLayout": SLOT_LAYOUT, "FrontierGraph": FRONTIER_GRAPH,
-         "FrontierVertex": FRONTIER_VERTEX,
          "FrontierWork": FRONTIER_WORK, "FrontierRun": FRONTIER_RUN, "PairGraph": PAIR_GRAPH, "PairWork": PAIR_WORK,
          "PairRun": PAIR_RUN}
 """Struct name in views.cuh -> its dtype."""

@@ -188,7 +188,7 @@ def test_choose_frontier_blocks_fits(n, m, free):
 
 def test_frontier_block_bytes_counts_every_row():
     n = 1000
-    assert frontier_block_bytes(n, 4) == n * (32 + 8 + 4) + (n + 2) * (4 + 4)
+    assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
     graph = 4 * (n + 51) + 8 * 50 + 16 * n  # relabeled CSR, entry positions, labels
     assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
         graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))

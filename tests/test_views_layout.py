@@ -30,7 +30,6 @@ _INSTANCES = {"SingleGraph": ["int", "long long"],
               "DagSums": [""], "ChainRows": [""], "ChainPlan": [""], "LaneLayout": [""],
               "SlotLayout": [""],
               "FrontierGraph": ["int", "long long"], "FrontierWork": ["int", "long long"],
-              "FrontierVertex": [""],
               "FrontierRun": [""],
               "PairGraph": ["int", "long long"], "PairWork": ["int", "long long"],
               "PairRun": [""]}

@@ -6,9 +6,7 @@
 // and keeps every vertex it reached in `order`, level after level (`start[d]` is where level d
 // begins), so the backward sweep walks the levels in reverse without a pass over the graph.
 // Many blocks run at once, each on its own source (a counter hands the sources out), with its
-// own rows of the workspace (slot b n + v of block b); a vertex's state is one 32-byte sector
-// (FrontierVertex: a child's level, σ̂ and t come in one read, and a block's working set is a
-// third of three arrays', so that more blocks' frontiers stay in L2 at once):
+// own rows of the workspace (slot b n + v of block b):
 //
 //   level  L(v)   the level of v from the block's source; -1 not reached
 //   sigma  σ̂(v)   path counts, scaled by 2^-shift per level so they never overflow
@@ -78,7 +76,9 @@ __global__ void __launch_bounds__(FRONTIER_THREADS, FRONTIER_MIN_BLOCKS)
 bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun run) {
     const long long n = g.n;
     const long long row = (long long)blockIdx.x * n;
-    tbc::FrontierVertex* state = work.state + row;
+    int* level = work.level + row;
+    double* sigma = work.sigma + row;
+    double* t = work.t + row;
     I* order = work.order + row;
     I* start = work.start + (long long)blockIdx.x * (n + 2);
     int* shifts = work.shifts + (long long)blockIdx.x * (n + 2);
@@ -103,8 +103,8 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
         }
         const I s = (I)run.sources[source_index];
         if (threadIdx.x == 0) {
-            state[s].level = 0;
-            state[s].sigma = 1.0;
+            level[s] = 0;
+            sigma[s] = 1.0;
             order[0] = s;
             start[0] = 0;
             start[1] = 1;
@@ -126,28 +126,27 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
             // unreached, and gets σ̂(v) when it is on level d + 1
             // (lw: the level of w as read, stale only as -1 where another thread just claimed w)
-            auto push_seen = [&](I w, long long lw, double x) {
+            auto push_seen = [&](I w, int lw, double x) {
                 if (lw == -1) {
-                    lw = (long long)atomicCAS((unsigned long long*)&state[w].level, ~0ull,
-                                              (unsigned long long)(d + 1));
+                    lw = atomicCAS(level + w, -1, d + 1);
                     if (lw == -1) {
                         order[atomicAdd(&count, 1ull)] = w;
                         lw = d + 1;
                     }
                 }
                 if (lw == d + 1) {
-                    atomicAdd(&state[w].sigma, x);
+                    atomicAdd(sigma + w, x);
                     if (x > g.small_count) {
                         may_overflow = 1;  // σ̂(w) <= in-degree · max x: the limit may be near
                     }
                 }
             };
-            auto push = [&](I w, double x) { push_seen(w, state[w].level, x); };
+            auto push = [&](I w, double x) { push_seen(w, level[w], x); };
             tbc::block_split(
                 lo, hi, is_wide,
                 [&](long long i, int lane) {
                     const I v = order[i];
-                    const double x = state[v].sigma;
+                    const double x = sigma[v];
                     const I end = __ldg(ptr + v + 1);
                     for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
                         push(__ldg(idx + e), x);
@@ -155,20 +154,20 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                 },
                 [&](long long i) {
                     const I v = order[i];
-                    const double x = state[v].sigma;
+                    const double x = sigma[v];
                     const I end = __ldg(ptr + v + 1);
                     // FRONTIER_BATCH edges at a time: their heads, then their levels, each a
                     // round of independent loads, then the pushes
                     for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
                         I w[FRONTIER_BATCH];
-                        long long lw[FRONTIER_BATCH];
+                        int lw[FRONTIER_BATCH];
 #pragma unroll
                         for (int k = 0; k < FRONTIER_BATCH; ++k) {
                             w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
                         }
 #pragma unroll
                         for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                            lw[k] = w[k] >= 0 ? state[w[k]].level : -2;
+                            lw[k] = w[k] >= 0 ? level[w[k]] : -2;
                         }
 #pragma unroll
                         for (int k = 0; k < FRONTIER_BATCH; ++k) {
@@ -187,7 +186,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             if (may_overflow) {  // uniform
                 // σ̂<S==d+1> *= 2^-shift with shift = floor(log2 max σ̂<S==d+1>), exact
                 for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
-                    atomicMax(&max_bits, tbc::order_bits(state[order[i]].sigma));
+                    atomicMax(&max_bits, tbc::order_bits(sigma[order[i]]));
                 }
                 __syncthreads();
                 const double largest = tbc::from_order_bits(max_bits, 0.0);
@@ -195,8 +194,8 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     shift = ilogb(largest);
                     for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
                         const I w = order[i];
-                        const double scaled = scalbn(state[w].sigma, -shift);
-                        state[w].sigma = scaled;
+                        const double scaled = scalbn(sigma[w], -shift);
+                        sigma[w] = scaled;
                         if (scaled < tbc::wide_below<double>()) {
                             too_wide = 1;
                         }
@@ -228,9 +227,8 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                 // the share of child w (edge e = v -> w) in t(v), and the edge's sum
                 auto pull = [&](I v, I e, double sv, double& acc) {
                     const I w = __ldg(idx + e);
-                    const tbc::FrontierVertex child = state[w];
-                    if (child.level == L + 1) {
-                        const double u = tbc::parent_share(run.tau, w, child.sigma, child.t);
+                    if (level[w] == L + 1) {
+                        const double u = tbc::parent_share(run.tau, w, sigma[w], t[w]);
                         acc += u;
                         if (edges) {
                             atomicAdd(run.edge + e, omega * sv * scale * u);
@@ -241,7 +239,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     lo, hi, is_wide,
                     [&](long long i, int lane) {
                         const I v = order[i];
-                        const double sv = state[v].sigma;
+                        const double sv = sigma[v];
                         double acc = 0.0;
                         const I end = __ldg(ptr + v + 1);
                         for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
@@ -249,37 +247,32 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                         }
                         acc = tbc::warp_allsum(acc);
                         if (lane == 0) {
-                            state[v].t = acc * scale;
+                            t[v] = acc * scale;
                         }
                     },
                     [&](long long i) {
                         const I v = order[i];
-                        const double sv = state[v].sigma;
+                        const double sv = sigma[v];
                         double acc = 0.0;
                         const I end = __ldg(ptr + v + 1);
                         // FRONTIER_BATCH edges at a time: heads, then levels, then the
                         // children's σ̂ and t, each a round of independent loads
                         for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
                             I w[FRONTIER_BATCH];
-                            tbc::FrontierVertex child[FRONTIER_BATCH];
+                            bool child[FRONTIER_BATCH];
 #pragma unroll
                             for (int k = 0; k < FRONTIER_BATCH; ++k) {
                                 w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
                             }
 #pragma unroll
                             for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                                if (w[k] >= 0) {
-                                    child[k] = state[w[k]];  // level, σ̂ and t: one sector
-                                } else {
-                                    child[k].level = -2;
-                                }
+                                child[k] = w[k] >= 0 && level[w[k]] == L + 1;
                             }
 #pragma unroll
                             for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                                if (child[k].level == L + 1) {
-                                    const double u = tbc::parent_share(run.tau, w[k],
-                                                                       child[k].sigma,
-                                                                       child[k].t);
+                                if (child[k]) {
+                                    const double u =
+                                        tbc::parent_share(run.tau, w[k], sigma[w[k]], t[w[k]]);
                                     acc += u;
                                     if (edges) {
                                         atomicAdd(run.edge + e + k, omega * sv * scale * u);
@@ -287,7 +280,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                                 }
                             }
                         }
-                        state[v].t = acc * scale;
+                        t[v] = acc * scale;
                     });
                 __syncthreads();
             }
@@ -295,7 +288,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             const bool endpoints = run.endpoints != 0;
             for (long long i = 1 + threadIdx.x; i < reached; i += blockDim.x) {
                 const I v = order[i];
-                bc[v] += omega * tbc::dependency_term(state[v].sigma, state[v].t, endpoints);
+                bc[v] += omega * tbc::dependency_term(sigma[v], t[v], endpoints);
             }
             if (endpoints && threadIdx.x == 0) {
                 bc[s] += omega * (double)(reached - 1);
@@ -309,9 +302,9 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
         // clear only what this source touched
         for (long long i = threadIdx.x; i < reached; i += blockDim.x) {
             const I v = order[i];
-            state[v].level = -1;
-            state[v].sigma = 0.0;
-            state[v].t = 0.0;
+            level[v] = -1;
+            sigma[v] = 0.0;
+            t[v] = 0.0;
         }
         __syncthreads();
     }

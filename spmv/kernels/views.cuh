@@ -201,16 +201,11 @@ struct FrontierGraph {
                            // this cannot make a sum pass the limit
 };
 
-struct FrontierVertex {     // a vertex of a block's row: one 32-byte sector
-    double sigma;           // σ̂, 0 between sources
-    double t;               // t, 0 between sources
-    long long level;        // -1 between sources
-    long long unused;
-};
-
 template <typename I>
 struct FrontierWork {      // rows of B blocks: n entries each (start and shifts: n + 2)
-    FrontierVertex* state;
+    int* level;            // -1 between sources
+    double* sigma;         // 0 between sources
+    double* t;             // 0 between sources
     I* order;
     I* start;
     int* shifts;

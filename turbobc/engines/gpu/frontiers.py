@@ -186,9 +186,9 @@ class FrontiersFamily(Family):
             rows.wide_count.fill(0)
             _frontiers.sweep_frontiers(
                 {"ptr": ptr, "idx": idx, "n": n},
-                {"state": rows.state, "order": rows.order, "start": rows.start,
-                 "shifts": rows.shifts, "bc": rows.bc, "next": rows.next, "wide": rows.wide,
-                 "wide_count": rows.wide_count},
+                {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
+                 "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
+                 "wide": rows.wide, "wide_count": rows.wide_count},
                 blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
                 edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree)
             launches += 1
@@ -228,29 +228,15 @@ class FrontiersFamily(Family):
 
 class _Rows:
     """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork):
-    each vertex's state (level -1 and σ̂, t 0 between sources: each source clears what it
-    touched), the queue, the level starts and shifts, the block's own bc."""
-
-    @property
-    def level(self):
-        return self.state.view(np.int64)[:, 2]
-
-    @property
-    def sigma(self):
-        return self.state[:, 0]
-
-    @property
-    def t(self):
-        return self.state[:, 1]
-
+    level -1 and σ̂, t 0 between sources (each source clears what it touched)."""
 
     def __init__(self, n: int, blocks: int, index_dtype):
         import cupy
 
         self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
-        # a vertex a 32-byte FrontierVertex (views.cuh): σ̂, t, level, unused
-        self.state = cupy.zeros((blocks * n, 4), dtype=cupy.float64)
-        self.state.view(cupy.int64)[:, 2] = -1
+        self.level = cupy.full(blocks * n, -1, dtype=cupy.int32)
+        self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.order = cupy.empty(blocks * n, dtype=index_dtype)
         self.start = cupy.empty(blocks * (n + 2), dtype=index_dtype)
         self.shifts = cupy.empty(blocks * (n + 2), dtype=cupy.int32)

@@ -15,7 +15,7 @@ lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`:
 layers      CSR and lengths: b (n + 1 + m) + 8 m; bc 8 n;    :data:`BYTES_PER_HOP_SLOT` n and
             edge sums 8 m                                    the wide vertices' mask words
 frontiers   CSR relabeled b (n + 1 + m) + 8 m + 16 n; bc     a block's rows (a source in flight
-            8 n; edge sums 16 m                              each): about (44 + 2 b) n
+            8 n; edge sums 16 m                              each): about (36 + 2 b) n
 ==========  ===============================================  ==================================
 
 Every batch size is a pure function of the free bytes it is handed (:func:`device_free_bytes`
@@ -342,10 +342,10 @@ def pair_blocks(n: int, index_bytes: int, free_bytes: int, most: int,
 # ---- frontiers: a source per block ---------------------------------------------------------
 
 def frontier_block_bytes(n: int, index_bytes: int) -> int:
-    """Device bytes of one block's rows of the frontiers family: its state 32 (σ̂, t and the
-    level in one sector), its own bc 8 and the queue (the index type) per vertex, and the level
-    starts (the index type) and shifts (4) per level (at most n + 2 levels)."""
-    return n * (32 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
+    """Device bytes of one block's rows of the frontiers family: level 4, σ̂ 8, t 8, its own
+    bc 8 and the queue (the index type) per vertex, and the level starts (the index type) and
+    shifts (4) per level (at most n + 2 levels)."""
+    return n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
 
 
 def frontier_graph_bytes(n: int, m: int, index_bytes: int) -> int:
