@@ -29,7 +29,7 @@
 
 #define FRONTIER_THREADS 256
 #ifndef FRONTIER_MIN_BLOCKS
-#define FRONTIER_MIN_BLOCKS 6  // blocks a multiprocessor is compiled to hold (40 registers)
+#define FRONTIER_MIN_BLOCKS 3  // blocks a multiprocessor is compiled to hold (80 registers)
 #endif
 #ifndef FRONTIER_BATCH
 #define FRONTIER_BATCH 4  // a thread reads this many edges' heads (and their levels) at once
