@@ -192,3 +192,36 @@ def test_frontier_block_bytes_counts_every_row():
     graph = 4 * (n + 51) + 8 * 50 + 16 * n  # relabeled CSR, entry positions, labels
     assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
         graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))
+
+
+def test_auto_takes_the_frontiers_on_deep_graphs():
+    """``gpu_family="auto"`` (the default) sweeps many sources of a deep graph a source per
+    block and of a shallow one 32 a warp, and says why; one source stays single."""
+    from turbobc.engines.gpu.engine import choose_family
+
+    deep = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(15, 30)), directed=False)
+    shallow = make_graph(nx.to_scipy_sparse_array(nx.karate_club_graph()), directed=False)
+    assert deep.depth_estimate >= 20 > shallow.depth_estimate
+    family, reason = choose_family(Problem(deep), 100)
+    assert family.name == "frontiers" and "depth estimate" in reason
+    assert choose_family(Problem(deep, edges=True), 100)[0].name == "frontiers"
+    assert choose_family(Problem(deep), 1)[0].name == "single"
+    assert choose_family(Problem(shallow), 100)[0].name == "lanes"
+    with turbobc.tuning(frontier_min_depth=10**6):
+        assert choose_family(Problem(deep), 100)[0].name == "lanes"
+    with turbobc.tuning(gpu_family="lanes"):
+        assert choose_family(Problem(deep), 100)[0].name == "lanes"
+
+
+def test_depth_estimate():
+    """The eccentricity of the vertex of largest degree: a path from its middle, a grid from
+    a border vertex of degree 3 ... checked against networkx."""
+    for G in (nx.path_graph(11), nx.grid_2d_graph(7, 9), nx.karate_club_graph(),
+              nx.gnp_random_graph(80, 0.05, seed=1, directed=True)):
+        directed = G.is_directed()
+        A = nx.to_scipy_sparse_array(G, nodelist=list(G))
+        graph = make_graph(A, directed)
+        hub = list(G)[int(np.argmax(graph.out_degree))]
+        want = max(nx.single_source_shortest_path_length(G, hub).values())
+        assert graph.depth_estimate == want
+    assert make_graph(nx.to_scipy_sparse_array(nx.empty_graph(3)), False).depth_estimate == 0

@@ -150,7 +150,15 @@ class Tuning:
         sources (turbobc/engines/gpu/lanes.py), ``"layers"``, the layer kernels with every
         length 1 (a thread per source and vertex of each level, turbobc/engines/gpu/layers.py),
         ``"frontiers"``, a source per thread block with its frontier a queue
-        (turbobc/engines/gpu/frontiers.py), or ``"auto"`` (for now the lanes).
+        (turbobc/engines/gpu/frontiers.py), or ``"auto"``: the frontiers on a graph whose
+        ``Graph.depth_estimate`` is at least ``frontier_min_depth``, else the lanes.
+    frontier_min_depth : int
+        ``gpu_family="auto"``'s line between the lanes and the frontiers: the depth estimate
+        (the eccentricity of the vertex of largest degree) is 2 to 10 on social and Kronecker
+        graphs and 29 to 2,000 on meshes, roads and geometric graphs (delaunay_n12 29, power 32,
+        road-minnesota 76, delaunay_n16 101, del20 374, rgg20 628, road-luxembourg-osm 951,
+        road1000 1,994); H200, delaunay_n16 exact: lanes 2.0 s, frontiers 1.1 s
+        (bench/results/frontier_variants-*.json, deep_vs_hybrid-*.json).
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
@@ -203,6 +211,7 @@ class Tuning:
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
     pair_memory_fraction: float = 0.5
+    frontier_min_depth: int = 20
     frontier_order: str = "rcm"
     frontier_blocks_per_sm: int | None = None
 

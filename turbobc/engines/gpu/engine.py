@@ -53,7 +53,9 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
     ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs)
-    edge BC                                 lanes     only the lanes kernels sum edges
+    ``"auto"``, > 1, a deep graph           frontiers ``Graph.depth_estimate`` at least
+                                                      ``Tuning.frontier_min_depth``
+    edge BC                                 lanes     the lanes kernels sum the edges too
     more than one source                    lanes     32 sources a warp
     one source                              single    a persistent launch over the graph
     ======================================  ========  =========================================
@@ -71,6 +73,12 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if knob == "frontiers" and num_sources > 1:
         return (FrontiersFamily(problem),
                 "Tuning.gpu_family='frontiers': a source per block, its frontier a queue")
+    if knob == "auto" and num_sources > 1:
+        depth, least = problem.graph.depth_estimate, current_tuning().frontier_min_depth
+        if depth >= least:
+            return (FrontiersFamily(problem),
+                    f"a deep graph (depth estimate {depth} >= Tuning.frontier_min_depth "
+                    f"{least}): a source per block, its frontier a queue")
     if problem.edges:
         return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
     if num_sources > 1:

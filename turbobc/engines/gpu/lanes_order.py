@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from turbobc._graph import Graph
+from turbobc._graph import Graph, bfs_levels
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.memory import LANES
 
@@ -45,32 +45,6 @@ CLUSTER_MIN_DEGREE = 4.0
 
 CLUSTER_MAX_NNZ = 8_000_000
 """Most stored edges for which the (Python) ball grouping runs: about 1 s per million."""
-
-
-def _bfs(csr, root: int):
-    """Breadth-first order from ``root`` (edges taken both ways) and the distance of every
-    vertex it reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy."""
-    from scipy.sparse.csgraph import breadth_first_order
-
-    order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
-    n = csr.shape[0]
-    dist = np.full(n, -1, dtype=np.int64)
-    # pointer jumping over the BFS tree: hops[v] to jump[v], until every jump is the root
-    jump = pred[order].astype(np.int64)
-    jump[0] = root
-    hops = np.ones(order.size, dtype=np.int64)
-    hops[0] = 0
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = np.arange(order.size)
-    jump = pos[jump]                       # positions in `order`
-    while True:
-        done = jump == 0
-        if done.all():
-            break
-        hops = hops + np.where(done, 0, hops[jump])
-        jump = np.where(done, 0, jump[jump])
-    dist[order] = hops
-    return order, dist
 
 
 def _balls(indptr: np.ndarray, indices: np.ndarray, seq: np.ndarray) -> np.ndarray:
@@ -130,7 +104,7 @@ def locality_order(graph: Graph, order: str | None = None) -> tuple[np.ndarray, 
     if order == "auto":
         # eccentricity of the vertex of largest degree: deep graphs are meshes and roads
         start = int(np.argmax(np.diff(csr.indptr)))
-        seq, dist = _bfs(csr, start)
+        seq, dist = bfs_levels(csr, start)
         depth = int(dist.max())
         mesh = (depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
@@ -146,9 +120,9 @@ def locality_order(graph: Graph, order: str | None = None) -> tuple[np.ndarray, 
     # pseudo-peripheral vertex: the last one reached from the vertex of largest degree
     if depth < 0:
         start = int(np.argmax(np.diff(csr.indptr)))
-        seq, dist = _bfs(csr, start)
+        seq, dist = bfs_levels(csr, start)
         depth = int(dist.max())
-    seq1, _ = _bfs(csr, int(seq[-1]))
+    seq1, _ = bfs_levels(csr, int(seq[-1]))
     if order == "bfs":
         head = seq1
     else:
