@@ -80,6 +80,29 @@ __device__ __forceinline__ float from_order_bits(unsigned long long b, float) {
     return __uint_as_float((unsigned int)b);
 }
 
+// Items lo .. hi − 1 a warp at a time, warp `warp` of `warps` taking every warps-th run of 32:
+// lane l takes item first + l; the items for which wide(i) holds are then worked one after
+// another by the whole warp, on_warp(i, lane) on every lane, and the others by their own lane,
+// on_thread(i). The layers family spreads a launch's slots over every warp of the grid
+// (layers.cuh), the frontiers family a level's vertices over the warps of a block.
+template <typename Wide, typename OnWarp, typename OnThread>
+__device__ __forceinline__ void warp_split(long long lo, long long hi, long long warp,
+                                           long long warps, Wide wide, OnWarp on_warp,
+                                           OnThread on_thread) {
+    const int lane = threadIdx.x & 31;
+    for (long long first = lo + (warp << 5); first < hi; first += warps << 5) {
+        const long long i = first + lane;
+        const bool mine_wide = i < hi && wide(i);
+        for (unsigned pending = __ballot_sync(TBC_FULL_MASK, mine_wide); pending;
+             pending &= pending - 1u) {
+            on_warp(first + (__ffs(pending) - 1), lane);
+        }
+        if (i < hi && !mine_wide) {
+            on_thread(i);
+        }
+    }
+}
+
 // Sum over a warp, result in lane 0 (TurboBC paper, Algorithm 4, lines 17 to 21).
 template <typename V>
 __device__ __forceinline__ V warp_sum(V x) {

@@ -40,31 +40,18 @@
 
 namespace tbc {
 
-// Items lo .. hi − 1 of a block, a warp at a time: lane l takes item first + l; the items for
-// which wide(i) holds are worked one after another by the whole warp (on_warp(i, lane) on
-// every lane), the others by their own lane (on_thread(i)).
+// Items lo .. hi − 1 of a block over its warps (common.cuh, warp_split), or with
+// FRONTIER_WARP_SPLIT 0 a thread each whatever their degree.
 template <typename Wide, typename OnWarp, typename OnThread>
 __device__ __forceinline__ void block_split(long long lo, long long hi, Wide wide,
                                             OnWarp on_warp, OnThread on_thread) {
-#if !FRONTIER_WARP_SPLIT
+#if FRONTIER_WARP_SPLIT
+    warp_split(lo, hi, threadIdx.x >> 5, blockDim.x >> 5, wide, on_warp, on_thread);
+#else
     for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) {
         on_thread(i);
     }
-    return;
 #endif
-    const int lane = threadIdx.x & 31;
-    const long long warps = blockDim.x >> 5;
-    for (long long first = lo + ((threadIdx.x >> 5) << 5); first < hi; first += warps << 5) {
-        const long long i = first + lane;
-        const bool mine_wide = i < hi && wide(i);
-        for (unsigned pending = __ballot_sync(TBC_FULL_MASK, mine_wide); pending;
-             pending &= pending - 1u) {
-            on_warp(first + (__ffs(pending) - 1), lane);
-        }
-        if (i < hi && !mine_wide) {
-            on_thread(i);
-        }
-    }
 }
 
 constexpr long long FRONTIER_WARP_DEGREE = 32;  // a vertex of more out-edges: a whole warp

@@ -46,27 +46,13 @@ __device__ __forceinline__ void warp_append(long long* list, unsigned long long*
 // WARP_DEGREE out-edges are also those whose DAG edges a slot keeps in one mask word.
 constexpr long long WARP_DEGREE = 32;
 
-// Items 0 .. count − 1 a warp at a time (grid-stride over warps; blockDim.x a multiple of 32):
-// lane l takes item first + l; the items for which wide(i) holds are then worked one after
-// another by the whole warp, on_warp(i, lane) on every lane, and the others by their own lane,
-// on_thread(i).
+// Items 0 .. count − 1 over every warp of the grid (common.cuh, warp_split; blockDim.x a
+// multiple of 32).
 template <typename Wide, typename OnWarp, typename OnThread>
 __device__ __forceinline__ void split_by_degree(long long count, Wide wide, OnWarp on_warp,
                                                 OnThread on_thread) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long first = (((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5) << 5;
-         first < count; first += warps << 5) {
-        const long long i = first + lane;
-        const bool mine_wide = i < count && wide(i);
-        for (unsigned pending = __ballot_sync(TBC_FULL_MASK, mine_wide); pending;
-             pending &= pending - 1u) {
-            on_warp(first + (__ffs(pending) - 1), lane);
-        }
-        if (i < count && !mine_wide) {
-            on_thread(i);
-        }
-    }
+    warp_split(0, count, ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5,
+               ((long long)gridDim.x * blockDim.x) >> 5, wide, on_warp, on_thread);
 }
 
 // Whether the vertex of slot key (key % n) has more than WARP_DEGREE out-edges.
