@@ -23,6 +23,10 @@
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
 # skips it, --edge-sources K changes K), hence its EXACT_TIMEOUT of 330 s (240 before); the
 # before/after comparison times vertex BC only.
+# HOUSE=<an older tree> times the same public calls on it and on this tree, turn about
+# (bench/house_compare.py, HOUSE_ARGS; record house_compare). DEEP="GRAPH ..." the deep graphs
+# beside hybrid_BC (bench/deep_vs_hybrid.py; the binary from HYBRID_BC, default
+# .peers/hybrid_bc when carried; DEEP_ARGS; record deep_vs_hybrid).
 # BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before
 # and $OUT/after: first-call compile time (this tree's bench/compile_time.py for both, with
 # PYTHONPATH at the tree measured), the single-source suite on COMPARE_SINGLE_GRAPHS and exact
@@ -153,6 +157,20 @@ if [ -n "${WEIGHTED:-}" ]; then  # WEIGHTED="GRAPH:K ...": weighted vs unweighte
         ${WEIGHTED_ARGS:-} 2>&1 | tee "$OUT/weighted_gpu.log" | tail -n 30
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] weighted done"
+fi
+if [ -n "${HOUSE:-}" ]; then  # HOUSE=<older tree>: public calls on both trees, turn about
+    timeout ${HOUSE_TIMEOUT:-400} python3 bench/house_compare.py --tree before="$HOUSE" --tree after=. \
+        --out "$OUT" ${HOUSE_ARGS:-} 2>&1 | tee "$OUT/house_compare.log" | tail -n 20
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] house_compare done"
+fi
+if [ -n "${DEEP:-}" ]; then  # DEEP="GRAPH ...": the GPU families beside hybrid_BC
+    hybrid=${HYBRID_BC:-.peers/hybrid_bc}
+    timeout ${DEEP_TIMEOUT:-400} python3 bench/deep_vs_hybrid.py --graphs $DEEP \
+        $([ -x "$hybrid" ] && echo --hybrid "$hybrid") --out "$OUT" ${DEEP_ARGS:-} 2>&1 \
+        | tee "$OUT/deep_vs_hybrid.log" | tail -n 20
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] deep_vs_hybrid done"
 fi
 if [ "${SINGLE:-1}" != 0 ]; then
     timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
