@@ -13,7 +13,7 @@ import re
 import threading
 from pathlib import Path
 
-from turbobc.exceptions import KernelCompileError
+from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
            "source_text", "compile_ptx", "get_kernel", "c_index_type", "allow_shared_memory"]

@@ -27,7 +27,8 @@ from oracles import assert_edge_values
 from gpu_helpers import Counter, make_graph, pool_limited, read_graph
 from graph_cases import GRAPH_CASES
 from turbobc._graph import Graph
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc.engines.gpu import batched as _gpu_batched
 from turbobc.engines.gpu.engine import GpuEngine
 from turbobc.engines.gpu.resident import DeviceResident

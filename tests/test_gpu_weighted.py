@@ -30,7 +30,8 @@ from test_weighted import (EXACT, GENERATED, KINDS, _diamond_chain_beside_path, 
                            _generated, _grid_with_lengths, _lengths_matrix, _with_trees)
 from turbobc._api import run_bc
 from turbobc._graph import Graph
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc._validation import _weighted_graph
 from turbobc.engines.gpu import weighted as _gpu_weighted
 from turbobc.engines.gpu.engine import GpuEngine

@@ -57,7 +57,7 @@ import numpy as np
 import spmv
 from spmv import _batched
 
-from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import SlotCounts
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated

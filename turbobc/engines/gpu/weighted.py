@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 
-from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import SlotCounts
 from turbobc._tuning import current as current_tuning
 from turbobc._graph import index_dtype_for
 from turbobc.engines.gpu.resident import DeviceResident
