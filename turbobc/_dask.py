@@ -210,7 +210,8 @@ class ClusterSweeper(Sweeper):
                 future.cancel()
         for result in results:
             total = total + result.partial
-        self._results += results
+        # what the facts read of each chunk, without its sums (n floats, or m with edges)
+        self._results += [dataclasses.replace(result, partial=None) for result in results]
         self._chunks += chunks
         self.facts = _facts(self._results, self._chunks, self._first_done, self._resubmits,
                             client)
@@ -256,7 +257,7 @@ def _facts(results, chunks, first_done, resubmits, client) -> dict:
 class ChunkResult:
     """What one chunk sends back: its sums and where and how it ran."""
 
-    partial: Partial
+    partial: Partial | None  # None once the session has added it (ClusterSweeper.run)
     seconds: float
     worker: str
     engine: str
