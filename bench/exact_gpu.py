@@ -123,7 +123,8 @@ def run_sums(A, sources, edges: bool, kernel: str = "auto") -> tuple[float, dict
 
     import turbobc
     from turbobc._graph import Graph
-    from turbobc._run import engine_named, run_schedule
+    from turbobc._run import run_schedule
+    from turbobc.engines import engine_named
     from turbobc.engines.protocol import Problem
 
     problem = Problem(Graph(pattern=A, directed=False), kernel=kernel, edges=edges)
@@ -285,7 +286,8 @@ def bench_weighted(name: str, num_sources: int, seed: int = 0,
 
     import cupy
 
-    from turbobc._run import engine_named, run_schedule
+    from turbobc._run import run_schedule
+    from turbobc.engines import engine_named
     from turbobc._validation import _weighted_graph
     from turbobc._tuning import current as current_tuning, tuning
     from turbobc.engines.protocol import Problem

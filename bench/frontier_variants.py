@@ -32,7 +32,6 @@ def main() -> int:
 
     import spmv._frontiers as frontiers
     import turbobc
-    from spmv._module import OPTIONS, source_text
     from turbobc._api import run_bc
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -46,13 +45,10 @@ def main() -> int:
     results, path = {}, None
     for text in args.variant or [""]:
         macros = dict(item.split("=") for item in text.split(",") if item)
-        code = "".join(f"#define FRONTIER_{k} {v}\n" for k, v in macros.items())
-        kernel = cupy.RawModule(code=code + source_text("frontiers.cu"), options=OPTIONS,
-                                name_expressions=["bcf_sweep<int>"]).get_function(
-                                    "bcf_sweep<int>")
-        frontiers.kernel_for = lambda dtype, k=kernel: k  # this variant for the whole run
+        kernel = frontiers.kernel_for(np.int32, tuple(sorted(macros.items())))
         row = {"registers": kernel.num_regs, "local_bytes": kernel.local_size_bytes}
-        with turbobc.tuning(gpu_family="frontiers", frontier_order=args.order):
+        with turbobc.tuning(gpu_family="frontiers", frontier_order=args.order,
+                            frontier_kernel=macros or None):
             for name, A in loaded.items():
                 n = A.shape[0]
                 exact = n <= 2**17

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exact_gpu import LABELS, cached_graph, with_random_lengths  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
-from turbobc._run import engine_named  # noqa: E402
+from turbobc.engines import engine_named  # noqa: E402
 from turbobc._tuning import tuning  # noqa: E402
 from turbobc._validation import _weighted_graph  # noqa: E402
 from turbobc.engines.protocol import Problem  # noqa: E402

@@ -17,23 +17,25 @@ FRONTIER_THREADS = 256
 """Threads per block (``FRONTIER_THREADS`` and ``__launch_bounds__`` of frontiers.cu)."""
 
 
-def kernel_for(index_dtype):
-    """The compiled ``bcf_sweep`` of an index type (int32 or int64)."""
-    return get_kernel("frontiers.cu", f"bcf_sweep<{c_index_type(index_dtype)}>")
+def kernel_for(index_dtype, defines: tuple = ()):
+    """The compiled ``bcf_sweep`` of an index type (int32 or int64), with the ``FRONTIER_*``
+    macros of ``defines`` ((name, value) pairs) in place of the file's defaults."""
+    return get_kernel("frontiers.cu", f"bcf_sweep<{c_index_type(index_dtype)}>",
+                      tuple((f"FRONTIER_{name}", value) for name, value in defines))
 
 
-def most_blocks(index_dtype, blocks_per_sm: int | None = None) -> int:
+def most_blocks(index_dtype, blocks_per_sm: int | None = None, defines: tuple = ()) -> int:
     """Blocks that can be resident at once on the current device (at most ``blocks_per_sm`` per
     multiprocessor): the sources in flight."""
-    return resident_blocks(kernel_for(index_dtype), FRONTIER_THREADS, blocks_per_sm)
+    return resident_blocks(kernel_for(index_dtype, defines), FRONTIER_THREADS, blocks_per_sm)
 
 
 def sweep_frontiers(graph: dict, work: dict, *, blocks: int, sources, tau, omega, edge,
-                    endpoints: bool, max_in_degree: int) -> None:
+                    endpoints: bool, max_in_degree: int, defines: tuple = ()) -> None:
     """Sweep every source of ``sources`` (device int64), a block each at a time, ``blocks``
     blocks taking them from the counter ``work["next"]`` (zeroed by the caller). ``graph``:
     ptr, idx (device CSR of one index type) and n; ``work``: the FrontierWork arrays."""
-    kernel = kernel_for(graph["ptr"].dtype)
+    kernel = kernel_for(graph["ptr"].dtype, defines)
     small = math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)
     kernel((blocks,), (FRONTIER_THREADS,),
            (record(FRONTIER_GRAPH, **graph, small_count=small), record(FRONTIER_WORK, **work),

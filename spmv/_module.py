@@ -13,7 +13,7 @@ import re
 import threading
 from pathlib import Path
 
-from turbobc.exceptions import KernelCompileError
+from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
            "source_text", "compile_ptx", "get_kernel", "c_index_type", "allow_shared_memory"]
@@ -135,7 +135,7 @@ _lock = threading.Lock()
 _modules: dict[tuple[int, str, str], object] = {}
 
 
-def _module(filename: str, name_expression: str):
+def _module(filename: str, name_expression: str, defines: tuple = ()):
     """The module of one instantiation on the current device, compiled on first use.
 
     Only the instantiation that is launched is compiled (one name expression per module, as
@@ -145,11 +145,12 @@ def _module(filename: str, name_expression: str):
     import cupy
 
     device = cupy.cuda.Device().id
-    key = (device, filename, name_expression)
+    key = (device, filename, name_expression, defines)
     with _lock:
         module = _modules.get(key)
         if module is None:
-            module = cupy.RawModule(code=source_text(filename), options=OPTIONS,
+            code = "".join(f"#define {name} {value}\n" for name, value in defines)
+            module = cupy.RawModule(code=code + source_text(filename), options=OPTIONS,
                                     name_expressions=[name_expression],
                                     enable_cooperative_groups=filename in _COOPERATIVE)
             try:
@@ -160,8 +161,11 @@ def _module(filename: str, name_expression: str):
     return module
 
 
-def get_kernel(filename: str, name_expression: str):
-    """The compiled ``cupy.RawKernel`` for one instantiation, compiling it on first use.
+def get_kernel(filename: str, name_expression: str, defines: tuple = ()):
+    """The compiled ``cupy.RawKernel`` for one instantiation, compiling it on first use;
+    ``defines``: (name, value) pairs written as ``#define`` lines before the source (a kernel's
+    compile-time variants, e.g. the ``FRONTIER_*`` macros of frontiers.cu), each set its own
+    module.
 
     Raises
     ------
@@ -173,7 +177,7 @@ def get_kernel(filename: str, name_expression: str):
     if name_expression not in name_expressions(filename):
         raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
                          f"expected one of {name_expressions(filename)}")
-    return _module(filename, name_expression).get_function(name_expression)
+    return _module(filename, name_expression, tuple(defines)).get_function(name_expression)
 
 
 def allow_shared_memory(kernel, nbytes: int) -> bool:

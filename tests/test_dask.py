@@ -217,18 +217,20 @@ def test_importing_turbobc_does_not_import_dask():
     assert out.stdout.strip() == "False"
 
 
+def _sweepers_opened(dask_worker):
+    """(sweepers opened on this worker so far, whether none is open now)."""
+    state = getattr(dask_worker, "_turbobc_state", None)
+    return (0, True) if state is None else (state.opened, state.sweeper is None)
+
+
 def test_each_worker_opens_one_sweeper_per_call_and_closes_it(client):
     """The problem is scattered once (broadcast) and each worker keeps one sweeper for all
     the chunks it runs of a call; after the call every sweeper is closed."""
-    def opened(dask_worker):
-        state = getattr(dask_worker, "_turbobc_state", None)
-        return (0, True) if state is None else (state.opened, state.sweeper is None)
-
     A, _ = _matrix("grid_deep_2x40")
-    before = client.run(opened)
+    before = client.run(_sweepers_opened)
     with turbobc.tuning(dask_chunk_sources=10):
         result = run_bc(A, client=client, engine="graphblas")
-    after = client.run(opened)
+    after = client.run(_sweepers_opened)
     assert result.facts["chunks"] == 8
     assert all(after[w][0] - before[w][0] <= 1 for w in after)
     assert sum(after[w][0] - before[w][0] for w in after) == result.facts["workers_used"]
@@ -304,5 +306,22 @@ def test_epsilon_on_a_cluster_samples_the_same_sources(client):
     A, directed = _matrix("barabasi_albert")
     here = run_bc(A, epsilon=0.3, seed=2, engine="graphblas")
     there = run_bc(A, epsilon=0.3, seed=2, engine="graphblas", client=client)
+    assert there.facts["samples"] == here.facts["samples"]
+    np.testing.assert_allclose(there.values, here.values, rtol=1e-12, atol=1e-15)
+
+
+def test_an_approximation_is_one_session_on_the_cluster(client):
+    """bc(epsilon=...) hands the cluster the pilot's sources and each checkpoint's new ones
+    as source sets of one session (turbobc/_run.py): each worker opens one sweeper for the
+    whole call, closed after it, and the facts are the cluster's and the sampling's."""
+    A = nx.to_scipy_sparse_array(nx.barabasi_albert_graph(600, 2, seed=2), format="csr")
+    before = client.run(_sweepers_opened)
+    there = run_bc(A, epsilon=0.1, seed=1, engine="graphblas", client=client)
+    after = client.run(_sweepers_opened)
+    assert there.facts["pilot_samples"] > 0 and len(there.facts["checkpoints"]) > 1
+    assert all(after[w][0] - before[w][0] <= 1 for w in after)
+    assert all(closed for _, closed in after.values())
+    assert there.facts["engine"] == "dask" and there.facts["worker_engines"] == ["graphblas"]
+    here = run_bc(A, epsilon=0.1, seed=1, engine="graphblas")
     assert there.facts["samples"] == here.facts["samples"]
     np.testing.assert_allclose(there.values, here.values, rtol=1e-12, atol=1e-15)

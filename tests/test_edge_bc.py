@@ -12,7 +12,8 @@ import turbobc
 from oracles import assert_edge_values
 from graph_cases import GRAPH_CASES
 from turbobc._graph import Graph
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc.engines.protocol import Problem
 from turbobc.engines.wide import accumulate_wide
 

@@ -27,7 +27,8 @@ from oracles import assert_edge_values
 from gpu_helpers import Counter, family_run, make_graph, pool_limited, read_graph
 from graph_cases import GRAPH_CASES
 from turbobc._graph import Graph
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc.engines.gpu import memory as _gpu_memory
 from turbobc.engines.gpu.lanes import LanesFamily
 from turbobc.engines.gpu.engine import GpuEngine

@@ -18,7 +18,8 @@ import turbobc
 from gpu_helpers import Counter, family_run, make_graph
 from test_gpu_edge_bc import mixed_depths_graph
 from turbobc._api import run_bc
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, frontier_block_bytes,
                                         frontiers_bytes)
 from turbobc.engines.protocol import Problem

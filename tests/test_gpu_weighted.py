@@ -31,7 +31,8 @@ from test_weighted import (EXACT, GENERATED, KINDS, _diamond_chain_beside_path, 
                            _generated, _grid_with_lengths, _lengths_matrix, _with_trees)
 from turbobc._api import run_bc
 from turbobc._graph import Graph
-from turbobc._run import engine_named, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named
 from turbobc._validation import _weighted_graph
 from spmv import _layers
 from turbobc.engines.gpu import layers as _gpu_layers
@@ -897,7 +898,8 @@ def test_gpu_family_knob():
         assert choose_family(problem, 10)[0].name == "lanes"
     assert choose_family(Problem(graph), 1)[0].name == "layers"  # weighted: always layers
     with turbobc.tuning(gpu_family="warp"), pytest.raises(
-            ValueError, match=r"Tuning.gpu_family must be one of \('auto', 'lanes', 'layers'\); "
+            ValueError, match=r"Tuning.gpu_family must be one of "
+                              r"\('auto', 'lanes', 'layers', 'frontiers'\); "
                               r"got 'warp'"):
         choose_family(problem, 10)
 

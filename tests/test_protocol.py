@@ -17,7 +17,8 @@ from oracles import networkx_bc
 from turbobc._api import run_bc
 from turbobc._graph import Graph
 from turbobc.engines.protocol import Partial, Problem
-from turbobc._run import engine_named, resolve_engine, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named, resolve_engine
 from turbobc._tuning import Tuning, current
 from turbobc._validation import validate
 from turbobc.exceptions import GPUUnavailableError

@@ -17,7 +17,8 @@ from oracles import as_array, exact_brandes, networkx_bc
 from test_edge_bc import _check as _edge_check
 from turbobc._api import run_bc
 from turbobc._graph import Graph
-from turbobc._run import engine_named, resolve_engine, run_schedule
+from turbobc._run import run_schedule
+from turbobc.engines import engine_named, resolve_engine
 from turbobc._validation import _weighted_graph
 from turbobc.engines.protocol import Problem
 from turbobc.engines.wide import accumulate_wide

@@ -12,8 +12,7 @@ from turbobc._config import show_config
 from turbobc.io import read_graph
 from turbobc._tuning import tuning
 from turbobc.datasets import load_ego_facebook
-
-__version__ = "0.1.0"
+from turbobc._version import __version__
 
 __all__ = ["bc", "edge_bc", "run_bc", "run_edge_bc", "exceptions", "load_ego_facebook",
            "read_graph", "show_config", "tuning", "__version__"]

@@ -1,190 +1,25 @@
-"""The public entry point :func:`bc`."""
+"""The public entry points: :func:`bc`, :func:`edge_bc`, and :func:`run_bc` and
+:func:`run_edge_bc`, which return the facts of the run as well (:class:`Result`).
+
+Each validates its arguments (turbobc/_validation.py) and hands the validated call down: an
+exact run to the folding (turbobc/_fold.py), an approximate one (``epsilon``) to
+turbobc/_approx.py, both of which sweep through the one loop (turbobc/_run.py); then it
+refuses non-finite sums and rescales (turbobc/_rescale.py).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from turbobc._graph import reverse_edge_positions
-from turbobc._progress import ForwardedProgress, source_progress
-from turbobc._chains import ChainFolding, find_chains
-from turbobc._reduce import FoldedTrees, component_sizes, endpoint_terms, fold_trees
-from turbobc._rescale import rescale
-from turbobc._run import engine_named, sweep_sources
-from turbobc.engines.protocol import SlotWeightsDeclined
-from turbobc._tuning import current as current_tuning
+from turbobc._approx import approximate
+from turbobc._edges import distinct_edges, edge_matrix
+from turbobc._fold import raw_edge_sums, raw_sums
+from turbobc._rescale import check_finite, rescale
 from turbobc._validation import check_guarantee, validate
 
 __all__ = ["bc", "edge_bc", "run_bc", "run_edge_bc", "Result"]
-
-
-def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized, endpoints,
-                     directed, engine, kernel, progress, memory_limit, weight,
-                     client, edges=False) -> "Result":
-    """:func:`run_bc` (or with ``edges``, :func:`run_edge_bc`) with ``epsilon``: sources, or
-    shortest paths on the GPU, sampled until every value is within epsilon with probability
-    1 − delta (turbobc/_approx.py, turbobc/_pairs.py). Edge BC samples sources."""
-    from turbobc._approx import (FIRST_CHECKPOINT, approximate_pairs, approximate_raw,
-                                 pilot_size, sample_limit)
-    from turbobc._pairs import pair_sample_limit
-
-    epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
-                                     normalized=normalized)
-    call = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=endpoints,
-                    directed=directed, engine=engine, kernel=kernel, progress=progress,
-                    memory_limit=memory_limit, weight=weight, client=client, edges=edges)
-    n = call.graph.n
-    distinct = per_edge = None
-    if edges:
-        distinct = _distinct_edges(call.graph)
-        per_edge = (distinct.positions.size, distinct.raw_of)
-        if distinct.positions.size == 0:  # no edge to estimate
-            return Result(_edge_matrix(call.graph, np.zeros(0)), {
-                "engine": call.engine, "samples": 0, "bound": 0.0, "stopped_by": "exact"})
-    elif n < 3:  # nothing lies between two others: exact and all zero
-        return Result(np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
-                                                      "bound": 0.0, "stopped_by": "exact"})
-    pairs = not edges and _samples_pairs(call, pair_sample_limit(n, call.endpoints, epsilon,
-                                                                 delta))
-    first = FIRST_CHECKPOINT
-    if pairs:
-        sample, facts_of, in_flight = _pair_sampler(call)
-        first = max(first, in_flight)
-    with contextlib.ExitStack() as stack:
-        bar = call.progress
-        if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
-            limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
-                     else sample_limit(n, call.endpoints or edges, epsilon, delta,
-                                       values=None if per_edge is None else per_edge[0]))
-            bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
-                                                      call.engine))
-        if pairs:
-            try:
-                values, facts = approximate_pairs(
-                    call, epsilon, delta, seed,
-                    lambda seed64, start, count: sample(seed64, start, count, bar),
-                    first=first)
-                return Result(values, dict(facts_of(), **facts))
-            except ArithmeticError as error:  # path counts past float64: sample sources
-                overflow = str(error)
-                if bar is not None:
-                    bar.reset()
-        else:
-            overflow = None
-        if call.client is None:
-            from turbobc._run import engine_named
-
-            sweeper = stack.enter_context(engine_named(call.engine).open(call.problem))
-
-            def sweep(chosen):
-                return sweeper.run(chosen, bar)
-        else:
-            def sweep(chosen):
-                return sweep_sources(call.problem, call.engine, chosen, progress=bar,
-                                     client=call.client)[0]
-
-        values, facts = approximate_raw(call, epsilon, delta, seed, sweep, edges=per_edge)
-        if call.client is None:
-            facts = dict(sweeper.facts, **facts)
-        if overflow is not None:
-            facts["pairs_declined"] = overflow
-    _check_finite(values, call.engine)
-    if edges:
-        return Result(_edge_matrix(call.graph, values, distinct), facts)
-    return Result(values, facts)
-
-
-class _DistinctEdges(NamedTuple):
-    """The graph's distinct edges, each undirected edge once as i -> j with i < j."""
-
-    positions: np.ndarray  # in the pattern's entries
-    reverse: np.ndarray | None  # undirected: the positions of j -> i; directed: None
-
-    def raw_of(self, partial) -> np.ndarray:
-        """Their raw sums from a sweep's sums (``partial.edge``, one per stored entry)."""
-        return self.sums(partial.edge)
-
-    def sums(self, edge: np.ndarray) -> np.ndarray:
-        """Their raw sums from one sum per stored entry: an undirected edge is crossed both
-        ways, so {i, j} gets the sums of i -> j and j -> i."""
-        if self.reverse is None:
-            return edge
-        return edge[self.positions] + edge[self.reverse]
-
-
-def _distinct_edges(graph) -> _DistinctEdges:
-    pattern = graph.pattern
-    if graph.directed:
-        return _DistinctEdges(np.arange(pattern.nnz, dtype=np.int64), None)
-    rows = np.repeat(np.arange(graph.n, dtype=np.int64), np.diff(pattern.indptr))
-    positions = np.flatnonzero(rows < pattern.indices)
-    return _DistinctEdges(positions, reverse_edge_positions(pattern)[positions])
-
-
-def _edge_matrix(graph, values: np.ndarray, edges: _DistinctEdges | None = None):
-    """The n x n csr_array with the graph's pattern holding ``values``: one per stored edge,
-    or one per distinct edge of ``edges``, an undirected edge's value then stored at (i, j)
-    and (j, i)."""
-    import scipy.sparse as sp
-
-    pattern = graph.pattern
-    if edges is not None and edges.reverse is not None:
-        full = np.zeros(pattern.nnz, dtype=np.float64)
-        full[edges.positions] = values
-        full[edges.reverse] = values
-        values = full
-    return sp.csr_array((values, pattern.indices.copy(), pattern.indptr.copy()),
-                        shape=pattern.shape)
-
-
-def _samples_pairs(call, pair_limit: int) -> bool:
-    """Whether an approximate run samples shortest paths (turbobc/_pairs.py) rather than
-    sources: ``Tuning.approx_sampler`` ("auto": on the GPU engine, for unweighted graphs,
-    without Dask, unless Hoeffding's size for pairs costs about n source sweeps or more,
-    ``Tuning.pair_cost_in_sources`` each)."""
-    knobs = current_tuning()
-    choice = knobs.approx_sampler
-    if choice not in ("auto", "sources", "pairs"):
-        raise ValueError("Tuning.approx_sampler must be 'auto', 'sources' or 'pairs'; got "
-                         f"{choice!r}")
-    if choice == "pairs":
-        if call.graph.weighted or call.client is not None:
-            raise ValueError("approx_sampler='pairs' samples shortest paths in hops on this "
-                             "process: it takes neither weight nor client")
-        return True
-    return (choice == "auto" and call.engine == "gpu" and not call.graph.weighted
-            and call.client is None
-            and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
-
-
-def _pair_sampler(call):
-    """``sample(seed, first, count, bar)`` for :func:`turbobc._approx.approximate_pairs` on
-    the call's engine (the GPU kernel, or on the CPU the host reference of
-    turbobc/_pairs.py), a function giving the run's engine facts, and the samples in flight
-    at once (the first checkpoint's least size)."""
-    graph = call.graph
-    if call.engine == "gpu":
-        from turbobc.engines.gpu.pairs import PairSampler
-
-        sampler = PairSampler(graph, endpoints=call.endpoints)
-        return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
-                                 "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
-    from turbobc._pairs import reference_counts
-
-    total = np.zeros(graph.n, dtype=np.uint64)
-
-    def sample(seed, first, count, bar):
-        total[:] += reference_counts(graph.pattern, graph.directed, seed, first, count,
-                                     endpoints=call.endpoints)
-        if bar is not None:
-            bar.update(count)
-        return total
-
-    return sample, lambda: {"engine": call.engine}, 1
 
 
 def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
@@ -400,8 +235,8 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
            memory_limit=None, weight=None, client=None, epsilon=None, delta=None) -> Result:
     """:func:`bc` with the facts of the run. Same parameters, errors and values.
 
-    validate → :class:`~turbobc.engines.protocol.Problem` → engine → the one loop
-    (:func:`turbobc._run.run_schedule`) → non-finite check → rescale. With ``epsilon``, the
+    validate → :class:`~turbobc.engines.protocol.Problem` → fold (turbobc/_fold.py) → the one
+    loop (:func:`turbobc._run.run_schedule`) → non-finite check → rescale. With ``epsilon``, the
     facts say what the sampling did: ``samples`` (sources swept), ``bound`` (the largest
     radius reached: every value within it of the exact one with probability 1 − δ; 0 when
     exact), ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints`` and
@@ -428,8 +263,8 @@ def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     graph = call.graph
     if graph.n == 0:
         return Result(np.zeros(0, dtype=np.float64), {"engine": call.engine})
-    raw, facts = _raw_sums(call)
-    _check_finite(raw, call.engine)
+    raw, facts = raw_sums(call)
+    check_finite(raw, call.engine)
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=call.endpoints,
                      sampled_sources=call.sources if call.sampled else None)
@@ -527,188 +362,27 @@ def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=
                     weight=weight, client=client)
     graph = call.graph
     if graph.n == 0:
-        return Result(_edge_matrix(graph, np.zeros(0)), {"engine": call.engine})
-    edge, facts = _raw_edge_sums(call)
-    distinct = _distinct_edges(graph)
+        return Result(edge_matrix(graph, np.zeros(0)), {"engine": call.engine})
+    edge, facts = raw_edge_sums(call)
+    distinct = distinct_edges(graph)
     raw = distinct.sums(edge)
-    _check_finite(raw, call.engine)
+    check_finite(raw, call.engine)
     # networkx rescales edge BC with endpoints=True: every edge of a path counts
     values = rescale(raw, normalized=call.normalized, directed=graph.directed,
                      endpoints=True, sampled_sources=call.sources if call.sampled else None,
                      n=graph.n)
-    return Result(_edge_matrix(graph, values, distinct), facts)
+    return Result(edge_matrix(graph, values, distinct), facts)
 
 
-def _raw_sums(call) -> tuple[np.ndarray, dict]:
-    """The raw sums of the call's sources and the facts of the run: over the graph as it
-    is, or, for exact BC of an undirected graph, over the core left once the trees hanging
-    off it are folded (turbobc/_reduce.py) and with the sources inside its chains folded into
-    the chains' ends (turbobc/_chains.py), expanded back."""
-    every_source = _every_source(call)
-    folded = _tree_folding(call) if every_source else None
-    core = call.graph if folded is None else folded.core
-    weight = None if folded is None else folded.weight
-    problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
-                                  target_weight=weight, source_weight=weight)
-    chains = _chain_folding(call, problem) if every_source else None
-    if folded is None and chains is None:
-        total, facts = sweep_sources(call.problem, call.engine, call.sources,
-                                     progress=call.progress, client=call.client)
-        return total.vertex, dict(facts, folded=0)
-    # the call's problem on the core: every vertex weighted by what it stands for; the
-    # endpoint terms come back in closed form (FoldedTrees.expand)
-    with _folded_progress(call, core) as bar:
-        core_raw, facts = _sweep_core(call, problem, chains, bar)
-    if folded is None:
-        facts = dict(facts, folded=0)
-        raw = core_raw
-        if call.endpoints:
-            raw = raw + endpoint_terms(component_sizes(call.graph))
-        return raw, facts
-    return folded.expand(core_raw, endpoints=call.endpoints), _folded_facts(facts, folded)
-
-
-@contextlib.contextmanager
-def _folded_progress(call, core):
-    """The progress of a folded run, for the sweeps of ``core``: it counts every vertex of
-    the graph, the swept ones as they go and the folded ones at the end; a MemoryError
-    names the core."""
-    with contextlib.ExitStack() as stack:
-        bar = call.progress
-        if isinstance(bar, bool):
-            bar = stack.enter_context(source_progress(call.graph.n, bar, call.engine))
-        try:
-            yield bar
-        except MemoryError as exc:
-            raise MemoryError(f"{exc} (that is the core left after folding the "
-                              f"{call.graph.n - core.n} vertices of the trees hanging off "
-                              f"this graph of n={call.graph.n})") from None
-        if call.graph.n > core.n:
-            bar.update(call.graph.n - core.n)
-
-
-def _folded_facts(facts: dict, folded: FoldedTrees) -> dict:
-    """The facts of a run over the core, with what the folding of its trees did."""
-    return dict(facts, folded=folded.folded, core_vertices=folded.core.n,
-                fold_seconds=folded.seconds)
-
-
-def _every_source(call) -> bool:
-    """Whether the call is exact BC with every vertex a source and a target: what the exact
-    reductions (turbobc/_reduce.py, turbobc/_chains.py) fold."""
-    return not call.sampled and call.targets is None and len(call.sources) == call.graph.n
-
-
-def _tree_folding(call) -> FoldedTrees | None:
-    """The trees hanging off the call's graph folded (turbobc/_reduce.py), or None: off
-    (``Tuning.fold_trees``), a directed graph, fewer folded vertices than
-    ``Tuning.fold_min_share`` of them, or a weighted graph whose sums of lengths are not
-    exact (``Graph.length_scale``)."""
-    knobs = current_tuning()
-    if not knobs.fold_trees or call.graph.directed:
-        return None
-    # a weighted graph only when every path sum is exact (Graph.length_scale): the
-    # reductions move sources along paths, networkx sums lengths from the source
-    if call.graph.weighted and call.graph.length_scale is None:
-        return None
-    # too little to fold is not worth what the weighted sweeps cost: then only the
-    # peeling runs (ego-Facebook, 75 of 4,039 vertices: 1 ms instead of 8)
-    return fold_trees(call.graph,
-                      min_folded=max(1, math.ceil(knobs.fold_min_share * call.graph.n)))
-
-
-def _raw_edge_sums(call) -> tuple[np.ndarray, dict]:
-    """The raw edge sums of the call's sources, one per stored entry of the graph, and the
-    facts of the run: over the graph as it is, or, for exact BC of an undirected graph, over
-    the core left once its trees are folded, expanded back (``FoldedTrees.expand_edges``)."""
-    folded = _tree_folding(call) if _every_source(call) else None
-    if folded is None:
-        total, facts = sweep_sources(call.problem, call.engine, call.sources,
-                                     progress=call.progress, client=call.client)
-        return total.edge, dict(facts, folded=0)
-    core = folded.core
-    problem = dataclasses.replace(call.problem, graph=core, target_weight=folded.weight,
-                                  source_weight=folded.weight)
-    with _folded_progress(call, core) as bar:
-        total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
-                                     client=call.client)
-    return folded.expand_edges(total.edge, call.graph.pattern), _folded_facts(facts, folded)
-
-
-def _chain_folding(call, problem):
-    """The folding of the sources inside the core's chains (turbobc/_chains.py), or None:
-    off (``Tuning.fold_chains``; ``"auto"``: on the GPU engine, for cores of at least
-    ``Tuning.chain_min_vertices``), a directed graph, a weighted one whose sums of lengths
-    are not exact (``Graph.length_scale``), a Dask run, an engine that does not serve
-    per-slot target weights, or fewer folded sources than ``Tuning.chain_min_share`` of the
-    vertices."""
-    knobs = current_tuning()
-    graph = problem.graph
-    if knobs.fold_chains not in (True, False, "auto"):
-        raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
-                         f"{knobs.fold_chains!r}")
-    if (not knobs.fold_chains or graph.directed or problem.edges
-            or call.client is not None):
-        return None
-    if knobs.fold_chains == "auto" and (call.engine != "gpu"
-                                        or graph.n < knobs.chain_min_vertices):
-        return None
-    if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
-        return None
-    if graph.weighted and graph.length_scale is None:
-        return None
-    chains = find_chains(graph)
-    chains = chains.select(chains.inner_count + 1 <= knobs.chain_max_length)
-    if chains.inner.size < max(1, knobs.chain_min_share * call.graph.n):
-        return None
-    weight = problem.target_weight
-    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains)
-    served = dataclasses.replace(problem, slot_weights=plan, source_weight=None)
-    if engine_named(call.engine).can_serve(served) is not None:
-        return None
-    return plan
-
-
-def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
-    """Raw sums of the core's every vertex as a source: swept, or, with ``chains``, the
-    chains' ends swept with per-slot target weights plus the chains' closed-form terms (and
-    swept as they are if the engine declines midway)."""
-    core = problem.graph
-    if chains is not None:
-        served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
-        shown_before = getattr(bar, "n", None)  # a tqdm bar's count
-        # a caller's own progress object: counted, so that a declined attempt's sources are
-        # not reported twice
-        attempt = bar if shown_before is not None else ForwardedProgress(bar)
-        try:
-            total, facts = sweep_sources(served, call.engine, chains.sources, progress=attempt)
-        except SlotWeightsDeclined:
-            if shown_before is not None:  # the unfolded sweep counts every source again
-                bar.n = shown_before
-                bar.refresh()
-            else:
-                bar = ForwardedProgress(bar, already=attempt.done)
-        else:
-            bar.update(chains.folded)
-            return total.vertex + chains.credit, dict(
-                facts, chain_folded=chains.folded, chains=chains.chains.count,
-                chain_seconds={"plan": chains.seconds["plan"],
-                               "target_weights": chains.seconds["target_weights"],
-                               "credits": chains.seconds["credits"]})
-    total, facts = sweep_sources(problem, call.engine, np.arange(core.n), progress=bar,
-                                 client=call.client)
-    return total.vertex, facts
-
-
-def _check_finite(raw: np.ndarray, engine: str) -> None:
-    """Refuse to return a non-finite sum: networkx's only NaN comes from its own rescaling.
-
-    Every raw sum is at most (number of sources) x n, so a non-finite one means a count the
-    engines could not represent; say so instead of returning it.
-    """
-    bad = np.flatnonzero(~np.isfinite(raw))
-    if bad.size:
-        raise OverflowError(
-            f"the {engine} engine produced {bad.size} non-finite betweenness sums (first at "
-            f"vertex {bad[0]}): some quantity of this graph is beyond what turbobc can "
-            f"represent in float64 with per-vertex exponents; please report the graph")
+def _run_approximate(A, *, epsilon, delta, sources, targets, k, seed, normalized, endpoints,
+                     directed, engine, kernel, progress, memory_limit, weight, client,
+                     edges=False) -> Result:
+    """:func:`run_bc` (or with ``edges``, :func:`run_edge_bc`) with ``epsilon``: the guarantee
+    and the arguments checked, then sources, or shortest paths on the GPU, sampled until every
+    value is within epsilon with probability 1 − delta (turbobc/_approx.py)."""
+    epsilon, delta = check_guarantee(epsilon, delta, k=k, sources=sources, targets=targets,
+                                     normalized=normalized)
+    call = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=endpoints,
+                    directed=directed, engine=engine, kernel=kernel, progress=progress,
+                    memory_limit=memory_limit, weight=weight, client=client, edges=edges)
+    return Result(*approximate(call, epsilon, delta, seed))

@@ -29,20 +29,38 @@ not, directed or not:
 
 Every sweep of a checkpoint runs the sources it adds (``Sweeper.run``) and the partial sums are
 added in checkpoint order, so a seed gives the same samples whatever the batch size or engine.
+
+**The run** (:func:`approximate`, for :func:`turbobc.run_bc` and :func:`turbobc.run_edge_bc`
+with ``epsilon``): sampled sources are an adaptive schedule of the one loop
+(:class:`SourceSampling`, turbobc/_run.py), which sweeps each checkpoint's new sources on its
+executor, here or on Dask's workers, through the one sweeper it opens for the call. Sampled
+shortest paths (turbobc/_pairs.py) are another algorithm, not a sweeper: on the GPU engine,
+for unweighted graphs, when they are cheaper (:func:`_samples_pairs`), the pair sampler
+(:func:`_pair_sampler`) draws them, and a run whose path counts pass float64 samples sources
+instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
 import numpy as np
 
+from turbobc._edges import distinct_edges, edge_matrix
+from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
+                            vertex_diameter_bound)
+from turbobc._progress import source_progress
+from turbobc._rescale import check_finite
+from turbobc._run import Schedule, run_schedule
+from turbobc._tuning import current as current_tuning
+
 __all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
-           "allocate_log_terms", "approximate_pairs", "approximate_raw", "bernstein_radius",
-           "checkpoints", "hoeffding_samples", "largest_radius", "pilot_size",
-           "pilot_then_budgets", "radius_above", "sample_limit", "sample_range", "scale_of",
-           "until_within"]
+           "SourceSampling", "allocate_log_terms", "approximate", "approximate_pairs",
+           "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
+           "largest_radius", "pilot_size", "pilot_then_budgets", "radius_above",
+           "sample_limit", "sample_range", "scale_of", "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -381,9 +399,6 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts
     of :func:`until_within` with ``sampler = "pairs"``.
     """
-    from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
-                                vertex_diameter_bound)
-
     n = call.graph.n
     seed64 = pair_seed(seed)
     limit = pair_sample_limit(n, call.endpoints, epsilon, delta)
@@ -413,6 +428,145 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
                                  first=first, second_limit=second)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
     return values, facts
+
+
+# ---- the run ----------------------------------------------------------------------------
+
+def approximate(call, epsilon: float, delta: float, seed) -> tuple:
+    """The values and facts of an approximate run (module docstring, "The run"): normalized
+    BC within ``epsilon`` with probability 1 − ``delta``, one value per vertex, or for edge
+    BC (``call.edges``) the n x n matrix of :func:`turbobc._edges.edge_matrix`.
+
+    ``call``: the validated call (turbobc/_validation.py), ``epsilon`` and ``delta`` checked
+    (:func:`turbobc._validation.check_guarantee`). The facts are the sweeper's (or the pair
+    sampler's) and :func:`until_within`'s, with ``pairs_declined`` (the reason) when sampled
+    paths gave way to sampled sources.
+
+    Raises
+    ------
+    OverflowError
+        A sum came out non-finite (:func:`turbobc._rescale.check_finite`).
+    """
+    n = call.graph.n
+    distinct = per_edge = None
+    if call.edges:
+        distinct = distinct_edges(call.graph)
+        per_edge = (distinct.positions.size, distinct.raw_of)
+        if distinct.positions.size == 0:  # no edge to estimate
+            return edge_matrix(call.graph, np.zeros(0)), {
+                "engine": call.engine, "samples": 0, "bound": 0.0, "stopped_by": "exact"}
+    elif n < 3:  # nothing lies between two others: exact and all zero
+        return np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
+                                               "bound": 0.0, "stopped_by": "exact"}
+    pairs = not call.edges and _samples_pairs(call, pair_sample_limit(n, call.endpoints,
+                                                                      epsilon, delta))
+    first = FIRST_CHECKPOINT
+    if pairs:
+        sample, facts_of, in_flight = _pair_sampler(call)
+        first = max(first, in_flight)
+    with contextlib.ExitStack() as stack:
+        bar = call.progress
+        if isinstance(bar, bool):  # the bar's length: the most samples the run may draw
+            limit = (pair_sample_limit(n, call.endpoints, epsilon, delta) if pairs
+                     else sample_limit(n, call.endpoints or call.edges, epsilon, delta,
+                                       values=None if per_edge is None else per_edge[0]))
+            bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
+                                                      call.engine))
+        overflow = None
+        if pairs:
+            try:
+                values, facts = approximate_pairs(
+                    call, epsilon, delta, seed,
+                    lambda seed64, start, count: sample(seed64, start, count, bar),
+                    first=first)
+                return values, dict(facts_of(), **facts)
+            except ArithmeticError as error:  # path counts past float64: sample sources
+                overflow = str(error)
+                if bar is not None:
+                    bar.reset()
+        schedule = SourceSampling(call, epsilon, delta, seed, edges=per_edge)
+        _, facts = run_schedule(call.problem, call.engine, schedule, progress=bar,
+                                client=call.client)
+        values, facts = schedule.values, dict(facts, **schedule.facts)
+        if overflow is not None:
+            facts["pairs_declined"] = overflow
+    check_finite(values, call.engine)
+    if call.edges:
+        return edge_matrix(call.graph, values, distinct), facts
+    return values, facts
+
+
+class SourceSampling(Schedule):
+    """Sampled sources as an adaptive schedule of the one loop (turbobc/_run.py): each
+    checkpoint's new sources (and the pilot's) are one source set, handed until the stopping
+    rule says stop (:func:`approximate_raw`, with the loop's ``sweep``).
+
+    Attributes
+    ----------
+    most : int
+        The most sources the run may sweep: Hoeffding's limit and the pilot's.
+    values, facts : numpy.ndarray, dict
+        What :func:`approximate_raw` returned, once :meth:`drive` is done.
+    """
+
+    def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None):
+        self.call, self.epsilon, self.delta, self.seed, self.edges = (call, epsilon, delta,
+                                                                      seed, edges)
+        n = call.graph.n
+        limit = sample_limit(n, call.endpoints or edges is not None, epsilon, delta,
+                             values=None if edges is None else edges[0])
+        self.most = limit + pilot_size(limit)
+        self.values = self.facts = None
+
+    def drive(self, sweep) -> None:
+        self.values, self.facts = approximate_raw(self.call, self.epsilon, self.delta,
+                                                  self.seed, sweep, edges=self.edges)
+
+
+def _samples_pairs(call, pair_limit: int) -> bool:
+    """Whether an approximate run samples shortest paths (turbobc/_pairs.py) rather than
+    sources: ``Tuning.approx_sampler`` ("auto": on the GPU engine, for unweighted graphs,
+    without Dask, unless Hoeffding's size for pairs costs about n source sweeps or more,
+    ``Tuning.pair_cost_in_sources`` each)."""
+    knobs = current_tuning()
+    choice = knobs.approx_sampler
+    if choice not in ("auto", "sources", "pairs"):
+        raise ValueError("Tuning.approx_sampler must be 'auto', 'sources' or 'pairs'; got "
+                         f"{choice!r}")
+    if choice == "pairs":
+        if call.graph.weighted or call.client is not None:
+            raise ValueError("approx_sampler='pairs' samples shortest paths in hops on this "
+                             "process: it takes neither weight nor client")
+        return True
+    return (choice == "auto" and call.engine == "gpu" and not call.graph.weighted
+            and call.client is None
+            and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
+
+
+def _pair_sampler(call):
+    """``sample(seed, first, count, bar)`` for :func:`approximate_pairs` on the call's engine
+    (the GPU kernel, or on the CPU the host reference of turbobc/_pairs.py), a function giving
+    the run's engine facts, and the samples in flight at once (the first checkpoint's least
+    size)."""
+    graph = call.graph
+    if call.engine == "gpu":
+        from turbobc.engines.gpu.pairs import PairSampler
+
+        sampler = PairSampler(graph, endpoints=call.endpoints)
+        return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
+                                 "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
+    from turbobc._pairs import reference_counts  # at each run: tests replace the module's
+
+    total = np.zeros(graph.n, dtype=np.uint64)
+
+    def sample(seed, first, count, bar):
+        total[:] += reference_counts(graph.pattern, graph.directed, seed, first, count,
+                                     endpoints=call.endpoints)
+        if bar is not None:
+            bar.update(count)
+        return total
+
+    return sample, lambda: {"engine": call.engine}, 1
 
 
 def _generator(seed) -> np.random.Generator:

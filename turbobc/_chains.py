@@ -57,9 +57,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from turbobc._graph import Graph
-from turbobc.engines.protocol import SlotWeightsDeclined
+from turbobc.engines.protocol import SlotCounts, SlotWeightsDeclined
 
-__all__ = ["Chains", "find_chains", "ChainFolding", "ChainRows", "SlotCounts"]
+__all__ = ["Chains", "find_chains", "ChainFolding", "ChainRows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,111 +137,6 @@ def find_chains(graph: Graph) -> Chains:
     return Chains(first=np.asarray(first, dtype=np.int64),
                   last=np.asarray(last, dtype=np.int64), offsets=offsets,
                   inner=np.asarray(walked, dtype=np.int64))
-
-
-class SlotCounts:
-    """What an engine shows of a batch between its forward and backward sweeps: the levels
-    and path counts of chosen slots, and a way to add to their target weights. Engines
-    subclass it over their own layout (arrays of ``xp``: NumPy or CuPy).
-
-    Attributes
-    ----------
-    xp : module
-        The array module of the batch's arrays.
-    n : int
-        Vertices.
-    chunk_entries : int
-        About how many (slot, vertex) entries one call should ask for at once.
-    """
-
-    xp = np
-    n = 0
-    chunk_entries = 1 << 22
-
-    def levels(self, lanes) -> "xp.ndarray":
-        """(len(lanes), n) int64: the hop distance from each slot's source, -1 unreached."""
-        raise NotImplementedError
-
-    def counts(self, lanes) -> tuple:
-        """σ̂ (len(lanes), n) float64 and the exponent (same shape, int64, or None when no
-        level of the batch was scaled): σ = σ̂ · 2^exponent."""
-        raise NotImplementedError
-
-    def add_target_weights(self, lanes, values) -> None:
-        """τ of slot ``lanes[p]`` += ``values[p]`` (a row of n); lanes may repeat."""
-        raise NotImplementedError
-
-    def add_target_entries(self, lanes, vertices, values) -> None:
-        """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
-        raise NotImplementedError
-
-    def at(self, lanes, vertices) -> tuple[np.ndarray, np.ndarray]:
-        """The level and the count σ (exponent applied) of slot ``lanes[p]`` at vertex
-        ``vertices[p]``, as host arrays."""
-        xp = self.xp
-        rows = xp.arange(len(lanes))
-        where = xp.asarray(vertices)
-        level = self.levels(lanes)[rows, where]
-        sigma, exponent = self.counts(lanes)
-        sigma = _exact(xp, sigma[rows, where], None if exponent is None
-                       else exponent[rows, where])
-        return _host(xp, level), _host(xp, sigma)
-
-    def chain_terms(self, plan: "ChainFolding", rows: "ChainRows") -> tuple:
-        """Add each chain's terms to the target weights of both its ends' slots, and return
-        the histograms over h of the targets outside each chain (``ChainFolding`` module
-        docstring): per chain ``rows.hist_off[p] + h``, the sum of r(t), and of r(t) times
-        the tie share of a. Array code of ``xp`` over (chains, n) blocks; an engine may
-        override it with a kernel."""
-        xp, n = self.xp, self.n
-        dev = xp.asarray
-        # per chain and class h = 0 .. 2L (laid out as the histograms): what a target of the
-        # class adds, per unit of r(t), to τ_a (P(m), m = #{i : 2i < h}) and to τ_b
-        # (P(k) − P(min(h/2, k))), and r(x_{h/2}) where the class ties (even h, 2 ≤ h ≤ 2k)
-        L, off = rows.length, rows.hist_off
-        owner = np.repeat(np.arange(L.size), 2 * L + 1)
-        h = np.arange(off[-1]) - off[:-1][owner]
-        k, base = (L - 1)[owner], rows.prefix_off[owner]
-        prefix = plan.prefix
-        star = np.minimum(h // 2, k)
-        to_a = prefix[base + np.clip((h + 1) // 2 - 1, 0, k)]
-        to_b = prefix[base + k] - prefix[base + star]
-        tied = (h % 2 == 0) & (h >= 2) & (h <= 2 * k)
-        r_star = np.where(tied, prefix[base + star] - prefix[base + np.maximum(star - 1, 0)],
-                          0.0)
-        # every (chain, target): its class, for targets outside the chain and its ends
-        level_a, level_b = self.levels(rows.lane_a), self.levels(rows.lane_b)
-        vertex = xp.arange(n)
-        outside = (level_a >= 0) & (dev(plan.chain_of)[None, :] != dev(rows.chains)[:, None])
-        outside &= ((vertex[None, :] != dev(rows.first)[:, None])
-                    & (vertex[None, :] != dev(rows.last)[:, None]))
-        key = xp.where(outside, dev(off[:-1])[:, None]
-                       + plan.classes(xp, rows, level_a, level_b), 0)
-        del level_a, level_b
-        r_t = xp.where(outside, dev(plan.r)[None, :], 0.0)
-        tau_a, tau_b = r_t * dev(to_a)[key], r_t * dev(to_b)[key]
-        # ties: σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
-        at = xp.nonzero(outside & (dev(r_star)[key] != 0.0))
-        share = xp.zeros(0)
-        if at[0].size:
-            sig_a, exp_a = self.counts(rows.lane_a)
-            sig_b, exp_b = self.counts(rows.lane_b)
-            sa, sb = sig_a[at], sig_b[at]
-            if exp_a is not None:
-                sb = xp.ldexp(sb, (exp_b[at] - exp_a[at]).astype(np.int32))
-            del sig_a, exp_a, sig_b, exp_b
-            share = sa / (sa + sb)
-            tied_r = r_t[at] * dev(r_star)[key[at]]
-            tau_a[at] += tied_r * share
-            tau_b[at] += tied_r * (1.0 - share)
-        self.add_target_weights(rows.lane_a, tau_a)
-        self.add_target_weights(rows.lane_b, tau_b)
-        del tau_a, tau_b
-        size = int(off[-1])
-        mass = xp.bincount(key[outside], weights=r_t[outside], minlength=size)
-        tie_mass = (xp.bincount(key[at], weights=r_t[at] * share, minlength=size)
-                    if at[0].size else xp.zeros(size))
-        return _host(xp, mass), _host(xp, tie_mass)
 
 
 @dataclass
@@ -455,6 +350,62 @@ class ChainFolding:
 
     # ---- between the sweeps --------------------------------------------------------------
 
+    def array_chain_terms(self, counts: SlotCounts, rows: "ChainRows") -> tuple:
+        """:meth:`SlotCounts.chain_terms <turbobc.engines.protocol.SlotCounts.chain_terms>` as
+        array code of ``counts.xp`` over (chains, n) blocks of the batch's levels and counts:
+        add each chain's terms to the target weights of both its ends' slots, and return the
+        histograms over h of the targets outside each chain (module docstring): per chain
+        ``rows.hist_off[p] + h``, the sum of r(t), and of r(t) times the tie share of a."""
+        xp, n = counts.xp, counts.n
+        dev = xp.asarray
+        # per chain and class h = 0 .. 2L (laid out as the histograms): what a target of the
+        # class adds, per unit of r(t), to τ_a (P(m), m = #{i : 2i < h}) and to τ_b
+        # (P(k) − P(min(h/2, k))), and r(x_{h/2}) where the class ties (even h, 2 ≤ h ≤ 2k)
+        L, off = rows.length, rows.hist_off
+        owner = np.repeat(np.arange(L.size), 2 * L + 1)
+        h = np.arange(off[-1]) - off[:-1][owner]
+        k, base = (L - 1)[owner], rows.prefix_off[owner]
+        prefix = self.prefix
+        star = np.minimum(h // 2, k)
+        to_a = prefix[base + np.clip((h + 1) // 2 - 1, 0, k)]
+        to_b = prefix[base + k] - prefix[base + star]
+        tied = (h % 2 == 0) & (h >= 2) & (h <= 2 * k)
+        r_star = np.where(tied, prefix[base + star] - prefix[base + np.maximum(star - 1, 0)],
+                          0.0)
+        # every (chain, target): its class, for targets outside the chain and its ends
+        level_a, level_b = counts.levels(rows.lane_a), counts.levels(rows.lane_b)
+        vertex = xp.arange(n)
+        outside = (level_a >= 0) & (dev(self.chain_of)[None, :] != dev(rows.chains)[:, None])
+        outside &= ((vertex[None, :] != dev(rows.first)[:, None])
+                    & (vertex[None, :] != dev(rows.last)[:, None]))
+        key = xp.where(outside, dev(off[:-1])[:, None]
+                       + self.classes(xp, rows, level_a, level_b), 0)
+        del level_a, level_b
+        r_t = xp.where(outside, dev(self.r)[None, :], 0.0)
+        tau_a, tau_b = r_t * dev(to_a)[key], r_t * dev(to_b)[key]
+        # ties: σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
+        at = xp.nonzero(outside & (dev(r_star)[key] != 0.0))
+        share = xp.zeros(0)
+        if at[0].size:
+            sig_a, exp_a = counts.counts(rows.lane_a)
+            sig_b, exp_b = counts.counts(rows.lane_b)
+            sa, sb = sig_a[at], sig_b[at]
+            if exp_a is not None:
+                sb = xp.ldexp(sb, (exp_b[at] - exp_a[at]).astype(np.int32))
+            del sig_a, exp_a, sig_b, exp_b
+            share = sa / (sa + sb)
+            tied_r = r_t[at] * dev(r_star)[key[at]]
+            tau_a[at] += tied_r * share
+            tau_b[at] += tied_r * (1.0 - share)
+        counts.add_target_weights(rows.lane_a, tau_a)
+        counts.add_target_weights(rows.lane_b, tau_b)
+        del tau_a, tau_b
+        size = int(off[-1])
+        mass = xp.bincount(key[outside], weights=r_t[outside], minlength=size)
+        tie_mass = (xp.bincount(key[at], weights=r_t[at] * share, minlength=size)
+                    if at[0].size else xp.zeros(size))
+        return counts.host(mass), counts.host(tie_mass)
+
     def add_target_weights(self, index: int, counts: SlotCounts):
         """Add the folded sources' target weights to the slots of batch ``index`` (module
         docstring). Returns a callable that adds their closed-form terms to :attr:`credit`
@@ -657,10 +608,3 @@ def _summed(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     """The values summed by index (``np.add.at`` into zeros, faster)."""
     return np.bincount(index, weights=values, minlength=size)
 
-
-def _exact(xp, mantissa, exponent):
-    return mantissa if exponent is None else xp.ldexp(mantissa, exponent.astype(np.int32))
-
-
-def _host(xp, a) -> np.ndarray:
-    return a if xp is np else xp.asnumpy(a)

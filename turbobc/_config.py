@@ -37,6 +37,6 @@ def show_config() -> None:
 
 
 def _version() -> str:
-    from turbobc import __version__
+    from turbobc._version import __version__
 
     return __version__

@@ -1,17 +1,21 @@
-"""Scale-out through Dask: the sources of one call cut into chunks, swept on many workers.
+"""Scale-out through Dask: the executor of the one loop (turbobc/_run.py) that cuts each
+source set of a call into chunks, swept on many workers.
 
 ``turbobc.bc(A, ..., client=client)`` (and :func:`turbobc.edge_bc`) runs the same problem as
 without ``client``, on any ``dask.distributed`` cluster (``LocalCUDACluster`` with one worker
-per GPU, a ``LocalCluster`` of CPU workers, a remote scheduler, or a mix)::
+per GPU, a ``LocalCluster`` of CPU workers, a remote scheduler, or a mix). The loop opens one
+:class:`ClusterSweeper` per call (:meth:`DaskExecutor.open`) and hands it the schedule's
+source sets (one for exact BC, one per checkpoint of an approximation)::
 
-    problem ──scatter(broadcast)──► every worker holds the graph once
+    problem ──scatter(broadcast)──► every worker holds the graph once (first set)
     sources ──cut──► chunk 0, chunk 1, ..., chunk C-1     (from the source list alone)
-    chunk i ──submit──► any free worker: its cached sweeper (Engine.open) .run(chunk i)
-    Partial 0 + Partial 1 + ... + Partial C-1             (in chunk order) ──► rescale
+    chunk i ──submit──► any free worker: its cached sweeper (LocalExecutor.open) .run(chunk i)
+    Partial 0 + Partial 1 + ... + Partial C-1             (in chunk order) ──► the loop
 
 - **The graph travels once per worker.** The :class:`~turbobc.engines.protocol.Problem` is
   scattered with ``broadcast=True``; each worker opens one sweeper on it (the graph on its
-  device) and keeps it for every chunk it runs, until the call ends and closes it. A worker
+  device; through :class:`turbobc._executor.LocalExecutor`, as a run without Dask does) and
+  keeps it for every chunk it runs, until the call ends and closes it. A worker
   that joins later (a restarted one) fetches the problem from a peer; if every copy is lost,
   the chunks still to run are handed to the cluster again with a fresh scatter.
 - **Dynamic balance, nothing pinned.** Chunks are ordinary tasks: the scheduler hands them to
@@ -26,7 +30,9 @@ per GPU, a ``LocalCluster`` of CPU workers, a remote scheduler, or a mix)::
 - **Out of memory.** A chunk that raises ``MemoryError`` is run again on a sweeper with half
   the memory budget (smaller batches), up to :data:`MEMORY_RETRIES` times.
 
-Importing turbobc never imports Dask: this module is imported only when ``client`` is given.
+Importing turbobc never imports Dask: the loop imports this module only when ``client`` is
+given, and this module imports ``distributed`` only inside its functions. It sits below the
+loop and never calls it.
 """
 
 from __future__ import annotations
@@ -40,11 +46,13 @@ import uuid
 
 import numpy as np
 
+from turbobc._executor import LocalExecutor
 from turbobc._tuning import current as current_tuning
-from turbobc.engines.protocol import Partial, Problem
+from turbobc.engines import resolve_engine
+from turbobc.engines.protocol import Partial, Problem, Sweeper
 
-__all__ = ["CHUNK_MIN_SOURCES", "CHUNKS", "MEMORY_RETRIES", "check_client", "chunk_size",
-           "chunk_sources", "local_gpu_cluster", "run_on_cluster"]
+__all__ = ["CHUNK_MIN_SOURCES", "CHUNKS", "MEMORY_RETRIES", "ClusterSweeper", "DaskExecutor",
+           "check_client", "chunk_size", "chunk_sources", "local_gpu_cluster"]
 
 CHUNKS = 64
 """Chunks a call's sources are cut into at most, unless the engine's own batch is larger
@@ -94,85 +102,126 @@ def chunk_sources(sources: np.ndarray, size: int) -> list[np.ndarray]:
     return np.array_split(sources, math.ceil(len(sources) / size))
 
 
-def run_on_cluster(client, problem: Problem, engine: str, sources: np.ndarray, *,
-                   progress) -> tuple[Partial, dict]:
-    """The raw sums of ``sources`` for ``problem``, swept on the workers of ``client``.
+class DaskExecutor:
+    """Sweep on the workers of a Dask ``client`` (module docstring): an executor of the one
+    loop (turbobc/_executor.py), whose sessions are :class:`ClusterSweeper`."""
 
-    Parameters
+    name = "dask"
+
+    def __init__(self, client):
+        self.client = client
+
+    def label(self, engine: str) -> str:
+        """A progress bar's name for the run."""
+        return "dask"
+
+    def open(self, problem: Problem, engine: str) -> "ClusterSweeper":
+        """A session of one call on the cluster; ``engine`` ("auto", "gpu", "graphblas") is
+        resolved on each worker (:func:`turbobc.engines.resolve_engine`)."""
+        return ClusterSweeper(self.client, problem, engine)
+
+
+class ClusterSweeper(Sweeper):
+    """One call's session on the cluster, a :class:`~turbobc.engines.protocol.Sweeper` to the
+    loop: the problem is scattered once, at the first :meth:`run`; each worker opens one
+    sweeper on it (the graph on its device) and keeps it for every chunk of every run of the
+    session, until :meth:`close`.
+
+    Attributes
     ----------
-    client : dask.distributed.Client
-    problem : Problem
-    engine : {"auto", "gpu", "graphblas"}
-        Resolved on each worker (:func:`turbobc._run.resolve_engine`).
-    sources : numpy.ndarray
-        Distinct int64 vertex ids.
-    progress : tqdm bar or object with ``update(n)``
-        Advanced by the sources of each finished chunk.
-
-    Returns
-    -------
-    (Partial, dict)
-        The sums in chunk order, and the facts: workers, chunks, the engines the workers
-        used, seconds from submitting to the first finished chunk, each chunk's seconds on
-        its worker, and the facts of the last chunk's sweeper.
-
-    Raises
-    ------
-    Exception
-        The first chunk that failed, with its own type and the worker's traceback, and a note
-        naming the chunk and the worker; the chunks still running are cancelled.
+    facts : dict
+        Over every run so far: workers, chunks, the engines the workers used, seconds from
+        the first submit to the first finished chunk, each chunk's seconds on its worker, and
+        the facts of the last chunk's sweeper.
     """
-    from distributed import as_completed
 
-    total = Partial.zeros(problem.graph.n)
-    if problem.edges:
-        total.edge = np.zeros(problem.graph.nnz, dtype=np.float64)
-    if len(sources) == 0:
-        return total, {"engine": "dask", "chunks": 0}
-    began = time.perf_counter()
-    first_done = None
-    token = uuid.uuid4().hex
-    scattered = _scatter(client, problem)
-    pending, resubmits = {}, 0
-    try:
-        # one worker opens its sweeper (kept for its chunks) and says what batch it plans
-        planned = client.submit(_planned_batch, scattered, token, engine, len(sources),
-                                key=f"turbobc-plan-{token}", pure=False).result()
-        chunks = chunk_sources(sources, chunk_size(len(sources), planned))
-        results: list = [None] * len(chunks)
-        pending = _submit(client, scattered, token, engine, chunks, range(len(chunks)))
-        while pending:
-            lost = []
-            for future in as_completed(list(pending)):
-                index = pending.pop(future)
-                if future.status == "cancelled":  # its input (the problem) was lost
-                    lost.append(index)
-                    continue
-                try:
-                    results[index] = future.result()
-                except BaseException as exc:
-                    if hasattr(exc, "add_note"):
-                        exc.add_note(f"turbobc: in chunk {index} of {len(chunks)} "
-                                     f"({len(chunks[index])} sources) of a Dask run")
-                    raise
-                if first_done is None:
-                    first_done = time.perf_counter() - began
-                if progress is not None:
-                    progress.update(len(chunks[index]))
-            if lost:
-                resubmits += 1
-                if resubmits > RESUBMITS:
-                    raise RuntimeError(f"the problem was lost from every Dask worker "
-                                       f"{RESUBMITS} times; {len(lost)} chunks did not run")
-                scattered = _scatter(client, problem)
-                pending = _submit(client, scattered, token, engine, chunks, lost)
-    finally:
-        for future in pending:
-            future.cancel()
-        client.run(_close_sweeper, token)
-    for result in results:
-        total = total + result.partial
-    return total, _facts(results, chunks, first_done, resubmits, client)
+    def __init__(self, client, problem: Problem, engine: str):
+        super().__init__(problem)
+        self.client, self.engine = client, engine
+        self.facts = {"engine": "dask", "chunks": 0}
+        self._token = uuid.uuid4().hex
+        self._scattered = None
+        self._began = self._first_done = None
+        self._results: list = []
+        self._chunks: list = []
+        self._resubmits = 0
+
+    def run(self, sources: np.ndarray, progress=None) -> Partial:
+        """The raw sums of ``sources`` (distinct int64 vertex ids), swept in chunks on the
+        workers and added in chunk order; ``progress`` (a tqdm bar or an object with
+        ``update(n)``, or None) is advanced by the sources of each finished chunk.
+
+        Raises
+        ------
+        Exception
+            The first chunk that failed, with its own type and the worker's traceback, and a
+            note naming the chunk and the worker; the chunks still running are cancelled.
+        """
+        from distributed import as_completed
+
+        problem, client = self.problem, self.client
+        total = Partial.zeros(problem.graph.n)
+        if problem.edges:
+            total.edge = np.zeros(problem.graph.nnz, dtype=np.float64)
+        if len(sources) == 0:
+            return total
+        if self._scattered is None:
+            self._began = time.perf_counter()
+            self._scattered = _scatter(client, problem)
+        pending = {}
+        try:
+            # one worker opens its sweeper (kept for its chunks) and says what batch it plans
+            planned = client.submit(_planned_batch, self._scattered, self._token, self.engine,
+                                    len(sources),
+                                    key=f"turbobc-plan-{self._token}-{len(self._chunks)}",
+                                    pure=False).result()
+            chunks = chunk_sources(sources, chunk_size(len(sources), planned))
+            results: list = [None] * len(chunks)
+            pending = _submit(client, self._scattered, self._token, self.engine, chunks,
+                              range(len(chunks)))
+            while pending:
+                lost = []
+                for future in as_completed(list(pending)):
+                    index = pending.pop(future)
+                    if future.status == "cancelled":  # its input (the problem) was lost
+                        lost.append(index)
+                        continue
+                    try:
+                        results[index] = future.result()
+                    except BaseException as exc:
+                        if hasattr(exc, "add_note"):
+                            exc.add_note(f"turbobc: in chunk {index} of {len(chunks)} "
+                                         f"({len(chunks[index])} sources) of a Dask run")
+                        raise
+                    if self._first_done is None:
+                        self._first_done = time.perf_counter() - self._began
+                    if progress is not None:
+                        progress.update(len(chunks[index]))
+                if lost:
+                    self._resubmits += 1
+                    if self._resubmits > RESUBMITS:
+                        raise RuntimeError(f"the problem was lost from every Dask worker "
+                                           f"{RESUBMITS} times; {len(lost)} chunks did not run")
+                    self._scattered = _scatter(client, problem)
+                    pending = _submit(client, self._scattered, self._token, self.engine,
+                                      chunks, lost)
+        finally:
+            for future in pending:
+                future.cancel()
+        for result in results:
+            total = total + result.partial
+        # what the facts read of each chunk, without its sums (n floats, or m with edges)
+        self._results += [dataclasses.replace(result, partial=None) for result in results]
+        self._chunks += chunks
+        self.facts = _facts(self._results, self._chunks, self._first_done, self._resubmits,
+                            client)
+        return total
+
+    def close(self) -> None:
+        """Close every worker's sweeper of this session."""
+        if self._scattered is not None:
+            self.client.run(_close_sweeper, self._token)
+            self._scattered = None
 
 
 def _scatter(client, problem: Problem):
@@ -208,7 +257,7 @@ def _facts(results, chunks, first_done, resubmits, client) -> dict:
 class ChunkResult:
     """What one chunk sends back: its sums and where and how it ran."""
 
-    partial: Partial
+    partial: Partial | None  # None once the session has added it (ClusterSweeper.run)
     seconds: float
     worker: str
     engine: str
@@ -266,11 +315,9 @@ class _WorkerState:
         self.opened = 0  # sweepers opened on this worker so far
 
     def open(self, problem: Problem, token: str, engine: str):
-        from turbobc._run import resolve_engine
-
         if self.token != token or self.sweeper is None:
             self.close()
-            self.sweeper = resolve_engine(engine, problem).open(problem)
+            self.sweeper = LocalExecutor().open(problem, resolve_engine(engine, problem))
             self.token = token
             self.opened += 1
         return self.sweeper

@@ -1,4 +1,5 @@
-"""Which engines exist, and whether the GPU one can run here.
+"""Whether the GPU engine can run here, and how messages name the CPU engine. (Which engines
+exist is the registry's: turbobc/engines/__init__.py.)
 
 Nothing here imports CuPy at module import time: :func:`gpu_status` does it
 lazily, once, and caches the answer.
@@ -8,10 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["CPU_ENGINE", "ENGINES", "cpu_fallback_note", "gpu_status"]
-
-ENGINES = ("auto", "gpu", "graphblas")
-"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present."""
+__all__ = ["CPU_ENGINE", "cpu_fallback_note", "gpu_status"]
 
 CPU_ENGINE = "the CPU engine (python-graphblas)"
 """How messages name the engine ``engine="graphblas"`` runs."""

@@ -41,7 +41,7 @@ _MASK = (1 << 64) - 1
 
 class PathCountOverflow(ArithmeticError):
     """A sample's path counts overflowed float64: its path cannot be picked; the run samples
-    sources instead (turbobc._api)."""
+    sources instead (turbobc/_approx.py)."""
 
 
 def _mix(z: int) -> int:

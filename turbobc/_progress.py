@@ -127,7 +127,7 @@ class ForwardedProgress:
     """A caller's progress object (anything with ``update(n)``) seen through a counter:
     ``done`` counts every source reported, and ``update`` passes on all but the first
     ``already`` of them. A sweep that replaces an abandoned attempt (chain folding declined
-    midway: turbobc/_api.py) then counts its sources without counting again the ones the
+    midway: turbobc/_fold.py) then counts its sources without counting again the ones the
     attempt already reported; the total passed on is still the number of sources."""
 
     def __init__(self, progress, already: int = 0):

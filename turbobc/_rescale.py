@@ -1,8 +1,10 @@
-"""networkx's normalization of betweenness, as one pure NumPy function.
+"""networkx's normalization of betweenness, as one pure NumPy function, and the check of the
+raw sums before it.
 
 This is ``networkx.algorithms.centrality.betweenness._rescale`` (networkx >= 3.6),
 vectorised. The engines return *raw* sums over ordered (s, t) pairs; every scale
-factor is applied here and nowhere else.
+factor is applied here and nowhere else. :func:`check_finite` refuses a non-finite raw sum
+first.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["rescale"]
+__all__ = ["check_finite", "rescale"]
 
 
 def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: bool,
@@ -90,3 +92,22 @@ def rescale(raw: np.ndarray, *, normalized: bool, directed: bool, endpoints: boo
     factors[np.asarray(sampled_sources, dtype=np.int64)] = scale_source
     out *= factors
     return out
+
+
+def check_finite(raw: np.ndarray, engine: str) -> None:
+    """Refuse to return a non-finite sum: networkx's only NaN comes from its own rescaling.
+
+    Every raw sum is at most (number of sources) x n, so a non-finite one means a count the
+    engines could not represent; say so instead of returning it.
+
+    Raises
+    ------
+    OverflowError
+        Naming the engine, how many sums are not finite and where the first one is.
+    """
+    bad = np.flatnonzero(~np.isfinite(raw))
+    if bad.size:
+        raise OverflowError(
+            f"the {engine} engine produced {bad.size} non-finite betweenness sums (first at "
+            f"vertex {bad[0]}): some quantity of this graph is beyond what turbobc can "
+            f"represent in float64 with per-vertex exponents; please report the graph")

@@ -1,10 +1,27 @@
-"""The one loop above the engines: a schedule of sources, a sweeper, partial sums, progress.
+"""The one loop: a schedule of source sets, swept on an executor, the partial sums added, the
+progress shown.
 
-:func:`run_schedule` opens the engine on the problem, hands it the schedule's source sets,
-adds the :class:`~turbobc.engines.protocol.Partial` sums they return and drives the progress bar;
-:func:`turbobc._api.bc` then refuses non-finite sums and rescales. Today's schedules (every
-source, given sources, k sampled with a seed) are one source set each, which the engine
-batches by its own memory model; an adaptive schedule would hand several sets and stop early.
+Every sweep of a call runs here, whatever the schedule and wherever it runs::
+
+    schedule ──source set──► loop ──► executor.open(problem, engine) ──► sweeper.run(set)
+        ▲                      │                (this process, or Dask's workers)
+        └─────── Partial ──────┘   total = Partial + Partial + ...  ──► the caller rescales
+
+- **Schedules** say which sources to sweep, in which sets (:class:`Schedule`). A fixed one
+  (:class:`SourceSets`) knows its sets beforehand: every source, given sources, ``k``
+  sampled with a seed (one set each today, which the engine batches by its own memory
+  model). An adaptive one hands a set, reads its :class:`~turbobc.engines.protocol.Partial`,
+  and decides what comes next, until its stopping rule says stop: approximation with a
+  guarantee (``SourceSampling``, turbobc/_approx.py).
+- **Executors** sweep a set (turbobc/_executor.py): here (:class:`~turbobc._executor.LocalExecutor`,
+  the one place that opens a sweeper) or on the workers of a Dask cluster
+  (:class:`~turbobc._dask.DaskExecutor`, whose workers open theirs through the local one).
+  The loop opens one executor session per call and closes it when the schedule is done.
+  The executors sit below the loop and never call back up into it.
+
+The callers sit above: :func:`turbobc._api.run_bc` (and the folding of trees and chains,
+turbobc/_fold.py, which sweeps a smaller core through this loop) refuses non-finite sums and
+rescales what it returns.
 """
 
 from __future__ import annotations
@@ -13,111 +30,109 @@ import contextlib
 
 import numpy as np
 
+from turbobc._executor import LocalExecutor
 from turbobc._progress import source_progress
+from turbobc.engines import engine_named
 from turbobc.engines.protocol import Engine, Partial, Problem
-from turbobc.exceptions import GPUUnavailableError
 
-__all__ = ["engine_named", "resolve_engine", "run_schedule", "sweep_sources"]
-
-
-def engine_named(name: str) -> Engine:
-    """The engine called ``name`` ("gpu" or "graphblas"; "auto" is resolved by validation)."""
-    if name == "gpu":
-        from turbobc.engines.gpu.engine import GpuEngine
-
-        return GpuEngine()
-    if name == "graphblas":
-        from turbobc.engines.graphblas import GraphblasEngine
-
-        return GraphblasEngine()
-    raise ValueError(f"engine must be 'gpu' or 'graphblas'; got {name!r}")
+__all__ = ["Schedule", "SourceSets", "run_schedule"]
 
 
-def resolve_engine(name: str, problem: Problem) -> Engine:
-    """The engine that runs ``problem`` when the user asked for ``name``: each engine's
-    :meth:`~turbobc.engines.protocol.Engine.can_serve` decides whether it can, nothing else.
+class Schedule:
+    """Which sources the loop sweeps, in which sets.
 
-    ``"auto"`` takes the GPU engine when it can serve, else the CPU engine. A named kernel is
-    something only the GPU engine serves, so ``engine="auto"`` with one means the GPU.
-
-    Raises
-    ------
-    turbobc.exceptions.GPUUnavailableError
-        ``name`` is ``"gpu"``, or ``"auto"`` where only the GPU engine could serve (a named
-        kernel), and the GPU engine cannot run here (its reason: no usable GPU).
-    ValueError
-        ``name`` is ``"graphblas"`` and that engine cannot serve (its reason: a GPU kernel).
+    Attributes
+    ----------
+    most : int
+        The most sources the schedule may hand: the length of a progress bar the loop shows.
     """
-    if name == "auto":
-        gpu = engine_named("gpu")
-        gpu_reason = gpu.can_serve(problem)
-        if gpu_reason is None:
-            return gpu
-        cpu = engine_named("graphblas")
-        if cpu.can_serve(problem) is None:
-            return cpu
-        asked = f"kernel={problem.kernel!r}" if problem.kernel != "auto" else "this call"
-        raise _gpu_unavailable(asked, gpu_reason)
-    engine = engine_named(name)
-    reason = engine.can_serve(problem)
-    if reason is None:
-        return engine
-    if name == "gpu":
-        raise _gpu_unavailable("engine='gpu'", reason)
-    raise ValueError(f"engine={name!r} cannot run this: {reason}; pass engine='gpu' or "
-                     "'auto' instead")
+
+    most: int = 0
+
+    def drive(self, sweep) -> None:
+        """Hand source sets to ``sweep`` one at a time until the schedule is done.
+
+        ``sweep(sources)`` sweeps distinct int64 vertex ids on the loop's executor, adds
+        their raw sums to the loop's total and returns them (a
+        :class:`~turbobc.engines.protocol.Partial`), from which an adaptive schedule decides
+        what comes next.
+        """
+        raise NotImplementedError
 
 
-def _gpu_unavailable(asked: str, reason: str) -> GPUUnavailableError:
-    return GPUUnavailableError(f"{asked} needs a usable GPU, and the GPU engine cannot run "
-                               f"here ({reason}). Use engine='graphblas' (or 'auto') to run on "
-                               "the CPU")
+class SourceSets(Schedule):
+    """A fixed schedule: source sets known beforehand, swept in order.
+
+    Parameters
+    ----------
+    sets : sequence of numpy.ndarray
+        Distinct int64 vertex ids per set (the sets disjoint).
+    """
+
+    def __init__(self, sets):
+        self.sets = [np.asarray(sources) for sources in sets]
+        self.most = sum(len(sources) for sources in self.sets)
+
+    def drive(self, sweep) -> None:
+        for sources in self.sets:
+            sweep(sources)
 
 
-def run_schedule(problem: Problem, engine: Engine, schedule: list[np.ndarray], *,
-                 progress=False) -> tuple[Partial, dict]:
-    """Sweep every source set of ``schedule`` with ``engine``; the summed raw sums and the
-    facts of the runs.
+def run_schedule(problem: Problem, engine: Engine | str, schedule, *, progress=False,
+                 client=None) -> tuple[Partial, dict]:
+    """Sweep every source set ``schedule`` hands; the summed raw sums and the facts of the
+    runs.
 
-    ``progress``: True shows a bar (:func:`turbobc._progress.source_progress`), False shows
-    none; an object with an ``update(n)`` method (the caller's tqdm bar, or a recorder) is
-    advanced by the sources done instead, and left open.
+    Parameters
+    ----------
+    problem : Problem
+    engine : Engine or str
+        The engine, or its name (turbobc/engines/__init__.py). With ``client``, the name is
+        resolved on each worker (``"auto"`` too).
+    schedule : Schedule or sequence of numpy.ndarray
+        A :class:`Schedule`, or the source sets of a :class:`SourceSets`.
+    progress : bool or object with ``update(n)``
+        True shows a bar (:func:`turbobc._progress.source_progress`) over the schedule's
+        :attr:`~Schedule.most` sources, False shows none; an object with an ``update(n)``
+        method (the caller's tqdm bar, or a recorder) is advanced by the sources done
+        instead, and left open.
+    client : dask.distributed.Client, optional
+        Sweep on its workers (:class:`turbobc._dask.DaskExecutor`) instead of here.
+
+    Returns
+    -------
+    (Partial, dict)
+        The raw sums over every source swept, and the facts of the executor's sweeper.
 
     Raises
     ------
     ValueError
         When the engine cannot serve the problem (its reason).
     """
-    reason = engine.can_serve(problem)
-    if reason is not None:
-        raise ValueError(f"the {engine.name} engine cannot run this: {reason}")
+    if not isinstance(schedule, Schedule):
+        schedule = SourceSets(schedule)
+    if client is None:
+        executor = LocalExecutor()
+        engine = engine_named(engine) if isinstance(engine, str) else engine
+    else:
+        from turbobc._dask import DaskExecutor
+
+        executor = DaskExecutor(client)
+        engine = engine if isinstance(engine, str) else engine.name
     total = Partial.zeros(problem.graph.n)
     if problem.edges:
         total.edge = np.zeros(problem.graph.nnz, dtype=np.float64)
-    num_sources = sum(len(s) for s in schedule)
     if isinstance(progress, bool):
-        shown = source_progress(num_sources, progress, engine.name)
+        shown = source_progress(schedule.most, progress, executor.label(engine))
     else:
         shown = contextlib.nullcontext(progress)  # the caller's: it stays open
-    with shown as bar, engine.open(problem) as sweeper:
-        for sources in schedule:
-            total = total + sweeper.run(sources, bar)
+    with shown as bar, executor.open(problem, engine) as sweeper:
+        def sweep(sources: np.ndarray) -> Partial:
+            nonlocal total
+            part = sweeper.run(sources, bar)
+            total = total + part
+            return part
+
+        schedule.drive(sweep)
         facts = dict(sweeper.facts)
     return total, facts
-
-
-def sweep_sources(problem: Problem, engine: str, sources: np.ndarray, *, progress=False,
-                  client=None) -> tuple[Partial, dict]:
-    """The raw sums of ``sources``: here with ``engine`` (:func:`run_schedule`, one source
-    set), or on the workers of a Dask ``client`` (:func:`turbobc._dask.run_on_cluster`,
-    where each worker resolves ``engine`` itself)."""
-    if client is None:
-        return run_schedule(problem, engine_named(engine), [sources], progress=progress)
-    from turbobc._dask import run_on_cluster
-
-    if isinstance(progress, bool):
-        shown = source_progress(len(sources), progress, "dask")
-    else:
-        shown = contextlib.nullcontext(progress)
-    with shown as bar:
-        return run_on_cluster(client, problem, engine, sources, progress=bar)

@@ -173,6 +173,10 @@ class Tuning:
         The locality order the GPU's frontiers family relabels the graph in (an order of
         ``turbobc.engines.gpu.lanes_order.locality_order``: ``"rcm"``, ``"bfs"``, ``"cluster"``,
         ``"auto"``, or ``"vertex"``: as numbered).
+    frontier_kernel : dict or None
+        A compile-time variant of the frontiers kernel: FRONTIER_* macros of
+        spmv/kernels/frontiers.cu without the prefix, e.g. ``{"BATCH": 2, "MIN_BLOCKS": 4}``
+        (benchmarks of variants, bench/frontier_variants.py); None: the file's defaults.
     frontier_blocks_per_sm : int or None
         Cap on resident blocks per multiprocessor of the GPU's frontiers family (a source per
         block; None: as many as fit).
@@ -213,6 +217,7 @@ class Tuning:
     pair_memory_fraction: float = 0.5
     frontier_min_depth: int = 20
     frontier_order: str = "rcm"
+    frontier_kernel: dict | None = None
     frontier_blocks_per_sm: int | None = None
 
 

@@ -3,7 +3,7 @@
 User mistakes raise builtin exceptions whose messages say what was expected,
 what came, and where it helps, the fix. Which engine runs, and whether the one asked for can,
 is each engine's :meth:`~turbobc.engines.protocol.Engine.can_serve` answer
-(:func:`turbobc._run.resolve_engine`), asked last, once the problem is known: the GPU being
+(:func:`turbobc.engines.resolve_engine`), asked last, once the problem is known: the GPU being
 absent raises :class:`turbobc.exceptions.GPUUnavailableError`.
 """
 
@@ -19,10 +19,10 @@ import scipy.sparse as sp
 
 from spmv import check_kernel
 
-from turbobc._engines import ENGINES, gpu_status
+from turbobc._engines import gpu_status
 from turbobc._graph import Graph, index_dtype_for, reverse_edge_positions
 from turbobc._memory import parse_memory_limit
-from turbobc._run import resolve_engine
+from turbobc.engines import ENGINES, resolve_engine
 from turbobc.engines.protocol import Problem
 
 __all__ = ["Call", "check_guarantee", "validate"]

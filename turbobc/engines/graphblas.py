@@ -63,7 +63,7 @@ from graphblas import Matrix, Vector, binary, dtypes, monoid, semiring, unary
 from spmv._ctl import OVERFLOW_EXP
 
 from turbobc._graph import Graph, entry_positions
-from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import SlotCounts
 from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
                                       slot_weights_reason)
 from turbobc._memory import available_memory, format_bytes

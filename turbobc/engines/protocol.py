@@ -21,7 +21,7 @@ import numpy as np
 
 from turbobc._graph import Graph
 
-__all__ = ["Problem", "Partial", "Sweeper", "Engine", "SlotWeightsDeclined",
+__all__ = ["Problem", "Partial", "Sweeper", "Engine", "SlotCounts", "SlotWeightsDeclined",
            "slot_weights_reason"]
 
 
@@ -155,6 +155,71 @@ class Sweeper:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class SlotCounts:
+    """What an engine shows of a batch between its forward and backward sweeps, for per-slot
+    target weights (:attr:`Problem.slot_weights`): the levels and path counts of chosen slots,
+    and a way to add to their target weights. Engines subclass it over their own layout
+    (arrays of ``xp``: NumPy or CuPy); the plan (turbobc/_chains.py) reads and writes the
+    batch through it only.
+
+    Attributes
+    ----------
+    xp : module
+        The array module of the batch's arrays.
+    n : int
+        Vertices.
+    chunk_entries : int
+        About how many (slot, vertex) entries one call should ask for at once.
+    """
+
+    xp = np
+    n = 0
+    chunk_entries = 1 << 22
+
+    def levels(self, lanes) -> "xp.ndarray":
+        """(len(lanes), n) int64: the hop distance from each slot's source, -1 unreached."""
+        raise NotImplementedError
+
+    def counts(self, lanes) -> tuple:
+        """σ̂ (len(lanes), n) float64 and the exponent (same shape, int64, or None when no
+        level of the batch was scaled): σ = σ̂ · 2^exponent."""
+        raise NotImplementedError
+
+    def add_target_weights(self, lanes, values) -> None:
+        """τ of slot ``lanes[p]`` += ``values[p]`` (a row of n); lanes may repeat."""
+        raise NotImplementedError
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
+        raise NotImplementedError
+
+    def host(self, a) -> np.ndarray:
+        """``a``, an array of :attr:`xp`, as a NumPy array."""
+        return a if self.xp is np else self.xp.asnumpy(a)
+
+    def at(self, lanes, vertices) -> tuple[np.ndarray, np.ndarray]:
+        """The level and the count σ (exponent applied) of slot ``lanes[p]`` at vertex
+        ``vertices[p]``, as host arrays."""
+        xp = self.xp
+        rows = xp.arange(len(lanes))
+        where = xp.asarray(vertices)
+        level = self.levels(lanes)[rows, where]
+        sigma, exponent = self.counts(lanes)
+        sigma = sigma[rows, where]
+        if exponent is not None:
+            sigma = xp.ldexp(sigma, exponent[rows, where].astype(np.int32))
+        return self.host(level), self.host(sigma)
+
+    def chain_terms(self, plan, rows) -> tuple:
+        """Add each chain of ``rows`` (a ``ChainRows``) its terms to the target weights of
+        both its ends' slots, and return the histograms over h of the targets outside each
+        chain, per chain ``rows.hist_off[p] + h``: the sum of r(t), and of r(t) times the tie
+        share of a (turbobc/_chains.py, module docstring). By default the plan's array code
+        over :meth:`levels`, :meth:`counts` and :meth:`add_target_weights`
+        (``ChainFolding.array_chain_terms``); an engine may override it with a kernel."""
+        return plan.array_chain_terms(self, rows)
 
 
 class Engine:

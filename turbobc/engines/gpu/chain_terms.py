@@ -1,6 +1,6 @@
 """The chain folding's terms of a batch on the device, for both layouts (a lanes batch and a
 layers batch): one launch of spmv/kernels/chains.cu, a block per (chain, stretch of vertices),
-behind :meth:`turbobc._chains.SlotCounts.chain_terms` of each family (lanes_slots.LaneCounts,
+behind :meth:`turbobc.engines.protocol.SlotCounts.chain_terms` of each family (lanes_slots.LaneCounts,
 layers_sweep.DistanceCounts)."""
 
 from __future__ import annotations

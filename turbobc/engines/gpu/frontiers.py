@@ -77,7 +77,9 @@ class FrontiersFamily(Family):
                 memory_limit: int | None) -> int:
         if self.blocks is not None:
             return max(1, min(int(self.blocks), num_sources))
-        most = _frontiers.most_blocks(index_dtype, current_tuning().frontier_blocks_per_sm)
+        knobs = current_tuning()
+        most = _frontiers.most_blocks(index_dtype, knobs.frontier_blocks_per_sm,
+                                      _variant(knobs))
         return choose_frontier_blocks(graph.n, graph.nnz, num_sources, free, most,
                                       index_bytes=np.dtype(index_dtype).itemsize,
                                       edges=self.problem.edges, memory_limit=memory_limit)
@@ -190,7 +192,8 @@ class FrontiersFamily(Family):
                  "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
                  "wide": rows.wide, "wide_count": rows.wide_count},
                 blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
-                edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree)
+                edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree,
+                defines=_variant(current_tuning()))
             launches += 1
             widened = int(rows.wide_count.get()[0])
             if widened:  # back in the graph's own ids
@@ -224,6 +227,12 @@ class FrontiersFamily(Family):
         facts.update(resident_reused=run["resident_reused"] and not relabeled,
                      upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
         return raw
+
+
+def _variant(knobs) -> tuple:
+    """The kernel's compile-time variant: ``Tuning.frontier_kernel`` as sorted (name, value)
+    pairs of frontiers.cu's FRONTIER_* macros (empty: the file's defaults)."""
+    return tuple(sorted((knobs.frontier_kernel or {}).items()))
 
 
 class _Rows:

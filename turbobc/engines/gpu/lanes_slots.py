@@ -11,7 +11,7 @@ import numpy as np
 
 from spmv import _batched
 
-from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import SlotCounts
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.chain_terms import chain_terms
@@ -145,7 +145,7 @@ def sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limi
 
 class LaneCounts(SlotCounts):
     """A batch's levels and counts on the device, for per-slot target weights
-    (:class:`turbobc._chains.SlotCounts`): lane b of vertex v is entry ((b / 32) n + v) 32
+    (:class:`turbobc.engines.protocol.SlotCounts`): lane b of vertex v is entry ((b / 32) n + v) 32
     + b % 32 of each block. It serves :meth:`chain_terms` with a kernel and :meth:`at` by
     gathers, so it needs none of the (chains, n) blocks (``levels``, ``counts``,
     ``add_target_weights``) the array code of the base class reads."""

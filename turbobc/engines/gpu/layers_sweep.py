@@ -22,7 +22,7 @@ import numpy as np
 from spmv import _layers
 from spmv._module import c_index_type
 
-from turbobc._chains import SlotCounts
+from turbobc.engines.protocol import SlotCounts
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.chain_terms import chain_terms
 from turbobc.engines.gpu.layers_distances import queued
@@ -218,7 +218,7 @@ def _block_sweep(n: int, itype: str):
 
 class DistanceCounts(SlotCounts):
     """A batch's distances, counts and per-slot τ on the device (B x n CuPy arrays), for
-    per-slot target weights (:class:`turbobc._chains.SlotCounts`): the chains of a weighted
+    per-slot target weights (:class:`turbobc.engines.protocol.SlotCounts`): the chains of a weighted
     graph are measured in lengths, so the distances stand for the levels (-1 where not
     reached); the counts are plain float64 (no exponent)."""
 
