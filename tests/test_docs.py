@@ -40,6 +40,18 @@ def test_readme_python_examples_run(capsys):
     assert "[0. 2. 2. 0.]" in out
 
 
+def test_usage_page_examples_run(capsys):
+    """docs/usage.md's examples (the manual the README points to) run and print what their
+    comments say."""
+    blocks = _python_blocks((ROOT / "docs" / "usage.md").read_text())
+    assert len(blocks) >= 3
+    for block in blocks:
+        exec(compile(block, "docs/usage.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "{13: 0.0, 42: 1.0, 7000: 0.0}" in out and "['A', 'B', 'C'] 3.5" in out
+    assert "[0.  0.5 0. ]" in out
+
+
 def test_approximate_page_example_runs(capsys):
     """docs/approximate.md's example (the CPU engine) runs and its bound holds."""
     blocks = _python_blocks((ROOT / "docs" / "approximate.md").read_text())
