@@ -339,6 +339,7 @@ def _two_triangles_joined_by(length: int) -> nx.Graph:
     return G
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [1600, 2000])
 def test_long_chains(engine_config, length):
     """Chains past the default chain_max_length, folded when it allows them: the GPU's class

@@ -52,6 +52,7 @@ def test_usage_page_examples_run(capsys):
     assert "[0.  0.5 0. ]" in out
 
 
+@pytest.mark.slow
 def test_approximate_page_example_runs(capsys):
     """docs/approximate.md's example (the CPU engine) runs and its bound holds."""
     blocks = _python_blocks((ROOT / "docs" / "approximate.md").read_text())
@@ -132,6 +133,20 @@ def test_readme_starts_with_exactly_two_commands():
     assert all(len(block.strip().splitlines()) == 1 for block in bash_blocks)
     ci = (ROOT / ".ci" / "run").read_text()
     assert bash_blocks[1].strip() in ci, ".ci/run must run the README's test command"
+
+
+def test_the_first_check_leaves_out_the_slow_tests_and_ci_runs_them():
+    """The README's test command deselects the tests marked slow (pyproject's addopts); .ci/run
+    runs them after that command in the same fresh copy, and the README says how to run them."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"]
+    assert options["addopts"][-2:] == ["-m", "not slow"]
+    assert any(marker.startswith("slow: ") for marker in options["markers"])
+    ci = (ROOT / ".ci" / "run").read_text()
+    first = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)[1]
+    assert ci.index(first.strip()) < ci.index(".venv-test/bin/python -m pytest -m slow")
+    readme = (ROOT / "README.md").read_text()
+    assert "-m slow" in readme and '-m "slow or not slow"' in readme
 
 
 @pytest.mark.parametrize("module", [turbobc._api, turbobc.datasets])
