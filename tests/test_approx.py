@@ -106,6 +106,7 @@ def test_exact_when_sampling_would_cost_as_much():
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_same_seed_same_values_whatever_the_batch():
     A = _power()
     first = turbobc.run_bc(A, epsilon=0.1, seed=3, **ENGINE)
@@ -282,6 +283,7 @@ def test_edge_progress_counts_the_samples():
     assert sum(done) == result.facts["samples"] + result.facts["pilot_samples"]
 
 
+@pytest.mark.slow
 def test_cli_edge_bc_prints_the_samples_and_the_bound(capsys, tmp_path):
     from turbobc.cli import main
 

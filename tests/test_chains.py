@@ -260,6 +260,7 @@ def test_bad_knob_is_refused():
         run_bc(adjacency(G), engine="graphblas")
 
 
+@pytest.mark.slow
 def test_counts_past_float64_scaling(engine_config):
     """A chain of 540 diamonds beside a path of 1,080 edges (tests/test_overflow.py): counts
     pass 2^512, so levels are scaled and the tie shares of the diamonds' parallel chains

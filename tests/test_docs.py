@@ -149,7 +149,9 @@ def test_the_first_check_leaves_out_the_slow_tests_and_ci_runs_them():
     assert "-m slow" in readme and '-m "slow or not slow"' in readme
 
 
-@pytest.mark.parametrize("module", [turbobc._api, turbobc.datasets])
+@pytest.mark.parametrize("module", [
+    pytest.param(turbobc._api, marks=pytest.mark.slow),  # approximate BC of ego-Facebook, twice
+    turbobc.datasets])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -816,6 +816,7 @@ def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
                                atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [False, True], ids=["layers", "block"])
 def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch, block):
     """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is
