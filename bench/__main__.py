@@ -6,7 +6,7 @@
     python -m bench memory --budget 300       # peak device memory up to 1e9 stored edges
     python -m bench cpu_memory --baseline REV # CPU engine resident memory, email-Enron
     python -m bench all                       # the four above
-    python -m bench report [--readme]         # markdown of the records (README's Results)
+    python -m bench report [--write]          # markdown of the records (docs/results.md)
 
 Each suite writes ``<out>/<suite>-<UTC time>.json`` (bench/records.py: environment, commit,
 units) and the markdown summary beside it (``.md``), and prints the summary.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench import cpu_memory
 from bench.records import RESULTS, write_record
-from bench.report import results_markdown, summary, update_readme
+from bench.report import RESULTS_PAGE, results_markdown, summary, write_results_page
 from bench.suites import SUITES, timed
 
 ALL = ("cpu-small", "exact", "single-source", "memory")
@@ -51,8 +51,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=1,
                    help="cpu-small and exact: runs of each engine per graph, median kept")
     p.add_argument("--out", type=Path, default=RESULTS, help="where records go")
-    p.add_argument("--readme", action="store_true",
-                   help="report: rewrite the README's '## Results' section")
+    p.add_argument("--write", action="store_true",
+                   help="report: write the results page instead of printing it")
+    p.add_argument("--page", type=Path, default=RESULTS_PAGE,
+                   help="report --write: the page to write (default: docs/results.md)")
     return p
 
 
@@ -60,9 +62,9 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     args.max_pairs = {k: v for d in args.max_pairs for k, v in d.items()}
     if args.suite == "report":
-        if args.readme:
-            update_readme(results=args.out)
-            print("README.md: '## Results' rewritten from", args.out)
+        if args.write:
+            write_results_page(args.page, results=args.out)
+            print(f"{args.page}: written from the records in {args.out}")
         else:
             print(results_markdown(args.out))
         return 0

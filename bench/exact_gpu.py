@@ -25,7 +25,7 @@ Weighted BC beside unweighted BC (issue 13, target: weighted BC at most
 :data:`WEIGHTED_TARGET_RATIO` times the unweighted time): ``--weighted GRAPH:K ...`` gives the
 graph's edges integer lengths uniform in 1..100 (both directions of an edge alike, seed 0),
 sweeps the same K random sources once unweighted and once weighted with each DAG sweep of
-``--weighted-paths`` (turbobc/engines/gpu/weighted.py ``PATHS``; default the kernels) through
+``--weighted-paths`` (turbobc/engines/gpu/layers.py ``PATHS``; default the kernels) through
 the engine protocol (no tree folding), each after an untimed warm-up on the same path, and
 records the wall and engine seconds, the ratios, and the largest relative difference of the
 weighted sums from the graphblas engine on a few of the sources (record ``weighted_gpu``; no

@@ -106,6 +106,7 @@ def test_exact_when_sampling_would_cost_as_much():
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_same_seed_same_values_whatever_the_batch():
     A = _power()
     first = turbobc.run_bc(A, epsilon=0.1, seed=3, **ENGINE)
@@ -154,6 +155,7 @@ def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
     return m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, epsilon", [("power", 0.15), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.1)])
@@ -228,6 +230,7 @@ def test_edge_sample_range_and_scale():
     assert 2 * one[1, 0] == star.number_of_nodes() - 1  # unnormalized undirected: halved
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, epsilon", [("power", 0.1), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.15)])
@@ -256,6 +259,7 @@ def test_edge_guarantee_holds_over_many_seeds(name, epsilon):
     assert max(errors) > 0
 
 
+@pytest.mark.slow
 def test_edge_same_seed_same_values_whatever_the_batch():
     A = _power()
     first = turbobc.run_edge_bc(A, epsilon=0.1, seed=3, **ENGINE)
@@ -279,6 +283,7 @@ def test_edge_progress_counts_the_samples():
     assert sum(done) == result.facts["samples"] + result.facts["pilot_samples"]
 
 
+@pytest.mark.slow
 def test_cli_edge_bc_prints_the_samples_and_the_bound(capsys, tmp_path):
     from turbobc.cli import main
 

@@ -130,17 +130,36 @@ def test_command_writes_a_record_and_its_summary(tmp_path):
     assert "| karate | 34 | 156 | turbobc-graphblas |" in summary and summary in out
 
 
-def test_report_covers_every_committed_record_and_rewrites_only_its_section(tmp_path):
+def test_report_covers_every_committed_record_and_writes_the_whole_page(tmp_path):
     text = report.results_markdown()
     records = report.load_records()
     single = {r["_file"] for r in records if r.get("benchmark", "").startswith("single_source")}
-    assert text.startswith("## Results")
+    assert text.startswith("# Results\n")
     assert any(name in text for name in single)
-    readme = tmp_path / "README.md"
-    readme.write_text("# t\n\nintro\n")
-    first = report.update_readme(readme)
-    assert first.startswith("# t\n\nintro\n\n## Results")
-    assert report.update_readme(readme) == first
+    page = tmp_path / "results.md"
+    page.write_text("# old\n\nhand-typed\n")
+    first = report.write_results_page(page)
+    assert page.read_text() == first == text and "hand-typed" not in first
+    assert report.write_results_page(page) == first
+
+
+def test_committed_results_page_is_what_the_records_give():
+    """docs/results.md is generated: it changes only with the records in bench/results/."""
+    assert report.RESULTS_PAGE == ROOT / "docs" / "results.md"
+    assert report.RESULTS_PAGE.read_text() == report.results_markdown(), (
+        "docs/results.md differs from the records: run `python -m bench report --write`")
+
+
+def test_report_command_prints_the_page_or_writes_it(tmp_path):
+    def command(*args):
+        return subprocess.run([sys.executable, "-m", "bench", "report", *args],
+                              capture_output=True, text=True, check=True, cwd=ROOT).stdout
+
+    printed = command()
+    assert printed == report.results_markdown() + "\n"
+    page = tmp_path / "results.md"
+    assert command("--write", "--page", str(page)).startswith(f"{page}: written from")
+    assert page.read_text() + "\n" == printed
 
 
 def test_compile_time_record_from_fake_timings(tmp_path):

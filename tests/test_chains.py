@@ -260,6 +260,7 @@ def test_bad_knob_is_refused():
         run_bc(adjacency(G), engine="graphblas")
 
 
+@pytest.mark.slow
 def test_counts_past_float64_scaling(engine_config):
     """A chain of 540 diamonds beside a path of 1,080 edges (tests/test_overflow.py): counts
     pass 2^512, so levels are scaled and the tie shares of the diamonds' parallel chains
@@ -339,6 +340,7 @@ def _two_triangles_joined_by(length: int) -> nx.Graph:
     return G
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [1600, 2000])
 def test_long_chains(engine_config, length):
     """Chains past the default chain_max_length, folded when it allows them: the GPU's class

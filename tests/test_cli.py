@@ -185,6 +185,7 @@ def test_edge_bc_command_matches_networkx(tmp_path, capsys):
     assert main(["edge-bc", str(path), "--seed", "1"]) == 2
 
 
+@pytest.mark.slow
 def test_bc_progress_bar_on_stderr():
     """Exact BC of power (4,941 vertices: one batch of the CPU engine, several seconds): the
     bar counts sources and shows the time left several times during the run; a run of a

@@ -46,6 +46,7 @@ OPTIONS = [dict(), dict(endpoints=True), dict(normalized=False), dict(k=9, seed=
            dict(sources=[0, 3, 5, 7, 11]), dict(targets=[1, 2, 8, 12])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
 def test_vertex_bc_on_the_cluster_equals_the_local_run(client, name):
     A, directed = _matrix(name)
@@ -60,6 +61,7 @@ def test_vertex_bc_on_the_cluster_equals_the_local_run(client, name):
         assert spread.facts["worker_engines"] == ["graphblas"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CASES)
 def test_edge_bc_on_the_cluster_equals_the_local_run(client, name):
     A, directed = _matrix(name)
@@ -72,6 +74,7 @@ def test_edge_bc_on_the_cluster_equals_the_local_run(client, name):
         np.testing.assert_allclose(spread.data, local.data, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_engine_auto_resolves_on_each_worker(client):
     """No GPU on these workers: "auto" runs the CPU engine there."""
     A, _ = _matrix("karate")
@@ -80,6 +83,7 @@ def test_engine_auto_resolves_on_each_worker(client):
     np.testing.assert_allclose(result.values, turbobc.bc(A, engine="graphblas"), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_same_bits_whatever_the_number_of_workers(client):
     G = nx.gnm_random_graph(300, 900, seed=5)
     A = nx.to_scipy_sparse_array(G, format="csr")
@@ -108,6 +112,7 @@ class _KillAfter:
                 os.kill(pid, signal.SIGKILL)  # its nanny starts a fresh worker
 
 
+@pytest.mark.slow
 def test_a_worker_killed_in_the_middle_loses_nothing():
     G = nx.grid_2d_graph(30, 30)
     A = nx.to_scipy_sparse_array(G, format="csr")
@@ -123,6 +128,7 @@ def test_a_worker_killed_in_the_middle_loses_nothing():
     np.testing.assert_allclose(result.values, local, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_a_failing_chunk_raises_its_own_error_naming_chunk_and_worker(client):
     """memory_limit=1 byte: no source fits, the chunk raises MemoryError on the worker; it is
     retried with less memory, then reported (not a hang)."""
@@ -134,6 +140,7 @@ def test_a_failing_chunk_raises_its_own_error_naming_chunk_and_worker(client):
     assert "in chunk 0 of 1 (34 sources)" in notes
 
 
+@pytest.mark.slow
 def test_engine_gpu_on_workers_without_one_names_the_worker(client):
     """The client's machine does not decide: each worker resolves the engine and says why
     it cannot."""
@@ -223,6 +230,7 @@ def _sweepers_opened(dask_worker):
     return (0, True) if state is None else (state.opened, state.sweeper is None)
 
 
+@pytest.mark.slow
 def test_each_worker_opens_one_sweeper_per_call_and_closes_it(client):
     """The problem is scattered once (broadcast) and each worker keeps one sweeper for all
     the chunks it runs of a call; after the call every sweeper is closed."""
@@ -252,6 +260,7 @@ def _read_csv(path):
     return np.array([float(line.rsplit(",", 1)[1]) for line in rows])
 
 
+@pytest.mark.slow
 def test_cli_scheduler_runs_on_the_cluster(client, tmp_path, capsys):
     from turbobc.cli import main
 
@@ -271,6 +280,7 @@ def test_cli_scheduler_runs_on_the_cluster(client, tmp_path, capsys):
                                _read_csv(tmp_path / "e_here.csv"), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys):
     """--gpus N starts N worker processes (one device each where there are GPUs; here the
     workers find none and run the CPU engine)."""
@@ -285,6 +295,7 @@ def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys):
     assert main(["bc", str(path), "--gpus", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_weighted_bc_on_the_cluster_equals_the_local_run(client):
     from graph_cases import with_lengths
 
@@ -300,6 +311,7 @@ def test_weighted_bc_on_the_cluster_equals_the_local_run(client):
                                rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_epsilon_on_a_cluster_samples_the_same_sources(client):
     """bc(epsilon=...) with client=: each checkpoint's new sources run on the workers; the
     same seed gives the same samples and values as without a cluster."""

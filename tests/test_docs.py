@@ -40,6 +40,19 @@ def test_readme_python_examples_run(capsys):
     assert "[0. 2. 2. 0.]" in out
 
 
+def test_usage_page_examples_run(capsys):
+    """docs/usage.md's examples (the manual the README points to) run and print what their
+    comments say."""
+    blocks = _python_blocks((ROOT / "docs" / "usage.md").read_text())
+    assert len(blocks) >= 3
+    for block in blocks:
+        exec(compile(block, "docs/usage.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "{13: 0.0, 42: 1.0, 7000: 0.0}" in out and "['A', 'B', 'C'] 3.5" in out
+    assert "[0.  0.5 0. ]" in out
+
+
+@pytest.mark.slow
 def test_approximate_page_example_runs(capsys):
     """docs/approximate.md's example (the CPU engine) runs and its bound holds."""
     blocks = _python_blocks((ROOT / "docs" / "approximate.md").read_text())
@@ -122,7 +135,23 @@ def test_readme_starts_with_exactly_two_commands():
     assert bash_blocks[1].strip() in ci, ".ci/run must run the README's test command"
 
 
-@pytest.mark.parametrize("module", [turbobc._api, turbobc.datasets])
+def test_the_first_check_leaves_out_the_slow_tests_and_ci_runs_them():
+    """The README's test command deselects the tests marked slow (pyproject's addopts); .ci/run
+    runs them after that command in the same fresh copy, and the README says how to run them."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"]
+    assert options["addopts"][-2:] == ["-m", "not slow"]
+    assert any(marker.startswith("slow: ") for marker in options["markers"])
+    ci = (ROOT / ".ci" / "run").read_text()
+    first = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)[1]
+    assert ci.index(first.strip()) < ci.index(".venv-test/bin/python -m pytest -m slow")
+    readme = (ROOT / "README.md").read_text()
+    assert "-m slow" in readme and '-m "slow or not slow"' in readme
+
+
+@pytest.mark.parametrize("module", [
+    pytest.param(turbobc._api, marks=pytest.mark.slow),  # approximate BC of ego-Facebook, twice
+    turbobc.datasets])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -459,7 +459,7 @@ def test_can_serve_takes_edge_bc_and_weights_and_declines_edge_subset():
                                           split_non_targets=True))
     assert "edge subset BC" in split and "CPU engine" in split
 
-    # weighted BC (vertex and edge) is served since issue 13 (turbobc/engines/gpu/weighted.py)
+    # weighted BC (vertex and edge) is served since issue 13 (turbobc/engines/gpu/layers.py)
     weighted = dataclasses.replace(graph, lengths=np.ones(graph.nnz))
     for edges in (False, True):
         assert GpuEngine().can_serve(Problem(weighted, edges=edges)) == reason

@@ -1,6 +1,6 @@
 """Weighted BC on the GPU engine (issue 13): Bellman–Ford distances on the device
 (spmv/kernels/distances.cu, layers.cu, block_sweep.cu) and the DAG sweep of turbobc.engines.wide on CuPy
-(turbobc/engines/gpu/weighted.py), against networkx's weighted betweenness (Dijkstra) and the
+(turbobc/engines/gpu/layers.py), against networkx's weighted betweenness (Dijkstra) and the
 CPU engine: the exact tables with tied lengths, the graph catalogue with integer lengths 1..3
 (many ties), 1..100 and random floats, generated random graphs (directed and undirected,
 disconnected), every kernel name, one source, k + seed, chosen sources, endpoints, targets (τ),
@@ -843,6 +843,7 @@ def test_layer_kernel_host_code_folds_chains(monkeypatch, kind, capacity):
                                atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [False, True], ids=["layers", "block"])
 def test_layer_kernel_host_code_sends_overflowing_lanes_to_the_wide_sweep(monkeypatch, block):
     """σ = 2^1030 overflows plain float64 counts: the lane adds nothing and its source is

@@ -866,6 +866,7 @@ def test_metis_weighted_bc_is_networkx_weighted_bc(tmp_path):
     np.testing.assert_allclose(ours, [want[v] for v in range(25)], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_a_pattern_with_weight_true_is_unweighted_bc():
     """weighted=False reads ones: weight=True on them gives the unweighted BC (documented)."""
     A, _ = turbobc.read_graph(data_path("road-minnesota.mtx"))

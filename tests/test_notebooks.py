@@ -15,6 +15,7 @@ def test_there_are_three_notebooks():
                                            "03_kernel_selection.ipynb"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes(path):
     import nbformat

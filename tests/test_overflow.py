@@ -33,6 +33,7 @@ def grid600():
     return A, sources, sum(exact)
 
 
+@pytest.mark.slow
 def test_600x600_grid_past_float64_range(grid600, engine_config):
     engine, kernel = engine_config
     A, sources, exact = grid600
@@ -42,6 +43,7 @@ def test_600x600_grid_past_float64_range(grid600, engine_config):
     np.testing.assert_allclose(got, exact / 2, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_plain_float64_would_overflow_here(grid600):
     """The reference is not vacuous: without rescaling the counts become inf and the
     dependencies NaN, as in the paper's code."""
@@ -169,6 +171,7 @@ def diamond_case(request):
     return k, directed, A, sources, expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoints", [False, True], ids=["plain", "endpoints"])
 def test_diamond_chain_beside_path(diamond_case, endpoints, engine_config):
     """σ = 2^k and σ = 1 in one level, k up to 3000 (2^3000 is far past float64) next to
@@ -189,6 +192,7 @@ def deep_grid(request):
     return A, directed, list(sources), raw, spread
 
 
+@pytest.mark.slow
 def test_deep_grid_from_a_corner(deep_grid, engine_config):
     """A 1100 x 1100 grid from a corner: counts up to about 10^660, and 1 on the border of
     the same level; a directed 1000 x 1000 grid from two corner-side sources."""

@@ -79,6 +79,7 @@ def test_race_picks_in_proportion_to_weight():
 
 # ---- the estimator ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("name, G", _graphs(), ids=[name for name, _ in _graphs()])
 def test_expected_count_is_networkx_bc(name, G, endpoints):
@@ -132,6 +133,7 @@ def test_ranges_add_up_and_repeat():
 
 # ---- the guarantee ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, G, epsilon", [
     ("karate", nx.karate_club_graph(), 0.1),
     ("random directed", nx.gnp_random_graph(30, 0.1, seed=4, directed=True), 0.1),
@@ -246,6 +248,7 @@ def _two_stars(leaves: int) -> nx.Graph:
     return G
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directed", [False, True])
 def test_riondato_kornaropoulos_ends_the_run(directed):
     """On two joined stars (vertex diameter 4, two vertices of BC near 1/2; directed: leaves

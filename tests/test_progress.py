@@ -108,6 +108,7 @@ def test_the_bar_waits_before_it_appears():
     bar.close()
 
 
+@pytest.mark.slow
 def test_bc_with_progress_moves_the_bar_within_one_engine_batch(capsys, monkeypatch):
     """road-minnesota (2,642 vertices) is one batch of the CPU engine; with the bar shown it
     is swept in paced batches, each advancing the bar, and the values are unchanged."""

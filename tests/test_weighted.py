@@ -192,6 +192,7 @@ def _generated(seed: int) -> nx.Graph:
     return with_lengths(G, KINDS[seed // 2 % 3], seed=seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
 def test_thousands_of_generated_graphs(directed):
     """2,400 graphs, each compared vertex by vertex and edge by edge with networkx (raw sums,
@@ -478,6 +479,7 @@ def _exact_raw(A: sp.csr_array, sources, *, directed=False):
     return raw, largest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("across, down", [(1, 1), (1, 3)])
 def test_deep_grid_past_float64_range(across, down):
     """A 540 x 540 grid from a corner: C(1078, 539) ≈ 2^1073 > 1.8e308 shortest paths to the
@@ -509,6 +511,7 @@ def _diamond_chain_beside_path(k: int) -> sp.csr_array:
     return _lengths_matrix(nxt + 1, triples)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [300, 1100])
 def test_diamond_chain_beside_path(k):
     """σ = 2^k next to σ = 1 in one hop layer: k = 1100 goes through the wide sweep with the
