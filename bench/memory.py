@@ -63,17 +63,17 @@ def single_model(n: int, m: int) -> int:
 
 
 def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
-    from turbobc.engines.gpu.single import memory_model
+    from turbobc.engines.gpu.memory import single_bytes
     from turbobc._graph import index_dtype_for
 
-    return memory_model(n, m, kernel, index_dtype_for(n, m))
+    return single_bytes(n, m, kernel, index_dtype_for(n, m))
 
 
 def _batched_expected(n: int, m: int, batch: int) -> int:
-    from turbobc.engines.gpu.memory import DEPTH_CAP, lanes_bytes as memory_model
+    from turbobc.engines.gpu.memory import DEPTH_CAP, lanes_bytes
     from turbobc._graph import index_dtype_for
 
-    return memory_model(n, m, kernel="vecsc", index_bytes=index_dtype_for(n, m).itemsize,
+    return lanes_bytes(n, m, kernel="vecsc", index_bytes=index_dtype_for(n, m).itemsize,
                         level_bytes=2, batch=batch, depth_cap=DEPTH_CAP, directed=False)
 
 
@@ -87,7 +87,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
     scales = np.array([p["scale"] for p in points], dtype=float)
     degree = np.array([p["nnz"] / p["n"] for p in points])
     slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
-    from turbobc.engines.gpu.memory import choose_lanes as choose_batch
+    from turbobc.engines.gpu.memory import choose_lanes
     from turbobc._tuning import current
 
     out = {"capacity_bytes": int(capacity), "degree_fit": [float(slope), float(intercept)],
@@ -96,7 +96,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
         n = 2**s
         m = int(round(n * (slope * s + intercept)))
         single = _single_expected(n, m)
-        lanes = choose_batch(n, m, n, capacity, index_bytes=4 if max(n, m) < 2**31 - 1 else 8)
+        lanes = choose_lanes(n, m, n, capacity, index_bytes=4 if max(n, m) < 2**31 - 1 else 8)
         row = {"scale": s, "n": n, "nnz_estimated": m, "single_expected_bytes": single,
                "single_fits": single <= capacity, "batch_lanes": lanes,
                "batch_expected_bytes": _batched_expected(n, m, lanes) if lanes else None}
@@ -303,11 +303,11 @@ def _lanes_now(n: int, m: int) -> int:
     """The batch the engine would choose now (for the time prediction)."""
     import cupy
 
-    from turbobc.engines.gpu.memory import choose_lanes as choose_batch
+    from turbobc.engines.gpu.memory import choose_lanes
     from turbobc._graph import index_dtype_for
 
     cupy.get_default_memory_pool().free_all_blocks()
-    return choose_batch(n, m, n, cupy.cuda.runtime.memGetInfo()[0],
+    return choose_lanes(n, m, n, cupy.cuda.runtime.memGetInfo()[0],
                         index_bytes=index_dtype_for(n, m).itemsize)
 
 
