@@ -57,8 +57,9 @@ def _timed(call) -> tuple[float, list]:
             return statistics.median(samples), samples
 
 
-def measure() -> dict:
-    """The rows of this process's turbobc (the child's side)."""
+def measure(only: list[str] | None = None) -> dict:
+    """The rows of this process's turbobc (the child's side); ``only``: the calls whose names
+    contain one of these words (every call when None)."""
     import cupy
     import numpy as np
     import scipy.sparse as sp
@@ -80,10 +81,17 @@ def measure() -> dict:
             loaded[name] = graphs.graph(name)
         return loaded[name]
 
+    def wanted(call: str) -> bool:
+        return only is None or any(word in call for word in only)
+
     for name in EXACT:
+        if not wanted(f"exact {_label(name)}"):
+            continue
         A = graph(name)
         rows[f"exact {_label(name)}"] = _timed(synced(lambda: turbobc.bc(A, engine="gpu")))
     for name in WEIGHTED:
+        if not wanted(f"weighted {_label(name)}"):
+            continue
         A = sp.csr_array(graph(name))
         upper = sp.triu(A, k=1, format="coo")
         lengths = np.random.default_rng(0).integers(1, 101, upper.nnz).astype(np.float64)
@@ -92,16 +100,19 @@ def measure() -> dict:
         rows[f"weighted {_label(name)}"] = _timed(
             synced(lambda: turbobc.bc(W, weight=True, engine="gpu")))
     for name in APPROX:
+        if not wanted(f"approx {_label(name)} eps={EPSILON}"):
+            continue
         A = graph(name)
         rows[f"approx {_label(name)} eps={EPSILON}"] = _timed(synced(
             lambda: turbobc.bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu")))
     return {key: {"seconds": value[0], "samples": value[1]} for key, value in rows.items()}
 
 
-def _child(tree: Path) -> dict:
+def _child(tree: Path, only: list[str] | None) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    out = subprocess.run([sys.executable, __file__, "--child"], env=env, cwd=tree,
+    out = subprocess.run([sys.executable, __file__, "--child"]
+                         + ([] if only is None else ["--only", *only]), env=env, cwd=tree,
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{tree}: {out.stderr[-2000:]}")
@@ -113,10 +124,12 @@ def main() -> int:
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--only", nargs="+", default=None,
+                        help="only the calls whose names contain one of these words")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure()))
+        print(json.dumps(measure(args.only)))
         return 0
     from records import write_record
 
@@ -124,7 +137,7 @@ def main() -> int:
     runs: dict = {label: [] for label in trees}
     for round_ in range(args.rounds):
         for label, tree in trees.items():
-            runs[label].append(_child(Path(tree).resolve()))
+            runs[label].append(_child(Path(tree).resolve(), args.only))
             print(f"round {round_ + 1}: {label} done", flush=True)
     labels = list(trees)
     rows = []
@@ -141,7 +154,7 @@ def main() -> int:
               + (f"  {labels[1]} / {labels[0]} {row['ratio']:.3f}" if "ratio" in row else ""))
     record = {"trees": {label: os.environ.get(f"COMMIT_{label.upper()}", tree)
                         for label, tree in trees.items()},
-              "rounds": args.rounds, "rows": rows}
+              "rounds": args.rounds, "only": args.only, "rows": rows}
     path = write_record("house_compare", record, args.out)
     print(f"record: {path}")
     return 0

@@ -169,6 +169,11 @@ class Tuning:
         κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
         Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    frontier_max_degree : float
+        ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
+        a vertex (meshes, roads and geometric graphs: 2 to 14; social and Kronecker graphs up
+        to hundreds): the breadth-first search would cost a dense graph's short run more than
+        it saves.
     frontier_order : str
         The locality order the GPU's frontiers family relabels the graph in (an order of
         ``turbobc.engines.gpu.lanes_order.locality_order``: ``"rcm"``, ``"bfs"``, ``"cluster"``,
@@ -216,6 +221,7 @@ class Tuning:
     pair_cost_in_sources: float = 0.05
     pair_memory_fraction: float = 0.5
     frontier_min_depth: int = 20
+    frontier_max_degree: float = 16.0
     frontier_order: str = "rcm"
     frontier_kernel: dict | None = None
     frontier_blocks_per_sm: int | None = None

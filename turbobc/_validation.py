@@ -497,15 +497,22 @@ def _missing_reverse_on_device(pattern: sp.csr_array) -> int | None:
 
 def _has_reverse(pattern: sp.csr_array, positions: np.ndarray) -> np.ndarray:
     """For each stored entry position k of a canonical pattern (the edge i -> j), whether j -> i
-    is stored too: a binary search of row j on the host."""
+    is stored too: a binary search of row j on the host, all positions at once."""
     indptr, indices = pattern.indptr, pattern.indices
-    rows = np.searchsorted(indptr, positions, side="right") - 1
-    found = np.empty(positions.size, dtype=bool)
-    for t, (i, j) in enumerate(zip(rows, indices[positions])):
-        row = indices[indptr[j]:indptr[j + 1]]
-        at = np.searchsorted(row, i)
-        found[t] = at < row.size and row[at] == i
-    return found
+    positions = np.asarray(positions, dtype=np.int64)
+    rows = np.searchsorted(indptr, positions, side="right") - 1    # i of each entry
+    heads = indices[positions].astype(np.int64)                   # j
+    lo, hi = indptr[heads].astype(np.int64), indptr[heads + 1].astype(np.int64)
+    while True:  # the first place in row j whose column is not below i
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        below = active & (indices[np.minimum(mid, indices.size - 1)] < rows)
+        lo = np.where(below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)
+    end = indptr[heads + 1]
+    return (lo < end) & (indices[np.minimum(lo, max(indices.size - 1, 0))] == rows)
 
 
 def _count_asymmetric(pattern: sp.csr_array) -> int:

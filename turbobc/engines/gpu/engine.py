@@ -54,7 +54,9 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
     ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs)
     ``"auto"``, > 1, a deep graph           frontiers ``Graph.depth_estimate`` at least
-                                                      ``Tuning.frontier_min_depth``
+                                                      ``Tuning.frontier_min_depth``, at most
+                                                      ``Tuning.frontier_max_degree`` stored
+                                                      edges a vertex
     edge BC                                 lanes     the lanes kernels sum the edges too
     more than one source                    lanes     32 sources a warp
     one source                              single    a persistent launch over the graph
@@ -73,8 +75,11 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if knob == "frontiers" and num_sources > 1:
         return (FrontiersFamily(problem),
                 "Tuning.gpu_family='frontiers': a source per block, its frontier a queue")
-    if knob == "auto" and num_sources > 1:
-        depth, least = problem.graph.depth_estimate, current_tuning().frontier_min_depth
+    graph = problem.graph
+    if (knob == "auto" and num_sources > 1
+            and graph.nnz <= current_tuning().frontier_max_degree * graph.n):
+        # (a graph of more edges a vertex is no mesh or road: no search for its depth)
+        depth, least = graph.depth_estimate, current_tuning().frontier_min_depth
         if depth >= least:
             return (FrontiersFamily(problem),
                     f"a deep graph (depth estimate {depth} >= Tuning.frontier_min_depth "
