@@ -3,18 +3,26 @@ of the CPU engine's batches while the bar is shown.
 
 The bar appears only once a run has taken :data:`DELAY_SECONDS`, so quick runs print
 nothing. An engine whose batch would hold every source of a small graph (the CPU engine fits
-thousands of sources in one batch) walks the sources through :func:`paced_batches` instead,
-which sizes batches from the measured cost of the batches done so that the bar moves about
-every :data:`SECONDS_PER_UPDATE` (longer where a batch has a large fixed cost, so that pacing
-adds at most about :data:`MAX_OVERHEAD` to the run) and its time estimate means something
-from the first seconds.
+thousands of sources in one batch) walks the sources through :func:`paced_batches` instead, so
+that the bar moves and its time estimate means something early. Splitting a batch is not free:
+each batch pays a fixed cost (the per-level work of a deep graph, whatever its number of
+sources; a garbage collection), and a wider batch sweeps each source faster. Pacing therefore
+keeps the batches few and long: a first batch of :data:`FIRST_PACED_BATCH` sources measures
+the fixed cost (it can be no more than that batch's time), and every later batch lasts at least
+that time / :data:`MAX_OVERHEAD` (and :data:`SECONDS_PER_UPDATE`), so the fixed cost it adds
+is at most 2% of it; the last batch takes along whatever a full batch would leave behind.
+bench/progress_cost.py measures what pacing costs against the engine's own batches.
+
+tqdm is imported from ``tqdm.auto`` only when a bar is shown: in a Jupyter kernel without
+ipywidgets that import warns (``TqdmWarning: IProgress not found``), which a run without
+``progress=True`` has no reason to do.
 """
 
 from __future__ import annotations
 
 import time
 
-from tqdm.auto import tqdm
+from tqdm.std import tqdm as plain_tqdm
 
 __all__ = ["DELAY_SECONDS", "SECONDS_PER_UPDATE", "batch_cost_model", "next_paced_size",
            "paced_batches", "source_progress"]
@@ -23,19 +31,19 @@ DELAY_SECONDS = 1.0
 """The bar is drawn once the run has lasted this long (tqdm's ``delay``)."""
 
 SECONDS_PER_UPDATE = 0.5
-"""Target time of one paced batch, i.e. between two updates of the bar."""
+"""Shortest paced batch after the first: the bar moves at most about twice a second."""
 
 FIRST_PACED_BATCH = 8
-"""Sources in the first paced batch, which measures the time per source."""
+"""Sources in the first paced batch, which measures the time per batch and per source."""
 
-MAX_GROWTH = 4
-"""A paced batch holds at most this many times the sources of the one before."""
+MAX_GROWTH = 16
+"""A paced batch holds at most this many times the sources of the one before (the first
+batch's time per source includes the fixed cost, so the second is sized short anyway)."""
 
-MAX_OVERHEAD = 0.2
-"""Largest ratio of the estimated fixed cost of a batch (the per-level work of a deep graph,
-whatever the number of sources) to its per-source work: a paced batch lasts at least
-``fixed * (1 + 1 / MAX_OVERHEAD)``, so splitting a run into paced batches makes it at most
-about 20% slower."""
+MAX_OVERHEAD = 0.02
+"""Largest ratio of a batch's fixed cost to the batch's time: every paced batch after the
+first lasts at least the shortest batch's time (which bounds the fixed cost) divided by this,
+so that each batch pacing adds costs at most about 2% of what it sweeps."""
 
 
 def source_progress(total: int, enabled: bool, engine: str) -> tqdm:
@@ -44,8 +52,12 @@ def source_progress(total: int, enabled: bool, engine: str) -> tqdm:
     The bar shows sources done, the rate and the estimated time left, from
     :data:`DELAY_SECONDS` into the run on.
     """
-    return tqdm(total=total, disable=not enabled, unit="src", desc=f"turbobc[{engine}]",
-                dynamic_ncols=True, leave=True, delay=DELAY_SECONDS)
+    if not enabled:
+        return plain_tqdm(total=total, disable=True)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="src", desc=f"turbobc[{engine}]", dynamic_ncols=True,
+                leave=True, delay=DELAY_SECONDS)
 
 
 def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
@@ -80,6 +92,8 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
     size, start, history = min(step, FIRST_PACED_BATCH), 0, []
     while start < total:
         stop = min(start + size, total)
+        if total - stop < size and total - start <= step:
+            stop = total  # less than a batch would be left: it goes along with this one
         began = clock()
         yield start, stop
         history.append((stop - start, clock() - began))
@@ -91,14 +105,16 @@ def next_paced_size(history: list[tuple[int, float]], step: int) -> int:
     """Sources in the next paced batch, from ``(sources, seconds)`` of the batches done.
 
     With the cost model ``seconds = fixed + per_source * sources`` of
-    :func:`batch_cost_model`, the batch aims at ``max(SECONDS_PER_UPDATE, fixed * (1 + 1 /
-    MAX_OVERHEAD))`` seconds, within ``1 .. min(step, MAX_GROWTH * last batch)``.
+    :func:`batch_cost_model`, the batch aims at ``max(SECONDS_PER_UPDATE, shortest /
+    MAX_OVERHEAD)`` seconds, ``shortest`` the shortest batch's time (no batch's fixed cost
+    exceeds it), within ``1 .. min(step, MAX_GROWTH * last batch)``.
     """
     ceiling = max(1, min(step, MAX_GROWTH * history[-1][0]))
     fixed, per_source = batch_cost_model(history)
     if per_source <= 0:
         return ceiling  # nothing measurable yet: grow
-    target = max(SECONDS_PER_UPDATE, fixed * (1 + 1 / MAX_OVERHEAD))
+    shortest = min(seconds for _, seconds in history)
+    target = max(SECONDS_PER_UPDATE, shortest / MAX_OVERHEAD)
     return max(1, min(ceiling, int((target - fixed) / per_source)))
 
 
@@ -119,8 +135,9 @@ def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
 
 
 def is_shown(progress) -> bool:
-    """Whether ``progress`` is a tqdm bar that is drawn."""
-    return isinstance(progress, tqdm) and not progress.disable
+    """Whether ``progress`` is a tqdm bar that is drawn (any kind: ``tqdm.auto``'s are
+    ``tqdm.std.tqdm`` too)."""
+    return isinstance(progress, plain_tqdm) and not progress.disable
 
 
 class ForwardedProgress:
