@@ -325,7 +325,7 @@ def test_output_path_is_checked_before_reading_or_computing(tmp_path, monkeypatc
     _fails(2, "-o must end in .csv, .json or .npy; got", "bc", graph, "-o", tmp_path / "x.txt")
     (tmp_path / "taken.csv").mkdir()
     _fails(2, "is a directory", "bc", graph, "-o", tmp_path / "taken.csv")
-    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a read-only folder
+    monkeypatch.setattr(os, "access", lambda path, mode: mode == os.R_OK)  # a read-only folder
     assert main(["bc", str(graph), "-o", str(tmp_path / "x.csv")]) == 2
     captured = capsys.readouterr()
     assert "cannot write there (permission denied)" in captured.err and captured.out == ""
