@@ -8,7 +8,8 @@ A shown bar makes the engine sweep a graph that fits one batch in paced batches
 without (the quietest run of each, on a machine shared with other work), the median ratio
 beside it. Values with and without the bar are compared too.
 
-Usage: python bench/progress_cost.py [GRAPH ...] [--repeats R] [--out DIR]
+Usage: python bench/progress_cost.py [GRAPH ...] [--repeats R] [--widths W ...]
+       [--no-peers] [--out DIR]
 GRAPH: rgg-N-R (a random geometric graph of N vertices and radius R, networkx, seed 1) or a
 name of bench/graphs.py (default: rgg-3000-0.04 road-minnesota.mtx).
 """
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import graphs  # noqa: E402
-from cpu_threads import _best_of_two, _networkit_seconds  # noqa: E402
+from cpu_threads import _networkit_seconds  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
 import turbobc  # noqa: E402
@@ -59,6 +60,30 @@ def _timed_run(A, progress: bool):
     return seconds, result.values, result.facts
 
 
+def _seconds_per_source(A, widths, repeats: int) -> dict:
+    """Best seconds per source of one batch of the first w sources, for each w, with
+    GraphBLAS's threads as they are and with one: what splitting a batch costs."""
+    import graphblas as gb
+
+    threads = gb.ss.config["nthreads"]
+    rows = {}
+    for setting in (threads, 1):
+        gb.ss.config["nthreads"] = setting
+        try:
+            for w in widths:
+                best = min(_timed_sources(A, w) for _ in range(repeats))
+                rows[f"{setting}_threads_{w}_sources"] = best / w
+        finally:
+            gb.ss.config["nthreads"] = threads
+    return rows
+
+
+def _timed_sources(A, w: int) -> float:
+    began = time.perf_counter()
+    turbobc.bc(A, engine="graphblas", sources=list(range(w)))
+    return time.perf_counter() - began
+
+
 def _networkx_seconds(A) -> float:
     import networkx as nx
 
@@ -68,7 +93,7 @@ def _networkx_seconds(A) -> float:
     return time.perf_counter() - began
 
 
-def bench(name: str, repeats: int, peers: bool) -> dict:
+def bench(name: str, repeats: int, peers: bool, widths) -> dict:
     A = _graph(name)
     _timed_run(A, False)  # warm: imports, GraphBLAS threads
     times = {False: [], True: []}
@@ -78,7 +103,10 @@ def bench(name: str, repeats: int, peers: bool) -> dict:
             seconds, values[progress], facts[progress] = _timed_run(A, progress)
             times[progress].append(seconds)
     plain, shown = min(times[False]), min(times[True])
+    import graphblas as gb
+
     row = {"graph": name, "n": A.shape[0], "nnz": A.nnz, "repeats": repeats,
+           "graphblas_threads": gb.ss.config["nthreads"],
            "seconds_without_progress": times[False], "seconds_with_progress": times[True],
            "best_without": plain, "best_with": shown, "ratio_best": shown / plain,
            "ratio_median": statistics.median(t / p for t, p in zip(times[True], times[False])),
@@ -86,6 +114,11 @@ def bench(name: str, repeats: int, peers: bool) -> dict:
            "batches_with": facts[True].get("batches"),
            "folded": facts[True].get("folded"),
            "max_abs_difference": float(np.max(np.abs(values[True] - values[False])))}
+    if widths:
+        row["seconds_per_source"] = _seconds_per_source(
+            A, [w for w in widths if w < A.shape[0]] + [A.shape[0]], max(1, repeats // 2))
+        print(f"{name:22s} seconds per source by batch width: {row['seconds_per_source']}",
+              flush=True)
     if peers:
         row["networkit_seconds"] = _networkit_seconds(A, os.cpu_count() or 1)
         row["networkx_seconds"] = _networkx_seconds(A)
@@ -105,9 +138,19 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-peers", dest="peers", action="store_false",
                         help="leave out NetworKit and networkx")
+    parser.add_argument("--widths", type=int, nargs="*", default=[128, 1000],
+                        help="also time one batch of this many sources, and of all, per "
+                             "source, with GraphBLAS's threads and with one (none: skip)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="GraphBLAS threads (default: as it starts, one per core); one "
+                             "thread keeps busy shared cores from timing their contention")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    rows = [bench(name, args.repeats, args.peers) for name in args.graphs]
+    import graphblas as gb
+
+    if args.threads is not None:
+        gb.ss.config["nthreads"] = args.threads
+    rows = [bench(name, args.repeats, args.peers, args.widths) for name in args.graphs]
     print("record:", write_record("progress_cost", {"rows": rows}, results=args.out))
 
 

@@ -1,17 +1,20 @@
-"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources, and the pacing
-of the CPU engine's batches while the bar is shown.
+"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources, and what the
+CPU engine does differently while the bar is shown.
 
 The bar appears only once a run has taken :data:`DELAY_SECONDS`, so quick runs print
-nothing. An engine whose batch would hold every source of a small graph (the CPU engine fits
-thousands of sources in one batch) walks the sources through :func:`paced_batches` instead, so
-that the bar moves and its time estimate means something early. Splitting a batch is not free:
-each batch pays a fixed cost (the per-level work of a deep graph, whatever its number of
-sources; a garbage collection), and a wider batch sweeps each source faster. Pacing therefore
-keeps the batches few and long: a first batch of :data:`FIRST_PACED_BATCH` sources measures
-the fixed cost (it can be no more than that batch's time), and every later batch lasts at least
-that time / :data:`MAX_OVERHEAD` (and :data:`SECONDS_PER_UPDATE`), so the fixed cost it adds
-is at most 2% of it; the last batch takes along whatever a full batch would leave behind.
-bench/progress_cost.py measures what pacing costs against the engine's own batches.
+nothing; from then on it is redrawn every :data:`TICK_SECONDS` (the time elapsed moves) even
+while a long batch holds its count still. An engine whose batch would hold every source of a
+small graph (the CPU engine fits thousands of sources in one batch) sweeps
+:data:`FIRST_PACED_BATCH` sources first (:func:`paced_batches`), so that the bar has a rate
+and a time left within a second, then its own batches.
+
+No more than that: a batch's sources are swept together, and splitting them costs more than
+the batches' fixed costs. GraphBLAS sweeps a wide batch faster per source, and on a machine
+whose cores are shared its threads wait for each other once per level of every batch: on two
+busy cores, 3,000 sources of a geometric graph took 8.7 ms each in one batch and 25 ms each in
+batches of 128 (with one thread: 4.1 and 4.7 ms). The pacing of earlier versions (batches of
+half a second) made such runs 28% slower, twice as slow on busy cores; the one small batch
+costs its own time, a fraction of a percent (bench/progress_cost.py).
 
 tqdm is imported from ``tqdm.auto`` only when a bar is shown: in a Jupyter kernel without
 ipywidgets that import warns (``TqdmWarning: IProgress not found``), which a run without
@@ -20,53 +23,61 @@ ipywidgets that import warns (``TqdmWarning: IProgress not found``), which a run
 
 from __future__ import annotations
 
+import threading
 import time
 
 from tqdm.std import tqdm as plain_tqdm
 
-__all__ = ["DELAY_SECONDS", "SECONDS_PER_UPDATE", "batch_cost_model", "next_paced_size",
-           "paced_batches", "source_progress"]
+__all__ = ["DELAY_SECONDS", "FIRST_PACED_BATCH", "TICK_SECONDS", "paced_batches",
+           "source_progress"]
 
 DELAY_SECONDS = 1.0
 """The bar is drawn once the run has lasted this long (tqdm's ``delay``)."""
 
-SECONDS_PER_UPDATE = 0.5
-"""Shortest paced batch after the first: the bar moves at most about twice a second."""
+TICK_SECONDS = 1.0
+"""A shown bar is redrawn this often, whether or not sources were done meanwhile."""
 
 FIRST_PACED_BATCH = 8
-"""Sources in the first paced batch, which measures the time per batch and per source."""
-
-MAX_GROWTH = 16
-"""A paced batch holds at most this many times the sources of the one before (the first
-batch's time per source includes the fixed cost, so the second is sized short anyway)."""
-
-MAX_OVERHEAD = 0.02
-"""Largest ratio of a batch's fixed cost to the batch's time: every paced batch after the
-first lasts at least the shortest batch's time (which bounds the fixed cost) divided by this,
-so that each batch pacing adds costs at most about 2% of what it sweeps."""
+"""Sources swept first while a bar is shown, before the engine's own batches: the bar's
+first rate and time left."""
 
 
-def source_progress(total: int, enabled: bool, engine: str) -> tqdm:
+def source_progress(total: int, enabled: bool, engine: str) -> plain_tqdm:
     """A progress bar over ``total`` sources; silent (but still usable) when not ``enabled``.
 
     The bar shows sources done, the rate and the estimated time left, from
-    :data:`DELAY_SECONDS` into the run on.
+    :data:`DELAY_SECONDS` into the run on, redrawn every :data:`TICK_SECONDS`.
     """
     if not enabled:
         return plain_tqdm(total=total, disable=True)
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="src", desc=f"turbobc[{engine}]", dynamic_ncols=True,
-                leave=True, delay=DELAY_SECONDS)
+    bar = tqdm(total=total, unit="src", desc=f"turbobc[{engine}]", dynamic_ncols=True,
+               leave=True, delay=DELAY_SECONDS)
+    threading.Thread(target=_tick, args=(bar,), daemon=True, name="turbobc-progress").start()
+    return bar
 
 
-def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
+def _tick(bar) -> None:
+    """Redraw ``bar`` every :data:`TICK_SECONDS` until it is closed (tqdm's ``close``
+    disables it), once its delay has passed: the time elapsed moves during a long batch."""
+    while True:
+        time.sleep(TICK_SECONDS)
+        if bar.disable:
+            return
+        if time.time() - bar.start_t >= bar.delay:
+            try:
+                bar.refresh()
+            except Exception:  # drawing is best effort: a closed stream, a closing bar
+                return
+
+
+def paced_batches(total: int, step: int, progress):
     """``(start, stop)`` bounds of the batches that sweep ``total`` sources.
 
-    Without a shown bar: ``step`` sources at a time. With one (``progress`` a tqdm bar that
-    is not disabled): batches sized by :func:`next_paced_size` from the time of the batches
-    already done (the caller's work on a batch runs between two yields), starting at
-    :data:`FIRST_PACED_BATCH` sources.
+    ``step`` sources at a time; with a shown bar (``progress`` a tqdm bar that is not
+    disabled), :data:`FIRST_PACED_BATCH` of them first when there are more than twice as
+    many, so that the bar has a rate early.
 
     Parameters
     ----------
@@ -76,8 +87,6 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
         The engine's batch size (at least 1).
     progress : object
         The bar the engine advances.
-    clock : callable, optional
-        Seconds as a float (tests pass a fake clock).
 
     Yields
     ------
@@ -85,53 +94,12 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
         ``start, stop`` with ``0 <= start < stop <= total``, covering ``range(total)`` in
         order.
     """
-    if not is_shown(progress):
-        for start in range(0, total, step):
-            yield start, min(start + step, total)
-        return
-    size, start, history = min(step, FIRST_PACED_BATCH), 0, []
-    while start < total:
-        stop = min(start + size, total)
-        if total - stop < size and total - start <= step:
-            stop = total  # less than a batch would be left: it goes along with this one
-        began = clock()
-        yield start, stop
-        history.append((stop - start, clock() - began))
-        size = next_paced_size(history, step)
-        start = stop
-
-
-def next_paced_size(history: list[tuple[int, float]], step: int) -> int:
-    """Sources in the next paced batch, from ``(sources, seconds)`` of the batches done.
-
-    With the cost model ``seconds = fixed + per_source * sources`` of
-    :func:`batch_cost_model`, the batch aims at ``max(SECONDS_PER_UPDATE, shortest /
-    MAX_OVERHEAD)`` seconds, ``shortest`` the shortest batch's time (no batch's fixed cost
-    exceeds it), within ``1 .. min(step, MAX_GROWTH * last batch)``.
-    """
-    ceiling = max(1, min(step, MAX_GROWTH * history[-1][0]))
-    fixed, per_source = batch_cost_model(history)
-    if per_source <= 0:
-        return ceiling  # nothing measurable yet: grow
-    shortest = min(seconds for _, seconds in history)
-    target = max(SECONDS_PER_UPDATE, shortest / MAX_OVERHEAD)
-    return max(1, min(ceiling, int((target - fixed) / per_source)))
-
-
-def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
-    """``(fixed, per_source)`` seconds of a batch: a least-squares line through the
-    ``(sources, seconds)`` of the batches done, with ``fixed`` kept within ``[0, shortest
-    batch time]``; with one batch size only, ``fixed = 0``."""
-    sizes = [float(b) for b, _ in history]
-    times = [float(t) for _, t in history]
-    mean_size, mean_time = sum(sizes) / len(sizes), sum(times) / len(times)
-    spread = sum((b - mean_size) ** 2 for b in sizes)
-    fixed = 0.0
-    if spread > 0:
-        slope = sum((b - mean_size) * (t - mean_time) for b, t in zip(sizes, times)) / spread
-        fixed = min(max(mean_time - slope * mean_size, 0.0), min(times))
-    per_source = (sum(times) - fixed * len(times)) / sum(sizes)
-    return fixed, per_source
+    first = 0
+    if is_shown(progress) and total > 2 * FIRST_PACED_BATCH and step > FIRST_PACED_BATCH:
+        first = FIRST_PACED_BATCH
+        yield 0, first
+    for start in range(first, total, step):
+        yield start, min(start + step, total)
 
 
 def is_shown(progress) -> bool:
