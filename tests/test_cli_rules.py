@@ -310,3 +310,17 @@ def test_files_that_lie_about_their_size_are_data_errors(tmp_path, name, text, l
         one_error_line(result, 1, f"turbobc {command}: error: {path}, line {line}: {message}")
         assert "Unable to allocate" not in result.stderr
     assert sorted(os.listdir(tmp_path)) == [name]
+
+
+def test_the_table_in_docs_cli_is_what_the_command_prints():
+    """docs/cli.md's example table, run again (the time aside, which depends on the machine)."""
+    page = (ROOT / "docs" / "cli.md").read_text()
+    example = page[page.index("$ turbobc bc delaunay_n10.mtx"):]
+    example = example[:example.index("```")].splitlines()
+    result = cli("bc", "delaunay_n10.mtx", "--engine", "graphblas", "--top", "3",
+                 cwd=data_path("delaunay_n10.mtx").parent)
+    assert result.returncode == 0 and result.stderr == ""
+    printed = result.stdout.splitlines()
+    assert len(printed) == len(example) - 1
+    for ours, documented in zip(printed, example[1:]):
+        assert re.sub(r"in \d+\.\d\d s", "", ours) == re.sub(r"in \d+\.\d\d s", "", documented)
