@@ -2,14 +2,17 @@
 ``turbobc bc --progress`` passes) against the same run without it, NetworKit and networkx beside
 them (issue 36: the bar made a 3,000-vertex random geometric graph 28% slower).
 
-A shown bar makes the engine sweep a graph that fits one batch in paced batches
-(turbobc/_progress.py); the bar itself draws to a string here. The two settings alternate,
-``--repeats`` times each, in one process; the ratio is the best time with the bar over the best
-without (the quietest run of each, on a machine shared with other work), the median ratio
-beside it. Values with and without the bar are compared too.
+The bar draws to a string here (it is redrawn every second, turbobc/_progress.py); the
+record says how many batches each run swept (earlier versions split the engine's batches while
+a bar was shown). The two settings alternate, ``--repeats`` times each, in one process; the
+ratio is the best time with the bar over the best without (the quietest run of each, on a
+machine shared with other work), the median ratio beside it. Values with and without the bar
+are compared too. ``--widths`` adds what a batch's width does to the time per source (with
+GraphBLAS's threads and with one): why splitting a batch costs more than its fixed cost.
+``--threads 1`` keeps the contention of busy shared cores out of the timings.
 
 Usage: python bench/progress_cost.py [GRAPH ...] [--repeats R] [--widths W ...]
-       [--no-peers] [--out DIR]
+       [--threads T] [--no-peers] [--out DIR]
 GRAPH: rgg-N-R (a random geometric graph of N vertices and radius R, networkx, seed 1) or a
 name of bench/graphs.py (default: rgg-3000-0.04 road-minnesota.mtx).
 """

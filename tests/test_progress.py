@@ -16,33 +16,21 @@ import turbobc
 from data_files import load
 from gpu_helpers import Counter
 from turbobc import _progress
-from turbobc._progress import DELAY_SECONDS, FIRST_PACED_BATCH, paced_batches, source_progress
+from turbobc._progress import DELAY_SECONDS, paced_batches, source_progress
 
 
 def _shown_bar(total):
     return tqdm(total=total, file=io.StringIO(), delay=0)
 
 
-@pytest.mark.parametrize("progress", [Counter(), source_progress(10, False, "graphblas")],
-                         ids=["not-a-bar", "disabled-bar"])
-def test_without_a_shown_bar_batches_are_the_engine_steps(progress):
+@pytest.mark.parametrize("progress", [Counter(), source_progress(10, False, "graphblas"),
+                                      _shown_bar(10)],
+                         ids=["not-a-bar", "disabled-bar", "shown-bar"])
+def test_batches_are_the_engine_steps_whatever_the_bar(progress):
+    """A shown bar changes no batch: splitting them cost more than the bar is worth
+    (turbobc/_progress.py; bench/progress_cost.py)."""
     assert list(paced_batches(10, 4, progress)) == [(0, 4), (4, 8), (8, 10)]
-
-
-def test_a_shown_bar_gets_a_first_small_batch_then_the_engine_steps():
-    """FIRST_PACED_BATCH sources first (the bar's first rate and time left), then the
-    engine's own batches: a batch is never split further, whatever the bar."""
-    bar = _shown_bar(5000)
-    assert list(paced_batches(3000, 3000, bar)) == [(0, 8), (8, 3000)]
-    assert list(paced_batches(5000, 2000, bar)) == [(0, 8), (8, 2008), (2008, 4008),
-                                                    (4008, 5000)]
-    assert FIRST_PACED_BATCH == 8
-
-
-def test_a_tiny_run_or_a_narrow_engine_batch_is_not_split():
-    bar = _shown_bar(100)
-    assert list(paced_batches(16, 16, bar)) == [(0, 16)]
-    assert list(paced_batches(20, 8, bar)) == [(0, 8), (8, 16), (16, 20)]
+    assert list(paced_batches(3000, 3000, progress)) == [(0, 3000)]
 
 
 def test_the_bar_waits_before_it_appears():
@@ -70,18 +58,20 @@ def test_a_shown_bar_is_redrawn_while_no_source_is_done(capsys, monkeypatch):
     assert not [t for t in set(threading.enumerate()) - earlier if t.name == "turbobc-progress"]
 
 
-def test_bc_with_progress_moves_the_bar_within_one_engine_batch(capsys, monkeypatch):
-    """road-minnesota (2,642 vertices) is one batch of the CPU engine; with the bar shown the
-    bar has a rate and a time left before the end of the run, and the values are unchanged."""
+def test_bc_with_progress_in_one_engine_batch(capsys, monkeypatch):
+    """road-minnesota (2,642 vertices) is one batch of the CPU engine, with the bar as
+    without it: the bar is redrawn while the batch runs (the time elapsed), reaches the total
+    at its end with the rate, and the values are those of the run without a bar."""
     monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(_progress, "TICK_SECONDS", 0.05)
     A = load("road-minnesota.mtx", directed=False)
     from turbobc.engines.graphblas import batch_size_for
 
-    assert batch_size_for(A.shape[0], A.shape[0]) == A.shape[0]  # one batch without the bar
-    with_bar = turbobc.bc(A, engine="graphblas", progress=True)
+    assert batch_size_for(A.shape[0], A.shape[0]) == A.shape[0]  # one batch
+    with_bar = turbobc.run_bc(A, engine="graphblas", progress=True)
     err = capsys.readouterr().err
-    counts = {int(c) for c in re.findall(r"(\d+)/2642", err)}
-    assert counts - {0, 2642}, err[-500:]
-    assert "src/s" in err and re.search(r"<\d\d:\d\d", err)  # rate and time left
-    # the first batch changes only how sources are grouped: the sums are those of one batch
-    np.testing.assert_allclose(with_bar, turbobc.bc(A, engine="graphblas"), rtol=1e-13)
+    assert len(re.findall(r"\d+/2642 \[", err)) >= 3, err[-500:]  # redrawn during the run
+    assert "2642/2642" in err and "src/s" in err
+    without = turbobc.run_bc(A, engine="graphblas")
+    assert with_bar.facts["batches"] == without.facts["batches"]
+    np.testing.assert_array_equal(with_bar.values, without.values)

@@ -1,20 +1,18 @@
-"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources, and what the
-CPU engine does differently while the bar is shown.
+"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources.
 
 The bar appears only once a run has taken :data:`DELAY_SECONDS`, so quick runs print
-nothing; from then on it is redrawn every :data:`TICK_SECONDS` (the time elapsed moves) even
-while a long batch holds its count still. An engine whose batch would hold every source of a
-small graph (the CPU engine fits thousands of sources in one batch) sweeps
-:data:`FIRST_PACED_BATCH` sources first (:func:`paced_batches`), so that the bar has a rate
-and a time left within a second, then its own batches.
+nothing; from then on it is redrawn every :data:`TICK_SECONDS`, so that the time elapsed moves
+while a long batch holds its count still. It advances as the engine finishes its batches:
+the engines sweep the same batches with a bar as without (:func:`paced_batches`).
 
-No more than that: a batch's sources are swept together, and splitting them costs more than
-the batches' fixed costs. GraphBLAS sweeps a wide batch faster per source, and on a machine
-whose cores are shared its threads wait for each other once per level of every batch: on two
-busy cores, 3,000 sources of a geometric graph took 8.7 ms each in one batch and 25 ms each in
-batches of 128 (with one thread: 4.1 and 4.7 ms). The pacing of earlier versions (batches of
-half a second) made such runs 28% slower, twice as slow on busy cores; the one small batch
-costs its own time, a fraction of a percent (bench/progress_cost.py).
+Splitting a batch for the bar's sake is not worth what it costs. Each batch pays a fixed
+cost, the per-level work of a deep graph whatever its number of sources; GraphBLAS sweeps a
+wide batch faster per source; and on cores shared with other work its threads wait for each
+other once per level of every batch. bench/progress_cost.py measured it on two busy cores:
+exact BC of a 3,000-vertex geometric graph took 2.6 times as long with the half-second batches
+of earlier versions (they made it 28% slower on a quiet machine), and even one first batch of 8
+sources made road-minnesota 14% slower (with one GraphBLAS thread: 8 sources of a deep road
+network cost about as much as the per-level work of any batch, a third of a second there).
 
 tqdm is imported from ``tqdm.auto`` only when a bar is shown: in a Jupyter kernel without
 ipywidgets that import warns (``TqdmWarning: IProgress not found``), which a run without
@@ -28,18 +26,13 @@ import time
 
 from tqdm.std import tqdm as plain_tqdm
 
-__all__ = ["DELAY_SECONDS", "FIRST_PACED_BATCH", "TICK_SECONDS", "paced_batches",
-           "source_progress"]
+__all__ = ["DELAY_SECONDS", "TICK_SECONDS", "paced_batches", "source_progress"]
 
 DELAY_SECONDS = 1.0
 """The bar is drawn once the run has lasted this long (tqdm's ``delay``)."""
 
 TICK_SECONDS = 1.0
 """A shown bar is redrawn this often, whether or not sources were done meanwhile."""
-
-FIRST_PACED_BATCH = 8
-"""Sources swept first while a bar is shown, before the engine's own batches: the bar's
-first rate and time left."""
 
 
 def source_progress(total: int, enabled: bool, engine: str) -> plain_tqdm:
@@ -73,11 +66,9 @@ def _tick(bar) -> None:
 
 
 def paced_batches(total: int, step: int, progress):
-    """``(start, stop)`` bounds of the batches that sweep ``total`` sources.
-
-    ``step`` sources at a time; with a shown bar (``progress`` a tqdm bar that is not
-    disabled), :data:`FIRST_PACED_BATCH` of them first when there are more than twice as
-    many, so that the bar has a rate early.
+    """``(start, stop)`` bounds of the batches that sweep ``total`` sources: ``step`` at a
+    time, whether or not ``progress`` is a shown bar (module docstring: what splitting them
+    for the bar cost).
 
     Parameters
     ----------
@@ -86,7 +77,7 @@ def paced_batches(total: int, step: int, progress):
     step : int
         The engine's batch size (at least 1).
     progress : object
-        The bar the engine advances.
+        The bar the engine advances, if any (it changes nothing here).
 
     Yields
     ------
@@ -94,11 +85,7 @@ def paced_batches(total: int, step: int, progress):
         ``start, stop`` with ``0 <= start < stop <= total``, covering ``range(total)`` in
         order.
     """
-    first = 0
-    if is_shown(progress) and total > 2 * FIRST_PACED_BATCH and step > FIRST_PACED_BATCH:
-        first = FIRST_PACED_BATCH
-        yield 0, first
-    for start in range(first, total, step):
+    for start in range(0, total, step):
         yield start, min(start + step, total)
 
 
