@@ -324,3 +324,33 @@ def test_the_table_in_docs_cli_is_what_the_command_prints():
     assert len(printed) == len(example) - 1
     for ours, documented in zip(printed, example[1:]):
         assert re.sub(r"in \d+\.\d\d s", "", ours) == re.sub(r"in \d+\.\d\d s", "", documented)
+
+
+def test_an_unreadable_graph_file_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """Root reads every file, so the check is shown with os.access telling 'no' to reading."""
+    from turbobc.cli import main
+
+    graph = malformed_graph(tmp_path)
+    monkeypatch.setattr(os, "access", lambda path, mode: mode != os.R_OK)
+    assert main(["info", str(graph)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"turbobc info: error: {graph}: cannot read the graph file "
+                            "(permission denied)\n")
+
+
+def test_a_bug_is_one_line_naming_itself(tmp_path, monkeypatch, capsys):
+    """An exception no rule expects (a bug): one line, exit 1, the way to see more."""
+    import turbobc.cli._commands
+    from turbobc.cli import main
+
+    def broken(args):
+        raise RuntimeError("the index went astray")
+
+    monkeypatch.setattr(turbobc.cli._commands, "info", broken)
+    assert main(["info", str(malformed_graph(tmp_path))]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("turbobc info: error: internal error (RuntimeError: the index went "
+                            "astray); run again with --debug for the traceback, and report "
+                            "it\n")
