@@ -281,12 +281,14 @@ def test_cli_scheduler_runs_on_the_cluster(client, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys):
-    """--gpus N starts N worker processes (one device each where there are GPUs; here the
-    workers find none and run the CPU engine)."""
+def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys, monkeypatch):
+    """--gpus N starts N worker processes (one device each where there are GPUs; here, told
+    that two GPUs are there, the workers find none and run the CPU engine)."""
+    import turbobc._engines
     from turbobc.cli import main
 
     path = _edge_list(tmp_path)
+    monkeypatch.setattr(turbobc._engines, "gpu_count", lambda: 2)
     assert main(["bc", str(path), "--gpus", "2", "-o", str(tmp_path / "c.csv")]) == 0
     assert "Dask worker(s), engine graphblas" in capsys.readouterr().out
     assert main(["bc", str(path), "-o", str(tmp_path / "l.csv")]) == 0

@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
+import turbobc.io._dimacs
 import turbobc.io._readers
 from data_files import SMALL_GRAPHS, large_data, path as data_path
 from turbobc.io._readers import load
@@ -459,8 +460,8 @@ def test_empty_files(tmp_path):
 
 def test_mtx_not_square(tmp_path):
     path = _mtx(tmp_path / "x.mtx", "general\n3 4 1\n1 2\n")
-    with pytest.raises(ValueError, match=re.escape(f"{path}: an adjacency matrix must be "
-                                                   "square; the size line declares 3 x 4")):
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line 2: an adjacency matrix must "
+                                                   "be square; the size line declares 3 x 4")):
         load(path)
 
 
@@ -886,8 +887,8 @@ def test_a_pattern_with_weight_true_is_unweighted_bc():
 def test_dimacs_gr_read_at_once_equals_line_by_line(text):
     """A well-formed file is read by regular expressions and one NumPy parse
     (_gr_arcs_at_once); the line-by-line reader, which reports errors, gives the same."""
-    at_once = turbobc.io._readers._gr_arcs_at_once(text, True)
-    by_line = turbobc.io._readers._gr_arcs_by_line("x.gr", text, True)
+    at_once = turbobc.io._dimacs._gr_arcs_at_once(text, True)
+    by_line = turbobc.io._dimacs._gr_arcs_by_line("x.gr", text, True)
     assert at_once is not None and at_once[0] == by_line[0]
     for ours, theirs in zip(at_once[1:], by_line[1:]):
         np.testing.assert_array_equal(ours, theirs)
@@ -907,6 +908,98 @@ def test_dimacs_gr_read_at_once_equals_line_by_line(text):
     "p sp 2 1\ne 1 2 4\na 1 2 4\n",           # another kind of line
 ])
 def test_dimacs_gr_read_at_once_leaves_bad_files_to_the_line_reader(tmp_path, text):
-    assert turbobc.io._readers._gr_arcs_at_once(text, True) is None
+    assert turbobc.io._dimacs._gr_arcs_at_once(text, True) is None
     with pytest.raises(ValueError, match=re.escape(str(tmp_path / "x.gr")) + ", line "):
         load(_write(tmp_path / "x.gr", text), weighted=True)
+
+
+# --------------------------------------------------------------------------- headers are claims
+
+def _peak_bytes(call):
+    """What ``call()`` raised and the peak of memory Python and NumPy allocated meanwhile."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as raised:
+            call()
+        return raised.value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_mtx_declaring_more_entries_than_the_file_holds_allocates_nothing(tmp_path, compress):
+    """5 x 5 with 3,000,000,000 declared entries and one entry line: scipy.io.mmread would
+    allocate 11 GiB for them (and abort the process when that fails); the reader refuses
+    first, at the line where the entries fall short, within a few MiB."""
+    name = "lie.mtx.gz" if compress else "lie.mtx"
+    path = _write(tmp_path / name, "%%MatrixMarket matrix coordinate pattern general\n"
+                  "5 5 3000000000\n1 2\n", compress=compress)
+    error, peak = _peak_bytes(lambda: load(path))
+    assert str(error) == (f"{path}, line 4 (end of file): the size line (line 2) declares "
+                          "3000000000 entries; only 1 follow")
+    assert peak < 32 * 2**20
+
+
+def test_mtx_array_declaring_more_values_than_the_file_holds(tmp_path):
+    """A dense 'array' file of 100,000 x 100,000 with one value: 10^10 values claimed, refused
+    at the size line before scipy allocates 80 GB for them."""
+    path = _write(tmp_path / "dense.mtx", "%%MatrixMarket matrix array real general\n% c\n"
+                  "100000 100000\n1\n")
+    error, peak = _peak_bytes(lambda: load(path))
+    assert str(error) == (f"{path}, line 3: the size line declares 10,000,000,000 entries, "
+                          "which take at least 19,999,999,999 bytes; the file holds 2 after "
+                          "that line")
+    assert peak < 32 * 2**20
+
+
+def test_header_declaring_more_vertices_than_memory_holds(tmp_path):
+    """10^12 declared vertices (16 TB of row pointers and labels): the file and the line, not
+    NumPy's 'Unable to allocate 7.28 TiB'."""
+    path = _mtx(tmp_path / "huge.mtx", "general\n1000000000000 1000000000000 1\n1 2\n")
+    error, peak = _peak_bytes(lambda: load(path))
+    assert str(error).startswith(
+        f"{path}, line 2: the header declares n = 1,000,000,000,000 vertices, which take at "
+        "least 16000000000000 bytes (14.6 TiB) to read (16 bytes a vertex), more than the ")
+    assert str(error).endswith(" of memory available")
+    assert peak < 32 * 2**20
+
+
+def test_dimacs_problem_line_declaring_more_vertices_than_memory_holds(tmp_path, monkeypatch):
+    """'p sp 3000000000 1' asks for 48 GB before the one arc is read: refused at its line
+    where less is available (here: 8 GiB, as the memory check is told)."""
+    import turbobc.io._common
+
+    monkeypatch.setattr(turbobc.io._common, "available_memory", lambda: 8 * 2**30)
+    path = _write(tmp_path / "big.gr", "c three billion crossroads\np sp 3000000000 1\n"
+                  "a 1 2 1\n")
+    for weighted in (False, True):
+        with pytest.raises(ValueError) as raised:
+            load(path, weighted=weighted)
+        assert str(raised.value) == (
+            f"{path}, line 2: the header declares n = 3,000,000,000 vertices, which take at "
+            "least 48000000000 bytes (44.7 GiB) to read (16 bytes a vertex), more than the "
+            "8589934592 bytes (8 GiB) of memory available")
+    # the same file's problem line read line by line (a stray line sends it there)
+    messy = _write(tmp_path / "messy.gr", "p sp 3000000000 1\n\n  a 1 2 1\n")
+    _raises_at(messy, 1, "the header declares n = 3,000,000,000 vertices")
+
+
+def test_a_utf8_byte_order_mark_is_skipped(tmp_path):
+    """Files saved by editors that write a byte-order mark first read as without it, in every
+    format (it used to make the first id '\\ufeff1')."""
+    bom = "\ufeff"
+    texts = {"g.txt": "1 2\n2 3\n", "g.csv": "source,target\na,b\nb,c\n",
+             "g.tsv": "1\t2\n2\t3\n", "g.mtx": "%%MatrixMarket matrix coordinate pattern "
+             "symmetric\n3 3 2\n2 1\n3 2\n", "g.graph": "3 2\n2\n1 3\n2\n",
+             "g.gr": "p sp 3 2\na 1 2 1\na 2 3 1\n"}
+    for name, text in texts.items():
+        for compress in (False, True):
+            suffix = ".gz" if compress else ""
+            plain = load(_write(tmp_path / f"plain-{name}{suffix}", text, compress=compress))
+            marked = load(_write(tmp_path / f"bom-{name}{suffix}", bom + text,
+                                 compress=compress))
+            assert (marked.matrix != plain.matrix).nnz == 0, name
+            np.testing.assert_array_equal(marked.labels, plain.labels)
+            assert marked.n == 3 and marked.matrix.nnz in (2, 4), name

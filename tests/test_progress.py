@@ -1,6 +1,7 @@
-"""Progress in sources with a time estimate: the bar appears after DELAY_SECONDS, and the CPU
-engine's batches are paced while it is shown, so that a graph whose sources all fit in one
-batch still moves the bar about twice a second."""
+"""Progress in sources with a time estimate: the bar appears after DELAY_SECONDS and is
+redrawn every TICK_SECONDS; while it is shown the CPU engine sweeps a few sources first, so
+that the bar has a rate early, and otherwise keeps its own batches (splitting them cost more
+than the bar is worth: bench/progress_cost.py measures it)."""
 
 from __future__ import annotations
 
@@ -15,91 +16,21 @@ import turbobc
 from data_files import load
 from gpu_helpers import Counter
 from turbobc import _progress
-from turbobc._progress import (DELAY_SECONDS, FIRST_PACED_BATCH, MAX_GROWTH,
-                               SECONDS_PER_UPDATE, batch_cost_model, next_paced_size,
-                               paced_batches, source_progress)
-
-
-class FakeClock:
-    """A clock that only moves when the test moves it (``clock.now += seconds``)."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
+from turbobc._progress import DELAY_SECONDS, paced_batches, source_progress
 
 
 def _shown_bar(total):
     return tqdm(total=total, file=io.StringIO(), delay=0)
 
 
-def _covering(bounds, total):
-    """The bounds cover range(total) in order, without gaps or overlaps."""
-    starts = [start for start, _ in bounds]
-    stops = [stop for _, stop in bounds]
-    return starts[0] == 0 and stops[-1] == total and starts[1:] == stops[:-1]
-
-
-@pytest.mark.parametrize("progress", [Counter(), source_progress(10, False, "graphblas")],
-                         ids=["not-a-bar", "disabled-bar"])
-def test_without_a_shown_bar_batches_are_the_engine_steps(progress):
+@pytest.mark.parametrize("progress", [Counter(), source_progress(10, False, "graphblas"),
+                                      _shown_bar(10)],
+                         ids=["not-a-bar", "disabled-bar", "shown-bar"])
+def test_batches_are_the_engine_steps_whatever_the_bar(progress):
+    """A shown bar changes no batch: splitting them cost more than the bar is worth
+    (turbobc/_progress.py; bench/progress_cost.py)."""
     assert list(paced_batches(10, 4, progress)) == [(0, 4), (4, 8), (8, 10)]
-
-
-def _paced_run(total, step, fixed, per_source):
-    """Bounds and seconds of each paced batch when a batch costs fixed + per_source * size."""
-    clock, bounds, seconds = FakeClock(), [], []
-    for start, stop in paced_batches(total, step, _shown_bar(total), clock=clock):
-        bounds.append((start, stop))
-        seconds.append(fixed + (stop - start) * per_source)
-        clock.now += seconds[-1]
-    return bounds, seconds
-
-
-def test_paced_batches_converge_on_the_update_interval():
-    bounds, seconds = _paced_run(5000, 4000, 0.0, 2.0**-9)  # about 2 ms per source
-    sizes = [stop - start for start, stop in bounds]
-    assert _covering(bounds, 5000)
-    assert sizes[:3] == [FIRST_PACED_BATCH, 4 * FIRST_PACED_BATCH, 16 * FIRST_PACED_BATCH]
-    assert all(b <= MAX_GROWTH * a for a, b in zip(sizes, sizes[1:]))
-    # once measured, each batch takes the update interval: 0.5 s / 2^-9 s = 256 sources
-    assert all(0.95 * SECONDS_PER_UPDATE <= t <= SECONDS_PER_UPDATE for t in seconds[3:-1])
-
-
-def test_a_large_fixed_cost_per_batch_lengthens_the_batches():
-    """A deep graph: 0.3 s per batch whatever its size (per-level work), then 2^-9 s per
-    source. Batches last 0.3 * (1 + 1 / MAX_OVERHEAD) = 1.8 s: 1.5 s of sources for 0.3 s
-    of fixed cost, so pacing adds about 20% (the first, short batches aside)."""
-    bounds, seconds = _paced_run(20000, 20000, 0.3, 2.0**-9)
-    assert _covering(bounds, 20000)
-    steady = seconds[4:-1]
-    assert steady and all(1.7 <= t <= 1.8 for t in steady)
-    unpaced = 0.3 + 20000 * 2.0**-9
-    assert sum(seconds) <= 1.2 * unpaced + 4 * 0.3
-
-
-def test_paced_batches_never_exceed_the_engine_step():
-    clock, total = FakeClock(), 1000
-    bounds = list(paced_batches(total, 50, _shown_bar(total), clock=clock))  # no time passes
-    assert _covering(bounds, total)
-    assert max(stop - start for start, stop in bounds) == 50
-
-
-def test_next_paced_size():
-    assert next_paced_size([(8, 0.004)], 10_000) == 32  # wants 1000: growth capped at 4x
-    assert next_paced_size([(100, 1.0)], 10_000) == 50  # 0.5 s / 10 ms
-    assert next_paced_size([(100, 1e3)], 10_000) == 1  # very slow sources: one at a time
-    assert next_paced_size([(100, 0.0)], 300) == 300  # nothing measured: the cap
-
-
-def test_batch_cost_model_recovers_a_line():
-    # 0.25 s per batch + 4 ms per source, by hand: 10 -> 0.29 s, 100 -> 0.65 s, 50 -> 0.45 s
-    fixed, per_source = batch_cost_model([(10, 0.29), (100, 0.65), (50, 0.45)])
-    assert fixed == pytest.approx(0.25) and per_source == pytest.approx(0.004)
-    assert batch_cost_model([(10, 0.5), (10, 0.7)]) == (0.0, pytest.approx(0.06))
-    # a fitted line below zero at no sources: no fixed cost
-    assert batch_cost_model([(10, 0.01), (100, 0.5)])[0] == 0.0
+    assert list(paced_batches(3000, 3000, progress)) == [(0, 3000)]
 
 
 def test_the_bar_waits_before_it_appears():
@@ -108,20 +39,39 @@ def test_the_bar_waits_before_it_appears():
     bar.close()
 
 
-@pytest.mark.slow
-def test_bc_with_progress_moves_the_bar_within_one_engine_batch(capsys, monkeypatch):
-    """road-minnesota (2,642 vertices) is one batch of the CPU engine; with the bar shown it
-    is swept in paced batches, each advancing the bar, and the values are unchanged."""
+def test_a_shown_bar_is_redrawn_while_no_source_is_done(capsys, monkeypatch):
+    """During a long batch the count stands still, the time elapsed does not: the bar is
+    redrawn every TICK_SECONDS, and its thread ends with the bar."""
+    import threading
+    import time
+
     monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
-    monkeypatch.setattr(_progress, "SECONDS_PER_UPDATE", 0.05)  # many updates, even if fast
+    monkeypatch.setattr(_progress, "TICK_SECONDS", 0.05)
+    earlier = set(threading.enumerate())  # other bars' threads end within their own tick
+    bar = source_progress(10, True, "graphblas")
+    bar.update(3)
+    time.sleep(0.5)
+    bar.close()
+    time.sleep(0.2)
+    err = capsys.readouterr().err
+    assert err.count("3/10") >= 4, err  # drawn again and again with no update between
+    assert not [t for t in set(threading.enumerate()) - earlier if t.name == "turbobc-progress"]
+
+
+def test_bc_with_progress_in_one_engine_batch(capsys, monkeypatch):
+    """road-minnesota (2,642 vertices) is one batch of the CPU engine, with the bar as
+    without it: the bar is redrawn while the batch runs (the time elapsed), reaches the total
+    at its end with the rate, and the values are those of the run without a bar."""
+    monkeypatch.setattr(_progress, "DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(_progress, "TICK_SECONDS", 0.05)
     A = load("road-minnesota.mtx", directed=False)
     from turbobc.engines.graphblas import batch_size_for
 
-    assert batch_size_for(A.shape[0], A.shape[0]) == A.shape[0]  # one batch without the bar
-    with_bar = turbobc.bc(A, engine="graphblas", progress=True)
+    assert batch_size_for(A.shape[0], A.shape[0]) == A.shape[0]  # one batch
+    with_bar = turbobc.run_bc(A, engine="graphblas", progress=True)
     err = capsys.readouterr().err
-    counts = {int(c) for c in re.findall(r"(\d+)/2642", err)}
-    assert len(counts - {0, 2642}) >= 3, err[-500:]
-    assert "src/s" in err and re.search(r"<\d\d:\d\d", err)  # rate and time left
-    # pacing changes only how sources are grouped: the sums are those of one batch
-    np.testing.assert_allclose(with_bar, turbobc.bc(A, engine="graphblas"), rtol=1e-13)
+    assert len(re.findall(r"\d+/2642 \[", err)) >= 3, err[-500:]  # redrawn during the run
+    assert "2642/2642" in err and "src/s" in err
+    without = turbobc.run_bc(A, engine="graphblas")
+    assert with_bar.facts["batches"] == without.facts["batches"]
+    np.testing.assert_array_equal(with_bar.values, without.values)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["CPU_ENGINE", "cpu_fallback_note", "gpu_status"]
+__all__ = ["CPU_ENGINE", "cpu_fallback_note", "gpu_count", "gpu_status"]
 
 CPU_ENGINE = "the CPU engine (python-graphblas)"
 """How messages name the engine ``engine="graphblas"`` runs."""
@@ -42,6 +42,16 @@ def gpu_status() -> tuple[bool, str]:
     if isinstance(name, bytes):
         name = name.decode()
     return True, f"CuPy {cupy.__version__}, {count} device(s): {name}"
+
+
+def gpu_count() -> int:
+    """How many CUDA devices CuPy sees: 0 where :func:`gpu_status` finds the GPU engine
+    unusable (no CuPy, no driver, no device)."""
+    if not gpu_status()[0]:
+        return 0
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
 
 
 def cpu_fallback_note() -> str:

@@ -16,8 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "index_dtype_for", "reverse_edge_positions", "exact_length_scale",
-           "bfs_levels"]
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for",
+           "reverse_edge_positions", "exact_length_scale"]
 
 
 INT32_LIMIT = 2**31 - 64
@@ -127,6 +127,50 @@ def bfs_levels(csr, root: int) -> tuple[np.ndarray, np.ndarray]:
         jump = np.where(done, 0, jump[jump])
     level[order] = hops
     return order, level
+
+
+def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,
+                  lengths: np.ndarray | None = None) -> sp.csr_array:
+    """The canonical n x n CSR matrix (sorted indices, each entry once) of the entries
+    ``(rows[k], cols[k])``: float64 ones, or with ``lengths`` each entry's smallest length
+    (the one a shortest path takes over parallel edges).
+
+    Every reader of a graph file (turbobc/io) and the networkx conversion of weighted graphs
+    (turbobc/_validation.py) build their matrix here. Self loops and the second direction of
+    undirected edges are the caller's business: every pair given is kept.
+
+    Parameters
+    ----------
+    rows, cols : numpy.ndarray
+        int64, the same length, each in 0..n-1.
+    n : int
+        Number of vertices.
+    lengths : numpy.ndarray, optional
+        float64, one per entry.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        float64, ``A[rows[k], cols[k]]`` = 1 or the least ``lengths[j]`` over the k' with the
+        same (row, col).
+    """
+    if lengths is None:
+        matrix = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
+        matrix.sum_duplicates()
+        matrix.data[:] = 1.0
+        matrix.sort_indices()
+        return matrix
+    # sort the entries by (row, col): each run of equal pairs is one entry, its least length
+    order = np.lexsort((cols, rows))
+    rows, cols, lengths = rows[order], cols[order], lengths[order]
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    starts = np.flatnonzero(first)
+    data = np.minimum.reduceat(lengths, starts) if starts.size else lengths
+    # row i's entries start at indptr[i]: the running count of entries in the rows before it
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[starts], minlength=n), out=indptr[1:])
+    return sp.csr_array((data, cols[starts], indptr), shape=(n, n))
 
 
 def entry_positions(pattern: sp.csr_array, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

@@ -1,60 +1,74 @@
-"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources, and the pacing
-of the CPU engine's batches while the bar is shown.
+"""Progress reporting for long runs: a tqdm bar on stderr, counted in sources.
 
 The bar appears only once a run has taken :data:`DELAY_SECONDS`, so quick runs print
-nothing. An engine whose batch would hold every source of a small graph (the CPU engine fits
-thousands of sources in one batch) walks the sources through :func:`paced_batches` instead,
-which sizes batches from the measured cost of the batches done so that the bar moves about
-every :data:`SECONDS_PER_UPDATE` (longer where a batch has a large fixed cost, so that pacing
-adds at most about :data:`MAX_OVERHEAD` to the run) and its time estimate means something
-from the first seconds.
+nothing; from then on it is redrawn every :data:`TICK_SECONDS`, so that the time elapsed moves
+while a long batch holds its count still. It advances as the engine finishes its batches:
+the engines sweep the same batches with a bar as without (:func:`paced_batches`).
+
+Splitting a batch for the bar's sake is not worth what it costs. Each batch pays a fixed
+cost, the per-level work of a deep graph whatever its number of sources; GraphBLAS sweeps a
+wide batch faster per source; and on cores shared with other work its threads wait for each
+other once per level of every batch. bench/progress_cost.py measured it on two busy cores:
+exact BC of a 3,000-vertex geometric graph took 2.6 times as long with the half-second batches
+of earlier versions (they made it 28% slower on a quiet machine), and even one first batch of 8
+sources made road-minnesota 14% slower (with one GraphBLAS thread: 8 sources of a deep road
+network cost about as much as the per-level work of any batch, a third of a second there).
+
+tqdm is imported from ``tqdm.auto`` only when a bar is shown: in a Jupyter kernel without
+ipywidgets that import warns (``TqdmWarning: IProgress not found``), which a run without
+``progress=True`` has no reason to do.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
-from tqdm.auto import tqdm
+from tqdm.std import tqdm as plain_tqdm
 
-__all__ = ["DELAY_SECONDS", "SECONDS_PER_UPDATE", "batch_cost_model", "next_paced_size",
-           "paced_batches", "source_progress"]
+__all__ = ["DELAY_SECONDS", "TICK_SECONDS", "paced_batches", "source_progress"]
 
 DELAY_SECONDS = 1.0
 """The bar is drawn once the run has lasted this long (tqdm's ``delay``)."""
 
-SECONDS_PER_UPDATE = 0.5
-"""Target time of one paced batch, i.e. between two updates of the bar."""
-
-FIRST_PACED_BATCH = 8
-"""Sources in the first paced batch, which measures the time per source."""
-
-MAX_GROWTH = 4
-"""A paced batch holds at most this many times the sources of the one before."""
-
-MAX_OVERHEAD = 0.2
-"""Largest ratio of the estimated fixed cost of a batch (the per-level work of a deep graph,
-whatever the number of sources) to its per-source work: a paced batch lasts at least
-``fixed * (1 + 1 / MAX_OVERHEAD)``, so splitting a run into paced batches makes it at most
-about 20% slower."""
+TICK_SECONDS = 1.0
+"""A shown bar is redrawn this often, whether or not sources were done meanwhile."""
 
 
-def source_progress(total: int, enabled: bool, engine: str) -> tqdm:
+def source_progress(total: int, enabled: bool, engine: str) -> plain_tqdm:
     """A progress bar over ``total`` sources; silent (but still usable) when not ``enabled``.
 
     The bar shows sources done, the rate and the estimated time left, from
-    :data:`DELAY_SECONDS` into the run on.
+    :data:`DELAY_SECONDS` into the run on, redrawn every :data:`TICK_SECONDS`.
     """
-    return tqdm(total=total, disable=not enabled, unit="src", desc=f"turbobc[{engine}]",
-                dynamic_ncols=True, leave=True, delay=DELAY_SECONDS)
+    if not enabled:
+        return plain_tqdm(total=total, disable=True)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, unit="src", desc=f"turbobc[{engine}]", dynamic_ncols=True,
+               leave=True, delay=DELAY_SECONDS)
+    threading.Thread(target=_tick, args=(bar,), daemon=True, name="turbobc-progress").start()
+    return bar
 
 
-def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
-    """``(start, stop)`` bounds of the batches that sweep ``total`` sources.
+def _tick(bar) -> None:
+    """Redraw ``bar`` every :data:`TICK_SECONDS` until it is closed (tqdm's ``close``
+    disables it), once its delay has passed: the time elapsed moves during a long batch."""
+    while True:
+        time.sleep(TICK_SECONDS)
+        if bar.disable:
+            return
+        if time.time() - bar.start_t >= bar.delay:
+            try:
+                bar.refresh()
+            except Exception:  # drawing is best effort: a closed stream, a closing bar
+                return
 
-    Without a shown bar: ``step`` sources at a time. With one (``progress`` a tqdm bar that
-    is not disabled): batches sized by :func:`next_paced_size` from the time of the batches
-    already done (the caller's work on a batch runs between two yields), starting at
-    :data:`FIRST_PACED_BATCH` sources.
+
+def paced_batches(total: int, step: int, progress):
+    """``(start, stop)`` bounds of the batches that sweep ``total`` sources: ``step`` at a
+    time, whether or not ``progress`` is a shown bar (module docstring: what splitting them
+    for the bar cost).
 
     Parameters
     ----------
@@ -63,9 +77,7 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
     step : int
         The engine's batch size (at least 1).
     progress : object
-        The bar the engine advances.
-    clock : callable, optional
-        Seconds as a float (tests pass a fake clock).
+        The bar the engine advances, if any (it changes nothing here).
 
     Yields
     ------
@@ -73,54 +85,14 @@ def paced_batches(total: int, step: int, progress, *, clock=time.perf_counter):
         ``start, stop`` with ``0 <= start < stop <= total``, covering ``range(total)`` in
         order.
     """
-    if not is_shown(progress):
-        for start in range(0, total, step):
-            yield start, min(start + step, total)
-        return
-    size, start, history = min(step, FIRST_PACED_BATCH), 0, []
-    while start < total:
-        stop = min(start + size, total)
-        began = clock()
-        yield start, stop
-        history.append((stop - start, clock() - began))
-        size = next_paced_size(history, step)
-        start = stop
-
-
-def next_paced_size(history: list[tuple[int, float]], step: int) -> int:
-    """Sources in the next paced batch, from ``(sources, seconds)`` of the batches done.
-
-    With the cost model ``seconds = fixed + per_source * sources`` of
-    :func:`batch_cost_model`, the batch aims at ``max(SECONDS_PER_UPDATE, fixed * (1 + 1 /
-    MAX_OVERHEAD))`` seconds, within ``1 .. min(step, MAX_GROWTH * last batch)``.
-    """
-    ceiling = max(1, min(step, MAX_GROWTH * history[-1][0]))
-    fixed, per_source = batch_cost_model(history)
-    if per_source <= 0:
-        return ceiling  # nothing measurable yet: grow
-    target = max(SECONDS_PER_UPDATE, fixed * (1 + 1 / MAX_OVERHEAD))
-    return max(1, min(ceiling, int((target - fixed) / per_source)))
-
-
-def batch_cost_model(history: list[tuple[int, float]]) -> tuple[float, float]:
-    """``(fixed, per_source)`` seconds of a batch: a least-squares line through the
-    ``(sources, seconds)`` of the batches done, with ``fixed`` kept within ``[0, shortest
-    batch time]``; with one batch size only, ``fixed = 0``."""
-    sizes = [float(b) for b, _ in history]
-    times = [float(t) for _, t in history]
-    mean_size, mean_time = sum(sizes) / len(sizes), sum(times) / len(times)
-    spread = sum((b - mean_size) ** 2 for b in sizes)
-    fixed = 0.0
-    if spread > 0:
-        slope = sum((b - mean_size) * (t - mean_time) for b, t in zip(sizes, times)) / spread
-        fixed = min(max(mean_time - slope * mean_size, 0.0), min(times))
-    per_source = (sum(times) - fixed * len(times)) / sum(sizes)
-    return fixed, per_source
+    for start in range(0, total, step):
+        yield start, min(start + step, total)
 
 
 def is_shown(progress) -> bool:
-    """Whether ``progress`` is a tqdm bar that is drawn."""
-    return isinstance(progress, tqdm) and not progress.disable
+    """Whether ``progress`` is a tqdm bar that is drawn (any kind: ``tqdm.auto``'s are
+    ``tqdm.std.tqdm`` too)."""
+    return isinstance(progress, plain_tqdm) and not progress.disable
 
 
 class ForwardedProgress:

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from spmv import check_kernel
 
 from turbobc._engines import gpu_status
-from turbobc._graph import Graph, index_dtype_for, reverse_edge_positions
+from turbobc._graph import Graph, canonical_csr, index_dtype_for, reverse_edge_positions
 from turbobc._memory import parse_memory_limit
 from turbobc.engines import ENGINES, resolve_engine
 from turbobc.engines.protocol import Problem
@@ -280,16 +280,7 @@ def _networkx_lengths(G, labels: list, attribute: str) -> sp.csr_array:
         values = np.concatenate([values, values])
     loops = rows == cols  # never on a shortest path: dropped here as for every input
     rows, cols, values = rows[~loops], cols[~loops], values[~loops]
-    n = len(labels)
-    order = np.lexsort((cols, rows))
-    rows, cols, values = rows[order], cols[order], values[order]
-    first = np.ones(rows.size, dtype=bool)
-    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    starts = np.flatnonzero(first)
-    shortest = np.minimum.reduceat(values, starts) if starts.size else values
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows[starts], minlength=n), out=indptr[1:])
-    return sp.csr_array((shortest, cols[starts], indptr), shape=(n, n))
+    return canonical_csr(rows, cols, len(labels), values)
 
 
 def _real_lengths(raw: list, rows, cols, labels, attribute) -> np.ndarray:
