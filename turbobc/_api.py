@@ -96,9 +96,8 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         object with an ``update(n)`` method, such as a ``tqdm`` bar of your own
         or a recorder, is advanced by ``n`` as each batch of ``n`` sources is
         done (the updates add up to the number of sources) and is not closed.
-        A shown ``tqdm`` bar makes the CPU engine pace its batches (about
-        two updates a second), as ``True`` does; any other object gets the
-        engine's own batches.
+        The engines sweep the same batches with a bar as without; a shown bar
+        is redrawn every second, so its time moves during a long batch.
     memory_limit : int or str, optional
         Most memory the run may take: bytes as an int, or a string with a
         unit, ``"4GB"``, ``"512MiB"`` (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB).
