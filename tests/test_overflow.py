@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import turbobc
 import turbobc.engines.graphblas as graphblas_engine
+import turbobc.engines.graphblas.sweep as graphblas_sweep
 from oracles import exact_single_source_dependencies, networkx_bc
 
 
@@ -61,7 +62,7 @@ def test_plain_float64_would_overflow_here(grid600):
 def test_forced_rescaling_is_exact(monkeypatch):
     """Scaling every level by powers of two (threshold lowered to 2**2) changes nothing:
     the whole batched grid equals networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
+    monkeypatch.setattr(graphblas_sweep, "RESCALE_ABOVE_EXP", 2)
     G = nx.grid_2d_graph(9, 11)
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
     for endpoints in (False, True):
@@ -227,8 +228,8 @@ def test_forced_wide_path_equals_networkx(monkeypatch, directed):
     """With the wide limit lowered to 2^2 (and levels scaled above 2^2) nearly every source
     of the graphblas engine goes through the wide sweep: all, sampled and chosen sources
     still equal networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
-    monkeypatch.setattr(graphblas_engine, "WIDE_RANGE", 4.0)
+    monkeypatch.setattr(graphblas_sweep, "RESCALE_ABOVE_EXP", 2)
+    monkeypatch.setattr(graphblas_sweep, "WIDE_RANGE", 4.0)
     G = nx.grid_2d_graph(9, 11)
     if directed:
         G = nx.gnp_random_graph(80, 0.06, seed=5, directed=True)

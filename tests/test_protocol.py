@@ -369,7 +369,7 @@ def test_concurrent_batches_equal_networkx(name, workers):
 def test_concurrent_batches_auto_and_errors(monkeypatch):
     """"auto" sweeps a quarter of GraphBLAS's threads' worth of batches at once from 8
     threads up, one batch at a time below; never more than half the sources; 0 is refused."""
-    from turbobc.engines import graphblas as engine
+    from turbobc.engines.graphblas import memory as engine
     from turbobc._tuning import tuning
 
     for threads, want in [(1, 1), (2, 1), (7, 1), (8, 2), (16, 4), (64, 16)]:
@@ -388,10 +388,10 @@ def test_concurrent_batches_auto_and_errors(monkeypatch):
 def test_a_failing_concurrent_batch_stops_the_run(monkeypatch):
     """The first batch's error reaches the caller without the batches behind it being swept
     (at most the window in flight runs), and its sums are not added."""
-    from turbobc.engines import graphblas as engine
+    from turbobc.engines.graphblas import sweep as engine
     from turbobc._tuning import tuning
 
-    real, calls = engine._accumulate_batch, []
+    real, calls = engine.accumulate_batch, []
 
     def flaky(walks, problem, batch, raw, edge_sums=None):
         calls.append(int(batch[0]))
@@ -399,7 +399,7 @@ def test_a_failing_concurrent_batch_stops_the_run(monkeypatch):
             raise RuntimeError("batch 0 fails")
         return real(walks, problem, batch, raw, edge_sums)
 
-    monkeypatch.setattr(engine, "_accumulate_batch", flaky)
+    monkeypatch.setattr(engine, "accumulate_batch", flaky)
     G = nx.cycle_graph(200)  # nothing folds: every vertex a source
     with tuning(cpu_concurrent_batches=2, cpu_batch_cap=200 * 2):  # batches of 1 source
         with pytest.raises(RuntimeError, match="batch 0 fails"):

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import turbobc
 import turbobc.engines.graphblas as graphblas_engine
+import turbobc.engines.graphblas.sweep as graphblas_sweep
 from graph_cases import GRAPH_CASES, with_lengths
 from oracles import as_array, exact_brandes, networkx_bc
 from test_edge_bc import _check as _edge_check
@@ -528,9 +529,9 @@ def test_diamond_chain_beside_path(k):
 def test_forced_scaling_and_wide_sweep_equal_networkx(monkeypatch, name, wide):
     """Every level scaled (threshold 2^2) and, with ``wide``, nearly every source through the
     wide sweep (limit 2^2): vertex, edge and subset BC still equal networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
+    monkeypatch.setattr(graphblas_sweep, "RESCALE_ABOVE_EXP", 2)
     if wide:
-        monkeypatch.setattr(graphblas_engine, "WIDE_RANGE", 4.0)
+        monkeypatch.setattr(graphblas_sweep, "WIDE_RANGE", 4.0)
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=9)
     for endpoints in (False, True):
         want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,
