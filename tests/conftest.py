@@ -1,6 +1,7 @@
 """Shared fixtures: the engines every correctness test runs on, and the GPU skip rule.
 
-``ENGINE_CONFIGS`` lists (engine, kernel) pairs, and the GPU engine's queue family. The same
+``ENGINE_CONFIGS`` lists (engine, kernel) pairs, the cpu engine's walks one source at a time,
+and the GPU engine's queue family. The same
 test bodies run for each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
 CuPy sees no device. The list is built from ``spmv.KERNELS`` so a kernel added
 to the registry joins the whole correctness grid automatically.
@@ -19,7 +20,15 @@ QUEUE = "queue-family"
 kernels, turbobc/engines/gpu/engine.py): the fixture sets the knob and hands the test
 ("gpu", "auto")."""
 
-ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
+ALONE = "one-source-walks"
+"""The cpu engine with ``Tuning.cpu_lanes = False``: every source walked alone (the path of
+deep graphs, edge sums and lengths), where the small graphs of the grid would otherwise take
+the 64-lane batches (turbobc/engines/cpu/lanes.py): the fixture sets the knob and hands the
+test ("cpu", "auto")."""
+
+ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas"),
+                  pytest.param(("cpu", "auto"), id="cpu"),
+                  pytest.param(("cpu", ALONE), id="cpu-alone")] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
 ] + [pytest.param(("gpu", QUEUE), id="gpu-queue", marks=pytest.mark.gpu)]
@@ -37,9 +46,16 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
-    """An (engine, kernel) pair: the CPU reference, every GPU kernel, and the GPU engine's
-    queue family."""
+    """An (engine, kernel) pair: the graphblas reference, the cpu engine (64-lane batches where
+    they serve, and every source alone), every GPU kernel, and the GPU engine's queue
+    family."""
     engine, kernel = request.param
+    if kernel == ALONE:
+        import turbobc
+
+        with turbobc.tuning(cpu_lanes=False):
+            yield engine, "auto"
+        return
     if kernel != QUEUE:
         yield request.param
         return

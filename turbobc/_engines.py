@@ -10,11 +10,12 @@ from functools import lru_cache
 
 __all__ = ["CPU_ENGINE", "ENGINES", "cpu_fallback_note", "gpu_status"]
 
-ENGINES = ("auto", "gpu", "graphblas")
-"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present."""
+ENGINES = ("auto", "gpu", "cpu", "graphblas")
+"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present, else
+"cpu"; "graphblas" is the reference (python-graphblas)."""
 
-CPU_ENGINE = "the CPU engine (python-graphblas)"
-"""How messages name the engine ``engine="graphblas"`` runs."""
+CPU_ENGINE = "the CPU engine (numba)"
+"""How messages name the engine ``engine="cpu"`` runs, the one "auto" picks without a GPU."""
 
 
 @lru_cache(maxsize=1)

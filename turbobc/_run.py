@@ -21,16 +21,21 @@ __all__ = ["engine_named", "resolve_engine", "run_schedule", "sweep_sources"]
 
 
 def engine_named(name: str) -> Engine:
-    """The engine called ``name`` ("gpu" or "graphblas"; "auto" is resolved by validation)."""
+    """The engine called ``name`` ("gpu", "cpu" or "graphblas"; "auto" is resolved by
+    validation)."""
     if name == "gpu":
         from turbobc.engines.gpu.engine import GpuEngine
 
         return GpuEngine()
+    if name == "cpu":
+        from turbobc.engines.cpu import CpuEngine
+
+        return CpuEngine()
     if name == "graphblas":
         from turbobc.engines.graphblas import GraphblasEngine
 
         return GraphblasEngine()
-    raise ValueError(f"engine must be 'gpu' or 'graphblas'; got {name!r}")
+    raise ValueError(f"engine must be 'gpu', 'cpu' or 'graphblas'; got {name!r}")
 
 
 def resolve_engine(name: str, problem: Problem) -> Engine:
@@ -46,14 +51,15 @@ def resolve_engine(name: str, problem: Problem) -> Engine:
         ``name`` is ``"gpu"``, or ``"auto"`` where only the GPU engine could serve (a named
         kernel), and the GPU engine cannot run here (its reason: no usable GPU).
     ValueError
-        ``name`` is ``"graphblas"`` and that engine cannot serve (its reason: a GPU kernel).
+        ``name`` is ``"cpu"`` or ``"graphblas"`` and that engine cannot serve (its reason: a
+        GPU kernel).
     """
     if name == "auto":
         gpu = engine_named("gpu")
         gpu_reason = gpu.can_serve(problem)
         if gpu_reason is None:
             return gpu
-        cpu = engine_named("graphblas")
+        cpu = engine_named("cpu")
         if cpu.can_serve(problem) is None:
             return cpu
         asked = f"kernel={problem.kernel!r}" if problem.kernel != "auto" else "this call"
@@ -70,7 +76,7 @@ def resolve_engine(name: str, problem: Problem) -> Engine:
 
 def _gpu_unavailable(asked: str, reason: str) -> GPUUnavailableError:
     return GPUUnavailableError(f"{asked} needs a usable GPU, and the GPU engine cannot run "
-                               f"here ({reason}). Use engine='graphblas' (or 'auto') to run on "
+                               f"here ({reason}). Use engine='cpu' (or 'auto') to run on "
                                "the CPU")
 
 

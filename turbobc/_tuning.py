@@ -52,7 +52,7 @@ class Tuning:
         Most (source, vertex) slots of a CPU batch, whatever the memory: larger batches sweep
         hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds
         of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
-        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas.py, "Memory").
+        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas/memory.py).
     cpu_collect_above_slots : int or float
         After a CPU batch of at least this many (source, vertex) slots, Python's cyclic
         garbage collector runs (about 20 ms), which frees the batch's python-graphblas
@@ -176,6 +176,8 @@ class Tuning:
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
     cpu_concurrent_batches: int | str = "auto"
+    cpu_lanes: bool | str = "auto"
+    cpu_lanes_max_depth: int = 40
     fold_trees: bool = True
     fold_min_share: float = 0.05
     fold_chains: bool | str = "auto"
