@@ -65,3 +65,13 @@ def engine_config(request):
     # them a source per block: tests/test_gpu_weighted.py covers that way with hops)
     with turbobc.tuning(gpu_family="queue", gpu_block_distances=False):
         yield engine, "auto"
+
+
+CPU_ENGINES = [pytest.param("graphblas", id="graphblas"), pytest.param("cpu", id="cpu")]
+"""The two CPU engines: the graphblas reference and the compiled cpu engine."""
+
+
+@pytest.fixture(params=CPU_ENGINES)
+def cpu_engine(request):
+    """The name of a CPU engine: every test that asks for it runs on both."""
+    return request.param

@@ -73,7 +73,7 @@ def test_can_serve_gives_reasons():
     reason = engine_named("graphblas").can_serve(Problem(graph, kernel="vecsc"))
     assert "GPU kernel" in reason
     assert engine_named("graphblas").can_serve(Problem(graph)) is None
-    with pytest.raises(ValueError, match="engine must be 'gpu' or 'graphblas'"):
+    with pytest.raises(ValueError, match="^engine must be 'gpu', 'cpu' or 'graphblas'; got "):
         engine_named("tpu")
 
 
@@ -224,8 +224,9 @@ def test_resolve_engine_follows_can_serve(gpu_serves):
     assert resolve_engine("auto", named).name == "gpu"
     assert resolve_engine("gpu", named).name == "gpu"
     assert resolve_engine("graphblas", plain).name == "graphblas"
+    assert resolve_engine("cpu", plain).name == "cpu"
     gpu_serves("no usable GPU: a test says so")
-    assert resolve_engine("auto", plain).name == "graphblas"
+    assert resolve_engine("auto", plain).name == "cpu"
     with pytest.raises(GPUUnavailableError, match=r"^kernel='vecsc' needs a usable GPU, and "
                        r"the GPU engine cannot run here \(no usable GPU: a test says so\)"):
         resolve_engine("auto", named)
@@ -245,9 +246,9 @@ def test_validation_takes_the_engine_can_serve_chooses(gpu_serves):
     gpu_serves(None)
     assert validate(A, engine="auto", **args).engine == "gpu"
     gpu_serves("the graph is too large for it (a test)")
-    assert validate(A, engine="auto", **args).engine == "graphblas"
+    assert validate(A, engine="auto", **args).engine == "cpu"
     values, facts = run_bc(A, engine="auto")
-    assert facts["engine"] == "graphblas"
+    assert facts["engine"] == "cpu"
 
 
 @pytest.mark.parametrize("engine, kernel, error", [("gpu", "auto", GPUUnavailableError),

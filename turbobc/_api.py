@@ -143,9 +143,9 @@ def _edge_matrix(graph, values: np.ndarray, edges: _DistinctEdges | None = None)
 
 def _samples_pairs(call, pair_limit: int) -> bool:
     """Whether an approximate run samples shortest paths (turbobc/_pairs.py) rather than
-    sources: ``Tuning.approx_sampler`` ("auto": on the GPU engine, for unweighted graphs,
-    without Dask, unless Hoeffding's size for pairs costs about n source sweeps or more,
-    ``Tuning.pair_cost_in_sources`` each)."""
+    sources: ``Tuning.approx_sampler`` ("auto": on the GPU or the cpu engine, for unweighted
+    graphs, without Dask, unless Hoeffding's size for pairs costs about n source sweeps or
+    more, ``Tuning.pair_cost_in_sources`` or ``cpu_pair_cost_in_sources`` each)."""
     knobs = current_tuning()
     choice = knobs.approx_sampler
     if choice not in ("auto", "sources", "pairs"):
@@ -156,16 +156,17 @@ def _samples_pairs(call, pair_limit: int) -> bool:
             raise ValueError("approx_sampler='pairs' samples shortest paths in hops on this "
                              "process: it takes neither weight nor client")
         return True
-    return (choice == "auto" and call.engine == "gpu" and not call.graph.weighted
+    cost = {"gpu": knobs.pair_cost_in_sources, "cpu": knobs.cpu_pair_cost_in_sources}
+    return (choice == "auto" and call.engine in cost and not call.graph.weighted
             and call.client is None
-            and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
+            and pair_limit * cost[call.engine] < call.graph.n)
 
 
 def _pair_sampler(call):
     """``sample(seed, first, count, bar)`` for :func:`turbobc._approx.approximate_pairs` on
-    the call's engine (the GPU kernel, or on the CPU the host reference of
-    turbobc/_pairs.py), a function giving the run's engine facts, and the samples in flight
-    at once (the first checkpoint's least size)."""
+    the call's engine (the GPU kernel, the cpu engine's compiled sampler, or for the graphblas
+    engine the host reference of turbobc/_pairs.py), a function giving the run's engine
+    facts, and the samples in flight at once (the first checkpoint's least size)."""
     graph = call.graph
     if call.engine == "gpu":
         from turbobc.engines.gpu.pairs import PairSampler
@@ -173,6 +174,13 @@ def _pair_sampler(call):
         sampler = PairSampler(graph, endpoints=call.endpoints)
         return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
                                  "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
+    if call.engine == "cpu":
+        from turbobc.engines.cpu.memory import compute_threads
+        from turbobc.engines.cpu.pairs import CpuPairSampler
+
+        threads = compute_threads()
+        sampler = CpuPairSampler(graph, endpoints=call.endpoints, threads=threads)
+        return sampler, lambda: {"engine": "cpu", "threads": threads}, 1
     from turbobc._pairs import reference_counts
 
     total = np.zeros(graph.n, dtype=np.uint64)
@@ -244,9 +252,10 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     directed : bool, optional
         ``None`` infers it from the pattern: symmetric means undirected.
         ``True`` treats a symmetric pattern as a directed graph with both arcs.
-    engine : {"auto", "gpu", "graphblas"}, default "auto"
+    engine : {"auto", "gpu", "cpu", "graphblas"}, default "auto"
         "auto" uses the GPU when CuPy sees a device, else the CPU engine
-        (python-graphblas, which is also the reference).
+        "cpu" (compiled with numba, docs/cpu-engine.md); "graphblas" is the
+        python-graphblas reference, the paper's linear algebra line by line.
     kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"
         SpMV kernel of the GPU engine; naming one requires the GPU. With one
         source: thread per vertex (sccsc), thread per stored edge (sccooc),
@@ -312,7 +321,7 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         ``A`` not 2-D or not square; NaN or infinite values; ``sources`` out of
         range or repeated; ``k`` outside [1, n]; both ``k`` and ``sources``;
         ``directed=False`` on an asymmetric pattern; unknown ``engine`` or
-        ``kernel``, or a kernel with ``engine="graphblas"``; a ``memory_limit``
+        ``kernel``, or a kernel with a CPU engine; a ``memory_limit``
         that is not a number with a known unit, or below 1 byte; with
         ``weight``, a negative, NaN or infinite length (the message names the
         entry, (i, j, value), or the networkx edge), a zero attribute of a
@@ -461,10 +470,10 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
         As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
         ``targets`` not with ``k``). With ``weight=True`` the result keeps ``A``'s cleaned
         pattern (the values are BC, not lengths).
-    engine : {"auto", "gpu", "graphblas"}, default "auto"
+    engine : {"auto", "gpu", "cpu", "graphblas"}, default "auto"
         As for :func:`bc`: the GPU engine sums the edges in its batched kernels (one
         accumulator policy beside the vertex sums); edge subset BC (``targets``) runs on the
-        CPU engine, which ``"auto"`` then takes.
+        CPU engines, the cpu engine when ``"auto"``.
     epsilon, delta : float, optional
         As for :func:`bc`: every normalized edge value within ``epsilon`` of the exact one
         with probability at least 1 − ``delta`` (default 0.1), sources sampled until then

@@ -102,7 +102,7 @@ def run_on_cluster(client, problem: Problem, engine: str, sources: np.ndarray, *
     ----------
     client : dask.distributed.Client
     problem : Problem
-    engine : {"auto", "gpu", "graphblas"}
+    engine : {"auto", "gpu", "cpu", "graphblas"}
         Resolved on each worker (:func:`turbobc._run.resolve_engine`).
     sources : numpy.ndarray
         Distinct int64 vertex ids.

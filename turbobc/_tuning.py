@@ -54,7 +54,7 @@ class Tuning:
         of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
         2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas/memory.py).
     cpu_collect_above_slots : int or float
-        After a CPU batch of at least this many (source, vertex) slots, Python's cyclic
+        After a graphblas batch of at least this many (source, vertex) slots, Python's cyclic
         garbage collector runs (about 20 ms), which frees the batch's python-graphblas
         matrices (they sit in reference cycles) before the next batch; ``math.inf``: never.
         Smaller batches hold little (at most 160 MiB at 160 bytes per slot) and skip the
@@ -63,7 +63,7 @@ class Tuning:
         batch 2.36 / 0.18 0.23 0.18 0.18 (bench/results/cpu_memory-20261123T144734Z.json,
         ``python -m bench.cpu_memory --mechanisms``).
     cpu_concurrent_batches : int or str
-        Batches the CPU engine sweeps at once, each in its own thread with its share of
+        Batches the graphblas engine sweeps at once, each in its own thread with its share of
         GraphBLAS's threads (a ``graphblas.ss.Context``), their sums added in batch order.
         ``"auto"``: a quarter of GraphBLAS's threads when it has at least 8, else 1 (one
         batch at a time with every thread). A batch's calls on a sparse level are too small
@@ -72,7 +72,19 @@ class Tuning:
         (4 at once): road-minnesota 1.00 / 0.91, power 0.83 / 0.90, ca-GrQc 0.67 / 0.66,
         ego-Facebook 0.72 / 0.65, wiki-Vote 1.30 / 1.11
         (bench/results/cpu_threads-20261125T075733Z.json, NetworKit beside them).
-    fold_trees : bool
+    cpu_lanes : bool or str
+        Whether the cpu engine sweeps unweighted vertex BC 64 sources at a time, the sources
+        as the bits of a word (turbobc/engines/cpu/lanes.py), rather than each source alone:
+        ``"auto"`` on graphs whose breadth-first depth is at most ``cpu_lanes_max_depth``;
+        True always; False never. Edge sums and lengths always take the walks of one source.
+    cpu_lanes_max_depth : int
+        ...the depth of one breadth-first order of the graph (every component from its least
+        vertex). Exact BC on one thread, CPU seconds alone / in lanes (one-off runs, two
+        shared cores): email-Eu-core (depth 4) 0.38 / 0.06, wiki-Vote (5) 19.6 / 4.7,
+        ego-Facebook (6) 4.5 / 0.53, as20000102 (6) 3.6 / 1.5, p2p-Gnutella08 (6) 6.9 / 3.8,
+        ca-GrQc (13) 2.5 / 1.5, power (27) 2.2 / 1.9, delaunay_n12 (31) 2.5 / 1.9, del13
+        (42) 14.7 / 14.4, road-minnesota (99) 0.64 / 1.07, road80 (158) 3.5 / 10.1: a vertex
+        lies at ever more distinct depths from the 64 sources of a deep graph.
         Before exact BC of an undirected graph (every vertex a source), vertex or edge BC,
         fold the trees hanging off it into the vertices they hang from and sweep the smaller
         core with source and target weights (:mod:`turbobc._reduce`; exact). A weighted graph
@@ -153,13 +165,15 @@ class Tuning:
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
-        pair, turbobc/_pairs.py: the GPU kernel, or on the CPU engine a plain-Python
-        reference for small graphs) or ``"auto"`` (pairs on the GPU engine for unweighted
-        graphs without Dask, sources otherwise).
+        pair, turbobc/_pairs.py: the GPU kernel, the cpu engine's compiled sampler, or on the
+        graphblas engine a plain-Python reference for small graphs) or ``"auto"`` (pairs on
+        the GPU and the cpu engine for unweighted graphs without Dask, sources otherwise).
     pair_cost_in_sources : float
-        κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
-        Hoeffding's size for pairs times κ stays below n (else sources, exact when that
+        κ, a sampled pair's cost in source sweeps on the GPU: ``"auto"`` samples pairs only
+        while Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    cpu_pair_cost_in_sources : float
+        κ on the cpu engine.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -193,6 +207,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
+    cpu_pair_cost_in_sources: float = 0.05
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

@@ -26,7 +26,7 @@ __all__ = ["main"]
 
 _DESCRIPTION = """\
 Betweenness centrality (BC) of a graph file, computed as sparse linear algebra on an NVIDIA
-GPU (CuPy) or on the CPU (python-graphblas), with networkx's numbers.
+GPU (CuPy) or on the CPU (compiled with numba), with networkx's numbers.
 
 Files: Matrix Market (.mtx), SNAP edge lists (.txt), CSV/TSV edge lists (.csv, .tsv),
 METIS/DIMACS10 (.graph) and DIMACS 9 shortest-path files (.gr, road networks), each
@@ -167,9 +167,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="unnormalized: path counts summed (halved for undirected graphs)")
     bc.add_argument("--endpoints", action="store_true",
                     help="count the two ends of each path as lying on it")
-    bc.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
-                    help="auto (default): the GPU when CuPy sees one, else the CPU "
-                         "(python-graphblas)")
+    bc.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
+                    help="auto (default): the GPU when CuPy sees one, else the CPU engine "
+                         "(cpu, compiled with numba); graphblas: the python-graphblas "
+                         "reference")
     bc.add_argument("--kernel", default="auto", choices=["auto", "sccsc", "sccooc", "vecsc"],
                     help="GPU SpMV kernel; auto chooses by the scf metric (see 'turbobc "
                          "info')")
@@ -223,9 +224,10 @@ def _parser() -> argparse.ArgumentParser:
                       help="host memory the run may use (e.g. 4GB, 512MiB)")
     edge.add_argument("--progress", action="store_true",
                       help="show a progress bar on stderr once the run has taken a second")
-    edge.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
+    edge.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
                       help="auto (default): the GPU when one is usable and serves the run, "
-                           "else the CPU engine")
+                           "else the CPU engine (cpu); graphblas: the python-graphblas "
+                           "reference")
     _add_cluster_options(edge)
     edge.set_defaults(kernel="auto", endpoints=False, edges=None)
 
@@ -306,7 +308,7 @@ def _bc(args) -> None:
     _check_options(args)
     engine = _engine(args)
     graph, sources, targets, matrix, order = _prepare(args)
-    if (args.engine == "auto" and args.kernel == "auto" and engine == "graphblas"
+    if (args.engine == "auto" and args.kernel == "auto" and engine == "cpu"
             and not _on_cluster(args)):
         from turbobc._engines import cpu_fallback_note
 
@@ -335,9 +337,9 @@ def _bc(args) -> None:
         print(f"wrote {graph.n:,} values to {args.output}")
     if args.edges is not None:
         # edges go to the GPU only where its engine serves edge sums: auto unless --engine
-        # graphblas pinned the CPU
+        # pinned a CPU engine
         edges = _edge_run(args, graph, sources, targets, matrix, order,
-                          "graphblas" if args.engine == "graphblas" else "auto")
+                          args.engine if args.engine in ("cpu", "graphblas") else "auto")
         if args.epsilon is not None:
             _print_approximate(edges.facts, graph, args, "approximate edge BC")
         print(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
@@ -422,9 +424,9 @@ def _check_options(args) -> None:
                          "with a guarantee")
     if epsilon is not None and args.raw:
         raise UsageError("--epsilon bounds the error of normalized values; leave out --raw")
-    if args.kernel != "auto" and args.engine == "graphblas":
+    if args.kernel != "auto" and args.engine in ("cpu", "graphblas"):
         raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
-                         "auto, not --engine graphblas")
+                         f"auto, not --engine {args.engine}")
     if args.memory_limit is not None:
         from turbobc._memory import parse_memory_limit
 
@@ -512,8 +514,8 @@ def _engine(args) -> str:
     """The engine that will run, or the reason the one asked for cannot."""
     from turbobc._engines import CPU_ENGINE, gpu_status
 
-    if args.engine == "graphblas":
-        return "graphblas"
+    if args.engine in ("cpu", "graphblas"):
+        return args.engine
     if _on_cluster(args):
         return args.engine  # each Dask worker resolves it on its own machine
     usable, reason = gpu_status()
@@ -521,10 +523,10 @@ def _engine(args) -> str:
         if not usable:
             asked = "--engine gpu" if args.engine == "gpu" else f"--kernel {args.kernel}"
             raise ValueError(f"{asked} needs a usable CUDA device, and none was found "
-                             f"({reason}); run with --engine graphblas (or leave out "
+                             f"({reason}); run with --engine cpu (or leave out "
                              f"--engine and --kernel) to use {CPU_ENGINE}")
         return "gpu"
-    return "gpu" if usable else "graphblas"
+    return "gpu" if usable else "cpu"
 
 
 def _check_k(k, n: int) -> None:

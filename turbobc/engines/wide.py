@@ -1,8 +1,9 @@
 """Brandes' sweep with a binary exponent on every path count: exact for any range of counts.
 
 The engines keep path counts as float64 scaled by one power of two per (source, BFS level)
-(:func:`turbobc.engines.graphblas.sweep._keep_in_range`, ``rescale_level`` in spmv/kernels/batched.cuh,
-the rescale step of spmv/kernels/single.cuh). That is exact while the counts of one level lie
+(:func:`turbobc.engines.graphblas.sweep._keep_in_range`, ``rescale_level`` in
+spmv/kernels/batched.cuh, the rescale step of spmv/kernels/single.cuh; the cpu engine's walks
+per run of finished vertices, turbobc/engines/cpu/walks.py). That is exact while the counts of one level lie
 within a factor :data:`WIDE_RANGE` of the level's largest; a level spanning more (a 1100 x 1100
 grid from a corner: 1 on the border and about 2^1095 on the diagonal of the same level; a chain
 of k diamonds beside a plain path: 2^k and 1) would lose its small counts to underflow. The

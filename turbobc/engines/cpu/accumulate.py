@@ -30,6 +30,28 @@ __all__ = ["accumulate_source"]
 
 
 @njit(cache=True)
+def _pulled_hops(indptr, indices, v, dv, dist, path_share):
+    """t(v) = Σ u(w) over the out-neighbours w one hop further (branch-free: a child test that
+    goes either way costs more as a jump than as a select)."""
+    below = dv + 1.0
+    total = 0.0
+    for e in range(indptr[v], indptr[v + 1]):
+        w = indices[e]
+        total += path_share[w] if dist[w] == below else 0.0
+    return total
+
+
+@njit(cache=True)
+def _pulled_lengths(indptr, indices, lengths, v, dv, dist, path_share):
+    """t(v) = Σ u(w) over the out-edges v -> w with d(v) + len == d(w), branch-free."""
+    total = 0.0
+    for e in range(indptr[v], indptr[v + 1]):
+        w = indices[e]
+        total += path_share[w] if dv + lengths[e] == dist[w] else 0.0
+    return total
+
+
+@njit(cache=True)
 def accumulate_source(indptr, indices, lengths, source, count, order, dist, sigma, expo,
                       scaled, parents, tau, slot_tau, weight, split, path_share, equal_share, bc,
                       edge_sums, endpoints):
@@ -60,29 +82,21 @@ def accumulate_source(indptr, indices, lengths, source, count, order, dist, sigm
     has_tau = tau.size > 0
     has_slot_tau = slot_tau.size > 0
     edges = edge_sums.size > 0
+    plain = not (scaled or split or edges)
     for i in range(count - 1, -1, -1):
         v = order[i]
         dv = dist[v]
         sv = sigma[v]
-        ev = expo[v]
-        pulled = 0.0  # t(v) = Σ u(w) over the DAG children
-        shares = 0.0  # Σ q(w) over the DAG children (split only)
-        for e in range(indptr[v], indptr[v + 1]):
-            w = indices[e]
-            reach = dv + (1.0 if unit else lengths[e])
-            if reach != dist[w]:
-                continue
-            u = path_share[w]  # u(w), set when w was finished (below)
-            if scaled:
-                u = math.ldexp(u, ev - expo[w])
-            pulled += u
-            if split:
-                shares += equal_share[w]
-            if edges:
-                term = sv * u
-                if split:
-                    term += equal_share[w]
-                edge_sums[e] += weight * term
+        # t(v) = Σ u(w) over the DAG children (and Σ q(w), the split's equal shares)
+        if plain and unit:
+            pulled, shares = _pulled_hops(indptr, indices, v, dv, dist, path_share), 0.0
+        elif plain:
+            pulled, shares = _pulled_lengths(indptr, indices, lengths, v, dv, dist,
+                                             path_share), 0.0
+        else:
+            pulled, shares = _pulled_each(indptr, indices, lengths, v, dv, sv, expo, dist,
+                                          scaled, split, path_share, equal_share, weight,
+                                          edge_sums)
         # δ(v) = σ(v) t(v) (+ the equal shares of its non-target children)
         dep = sv * pulled + shares
         target = slot_tau[v] if has_slot_tau else (tau[v] if has_tau else 1.0)
@@ -103,4 +117,32 @@ def accumulate_source(indptr, indices, lengths, source, count, order, dist, sigm
     for i in range(count):
         v = order[i]
         path_share[v] = 0.0
-        equal_share[v] = 0.0
+        if split:
+            equal_share[v] = 0.0
+
+
+@njit(cache=True)
+def _pulled_each(indptr, indices, lengths, v, dv, sv, expo, dist, scaled, split, path_share,
+                 equal_share, weight, edge_sums):
+    """t(v) and Σ q(w) over v's DAG children, one edge at a time: with counts rescaled
+    (σ(v) / σ(w) = σ̂(v) / σ̂(w) · 2^(E(v) − E(w))), the split's equal shares, and each DAG
+    edge's term σ(v) u(w) (+ q(w)) times ω added to ``edge_sums`` when it is not empty."""
+    unit = lengths.size == 0
+    edges = edge_sums.size > 0
+    pulled, shares = 0.0, 0.0
+    for e in range(indptr[v], indptr[v + 1]):
+        w = indices[e]
+        if dv + (1.0 if unit else lengths[e]) != dist[w]:
+            continue
+        u = path_share[w]  # u(w), set when w was finished
+        if scaled:
+            u = math.ldexp(u, expo[v] - expo[w])
+        pulled += u
+        if split:
+            shares += equal_share[w]
+        if edges:
+            term = sv * u
+            if split:
+                term += equal_share[w]
+            edge_sums[e] += weight * term
+    return pulled, shares

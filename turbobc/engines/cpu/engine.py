@@ -7,7 +7,6 @@ per-slot target weights (chain folding).
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -18,8 +17,8 @@ from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.cpu import sweep as core
-from turbobc.engines.cpu.memory import (chunk_sources, plan_chunks, slot_capacity,
-                                        compute_threads)
+from turbobc.engines.cpu.memory import (LAUNCH_LOCK, chunk_sources, compute_threads,
+                                        plan_chunks, slot_capacity)
 from turbobc.engines.cpu.lanes import LANES, breadth_first_rank, sweep_lanes
 from turbobc.engines.cpu.walks import VANISHED, WIDE
 from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
@@ -34,12 +33,6 @@ tests may lower it."""
 
 WIDE_BELOW_EXP = WIDE_EXP
 """A count finished below 2^-WIDE_BELOW_EXP sends its source to the wide sweep."""
-
-_LAUNCH = threading.Lock()
-"""One compiled parallel call at a time in this process: numba's workqueue threading layer
-(the fallback where neither TBB nor OpenMP is installed) must not be entered by two Python
-threads at once, and each call already uses every thread."""
-
 
 class CpuEngine(Engine):
     """The compiled CPU engine: per-source BFS or Dijkstra walks on threads over sources."""
@@ -85,16 +78,24 @@ class CpuSweeper(Sweeper):
         threads = compute_threads()
         if problem.slot_weights is not None:
             batches = self._run_slots(raw, progress, threads)
-            self.facts.update(engine="cpu", threads=threads, batches=batches, wide_sources=0,
-                              sweep_seconds=time.perf_counter() - began)
+            self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
+                              wide_sources=0, sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
         lanes = self._lanes_serve()
         if lanes:
+            try:
+                per_round = plan_chunks(graph, LANES, threads, len(sources),
+                                        problem.memory_limit, lanes=True)
+            except MemoryError:
+                lanes = False  # a batch of lanes does not fit: sources alone, 25x less
+        if lanes:
             # neighbours in one batch: a vertex lies at few distinct depths from its sources
             sources = sources[np.argsort(self._rank()[sources], kind="stable")]
-        chunk = LANES if lanes else chunk_sources(len(sources))
-        per_round = plan_chunks(graph, chunk, threads, len(sources), problem.memory_limit,
-                                problem.edges, lanes=lanes)
+            chunk = LANES
+        else:
+            chunk = chunk_sources(len(sources))
+            per_round = plan_chunks(graph, chunk, threads, len(sources), problem.memory_limit,
+                                    problem.edges)
         wide, rounds = [], 0
         for start, stop in paced_batches(len(sources), per_round * chunk, progress):
             part = sources[start:stop]
@@ -109,8 +110,9 @@ class CpuSweeper(Sweeper):
         if wide:
             self._sweep_wide(np.array(wide, dtype=np.int64), raw, edge_raw, progress,
                              per_round * chunk)
-        self.facts.update(engine="cpu", threads=threads, chunk=chunk, rounds=rounds,
-                          wide_sources=len(wide), sweep_seconds=time.perf_counter() - began)
+        self.facts.update(engine="cpu", threads=threads, lanes=lanes, chunk=chunk,
+                          rounds=rounds, wide_sources=len(wide),
+                          sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def planned_batch(self, num_sources: int) -> int:
@@ -129,7 +131,7 @@ class CpuSweeper(Sweeper):
         edge_parts = np.zeros((chunks, graph.nnz if edge_raw is not None else 0))
         status = np.zeros(len(sources), dtype=np.int64)
         bad_edge = np.full(len(sources), -1, dtype=np.int64)
-        with _LAUNCH:
+        with LAUNCH_LOCK:
             core.sweep_chunks(self.indptr, self.indices, self.lengths, sources, chunk,
                               RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau, self.omega,
                               problem.split_non_targets, problem.endpoints, bc_parts,
@@ -173,7 +175,7 @@ class CpuSweeper(Sweeper):
         batches = -(-len(sources) // LANES)
         bc_parts = np.zeros((batches, graph.n), dtype=np.float64)
         declined = np.zeros(len(sources), dtype=np.bool_)
-        with _LAUNCH:
+        with LAUNCH_LOCK:
             sweep_lanes(self.indptr, self.indices, sources, RESCALE_ABOVE_EXP, self.tau,
                         self.omega, problem.endpoints, bc_parts, declined)
         for b in range(batches):
@@ -190,7 +192,7 @@ class CpuSweeper(Sweeper):
             return
         e = int(bad_edge[hit[0]])
         tail = int(np.searchsorted(self.indptr, e, side="right") - 1)
-        with _LAUNCH:
+        with LAUNCH_LOCK:
             at = core.distances_of(self.indptr, self.indices, self.lengths,
                                    sources[hit[:1]], RESCALE_ABOVE_EXP)[0, tail]
         raise vanishing_length_error(tail, int(self.indices[e]), float(self.lengths[e]),
@@ -203,7 +205,7 @@ class CpuSweeper(Sweeper):
         weighted = graph.lengths is not None
 
         def distances(batch):
-            with _LAUNCH:
+            with LAUNCH_LOCK:
                 return core.distances_of(self.indptr, self.indices, self.lengths,
                                          np.ascontiguousarray(batch, dtype=np.int64),
                                          RESCALE_ABOVE_EXP)
@@ -253,17 +255,16 @@ class _SlotWalks(SlotCounts):
         self.dist = np.full((B, n), np.inf)
         self.sigma = np.zeros((B, n))
         self.expo = np.zeros((B, n), dtype=np.int64)
-        self.parents = np.zeros((B, n), dtype=np.int64)
         self.order = np.empty((B, n), dtype=np.int64)
         self.reached = np.zeros(B, dtype=np.int64)
         self.scaled = np.zeros(B, dtype=np.bool_)
         status = np.zeros(B, dtype=np.int64)
         bad_edge = np.full(B, -1, dtype=np.int64)
-        with _LAUNCH:
+        with LAUNCH_LOCK:
             core.walk_slots(sweeper.indptr, sweeper.indices, sweeper.lengths, self.slots,
                             RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.dist, self.sigma,
-                            self.expo, self.parents, self.order, self.reached, status,
-                            self.scaled, bad_edge)
+                            self.expo, self.order, self.reached, status, self.scaled,
+                            bad_edge)
         sweeper._check_vanished(self.slots, status, bad_edge)
         if (status == WIDE).any():
             raise SlotWeightsDeclined("path counts spread wider than one scale holds")
@@ -300,11 +301,10 @@ class _SlotWalks(SlotCounts):
         s = self.sweeper
         chunks = -(-len(self.slots) // chunk)
         bc_parts = np.zeros((chunks, self.n))
-        with _LAUNCH:
+        with LAUNCH_LOCK:
             core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
                                   self.order, self.dist, self.sigma, self.expo, self.scaled,
-                                  self.parents, np.ascontiguousarray(self.tau), chunk,
-                                  bc_parts)
+                                  np.ascontiguousarray(self.tau), chunk, bc_parts)
         for c in range(chunks):
             raw += bc_parts[c]
 

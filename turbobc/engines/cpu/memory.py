@@ -1,5 +1,6 @@
 """The CPU engine's memory plan and threads: how many sources a chunk holds, how many chunks
-run at once, and how many slots a batch of per-slot target weights holds.
+run at once, how many slots a batch of per-slot target weights holds, and the lock that lets
+one compiled parallel call run at a time.
 
 A chunk in flight (turbobc/engines/cpu/sweep.py) holds its work arrays and its row of partial
 sums: :data:`BYTES_PER_VERTEX` bytes per vertex (:data:`HEAP_BYTES_PER_VERTEX` more with edge
@@ -12,13 +13,15 @@ graph as the core reads it and the sums once (:func:`fixed_bytes`). Chunks run
 
 from __future__ import annotations
 
+import threading
+
 import numba
 
 from turbobc._graph import Graph
 from turbobc._memory import available_memory, format_bytes
 from turbobc._tuning import current as current_tuning
 
-__all__ = ["BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
+__all__ = ["LAUNCH_LOCK", "BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
            "CHUNKS_PER_THREAD", "chunk_sources", "compute_threads", "fixed_bytes",
            "plan_chunks", "slot_capacity"]
 
@@ -43,6 +46,12 @@ CHUNKS_PER_THREAD = 4
 
 MAX_CHUNK_SOURCES = 16
 """The most sources of a chunk (:func:`chunk_sources`)."""
+
+
+LAUNCH_LOCK = threading.Lock()
+"""One compiled parallel call at a time in this process: numba's workqueue threading layer
+(the fallback where neither TBB nor OpenMP is installed) must not be entered by two Python
+threads at once, and each call already uses every thread."""
 
 
 def compute_threads() -> int:
@@ -115,14 +124,14 @@ def slot_capacity(graph: Graph, memory_limit: int | None = None) -> int:
     Raises
     ------
     MemoryError
-        Not even two slots (a source and the other end of its chain) fit.
+        Not even one slot fits.
     """
     budget, ceiling, what, fix = _budget(memory_limit)
     fixed, per_slot = fixed_bytes(graph, False), SLOT_BYTES_PER_VERTEX * max(graph.n, 1)
-    if fixed + 2 * per_slot > ceiling:
+    if fixed + per_slot > ceiling:
         raise MemoryError(
-            f"the cpu engine needs about {format_bytes(fixed + 2 * per_slot)} for two slots "
-            f"of chain folding (n={graph.n}: {SLOT_BYTES_PER_VERTEX} bytes per vertex and "
-            f"slot), but {what}; {fix}")
+            f"the cpu engine needs about {format_bytes(fixed + per_slot)} for one slot of "
+            f"chain folding (n={graph.n}: {SLOT_BYTES_PER_VERTEX} bytes per vertex and slot), "
+            f"but {what}; {fix}")
     cap = current_tuning().cpu_batch_cap // max(graph.n, 1)
-    return int(max(2, min(cap, (budget - fixed) // per_slot)))
+    return int(max(1, min(cap, (budget - fixed) // per_slot)))

@@ -3,14 +3,14 @@ how many batches run at once.
 
 A batch of B sources holds its levels (16 bytes per stored count; a level denser than
 :data:`~turbobc.engines.graphblas.linalg.PULL_ABOVE_DENSITY` is a bitmap, 9 bytes per slot),
-the visited bitmap and the temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per (source, vertex) slot.
-:func:`batch_size_for` plans each batch for that many bytes within ``memory_limit``, or within
-``Tuning.cpu_memory_fraction`` of the memory available (the lower of MemAvailable and the room under
-the cgroup limit, :func:`turbobc._memory.available_memory`), and caps it at
-``Tuning.cpu_batch_cap`` slots, past which batches sweep hardly faster but peak higher. The
-resident set grew with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8 GiB after
-the first three, a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from allocator
-fragmentation but because every python-graphblas Matrix is in a reference cycle
+the visited bitmap and the temporaries of one level: up to :data:`BYTES_PER_SLOT` bytes per
+(source, vertex) slot. :func:`batch_size_for` plans each batch for that many bytes within
+``memory_limit``, or within ``Tuning.cpu_memory_fraction`` of the memory available (the lower
+of MemAvailable and the room under the cgroup limit, :func:`turbobc._memory.available_memory`),
+and caps it at ``Tuning.cpu_batch_cap`` slots, past which batches sweep hardly faster but peak
+higher. The resident set grew with every batch (email-Enron, 914 sources a batch: 2.2, 4.2, 5.8
+GiB after the first three, a 12.8 GiB peak over the whole run; the issue saw 15 GB) not from
+allocator fragmentation but because every python-graphblas Matrix is in a reference cycle
 (``Matrix.ss._parent``) and is freed only by Python's cyclic garbage collector, which seldom
 runs here (few Python objects are made). So each batch ends with ``gc.collect()`` (20 ms): the
 resident set returns to its start after every batch and the peak is that of one batch. Measured
