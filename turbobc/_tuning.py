@@ -173,7 +173,11 @@ class Tuning:
         while Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
     cpu_pair_cost_in_sources : float
-        κ on the cpu engine.
+        κ on the cpu engine. One thread, µs per pair sample / ms per source of exact BC
+        (64-lane batches): ego-Facebook 34 / 0.13, power 31 / 0.38, ca-GrQc 5.4 / 0.28 (one-off
+        runs on two shared cores). κ = 0.075 lies between the break-evens of ε = 0.01 there:
+        ego-Facebook (Hoeffding's 60,023 pairs) is swept exactly, power and ca-GrQc sample
+        pairs, as is every one of them at ε = 0.05.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -207,7 +211,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
-    cpu_pair_cost_in_sources: float = 0.05
+    cpu_pair_cost_in_sources: float = 0.075
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

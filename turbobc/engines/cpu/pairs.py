@@ -94,28 +94,35 @@ def _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma, visi
         grow_ptr, grow_idx = (out_ptr, out_idx) if side == 0 else (in_ptr, in_idx)
         d = depth[side]
         start, end = first[side], size[side]
+        lev, sig, seen = level[side], sigma[side], visited[side]  # this side's rows
         # the next level of this side, every unseen vertex one edge out of its frontier, with
         # σ(w) = Σ σ(u) over its parents u in the frontier (sums of integers: in any order)
+        found = end
         for i in range(start, end):
-            u = visited[side, i]
+            u = seen[i]
+            su = sig[u]
             for e in range(grow_ptr[u], grow_ptr[u + 1]):
                 w = grow_idx[e]
-                if level[side, w] < 0:
-                    level[side, w] = d + 1
-                    visited[side, size[side]] = w
-                    size[side] += 1
-                if level[side, w] == d + 1:
-                    sigma[side, w] += sigma[side, u]
-        if size[side] == end:
+                lw = lev[w]
+                if lw < 0:
+                    lev[w] = d + 1
+                    seen[found] = w
+                    found += 1
+                    sig[w] = su
+                elif lw == d + 1:
+                    sig[w] += su
+        size[side] = found
+        if found == end:
             break  # t is not reachable from s
         # does the level meet the other side?
         met_key, grow = -np.inf, 0
-        for i in range(end, size[side]):
-            w = visited[side, i]
-            if math.isinf(sigma[side, w]):
+        there = level[other]
+        for i in range(end, found):
+            w = seen[i]
+            if math.isinf(sig[w]):
                 overflow = side
             grow += grow_ptr[w + 1] - grow_ptr[w]
-            if level[other, w] >= 0:
+            if there[w] >= 0:
                 # the middle vertex: a race weighted by σ_s(w) σ_t(w)
                 key = _key(_bits(head, 2, w), sigma[0, w] * sigma[1, w])
                 if key > met_key or (key == met_key and w < middle):
@@ -158,7 +165,7 @@ def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, 
     parts = np.zeros((blocks, n), dtype=np.uint64)
     seed_head = _mix(seed)
     for b in prange(blocks):
-        level = np.full((2, n), -1, dtype=np.int64)
+        level = np.full((2, n), -1, dtype=np.int32)
         sigma = np.zeros((2, n))
         visited = np.empty((2, n), dtype=np.int64)
         overflowed[b] = -1
