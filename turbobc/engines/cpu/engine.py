@@ -17,8 +17,8 @@ from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.cpu import sweep as core
-from turbobc.engines.cpu.memory import (LAUNCH_LOCK, chunk_sources, compute_threads,
-                                        plan_chunks, slot_capacity)
+from turbobc.engines.cpu.memory import (chunk_sources, compute_threads, launch, plan_chunks,
+                                        slot_capacity)
 from turbobc.engines.cpu.lanes import LANES, breadth_first_rank, sweep_lanes
 from turbobc.engines.cpu.walks import VANISHED, WIDE
 from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
@@ -131,7 +131,7 @@ class CpuSweeper(Sweeper):
         edge_parts = np.zeros((chunks, graph.nnz if edge_raw is not None else 0))
         status = np.zeros(len(sources), dtype=np.int64)
         bad_edge = np.full(len(sources), -1, dtype=np.int64)
-        with LAUNCH_LOCK:
+        with launch():
             core.sweep_chunks(self.indptr, self.indices, self.lengths, sources, chunk,
                               RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau, self.omega,
                               problem.split_non_targets, problem.endpoints, bc_parts,
@@ -175,7 +175,7 @@ class CpuSweeper(Sweeper):
         batches = -(-len(sources) // LANES)
         bc_parts = np.zeros((batches, graph.n), dtype=np.float64)
         declined = np.zeros(len(sources), dtype=np.bool_)
-        with LAUNCH_LOCK:
+        with launch():
             sweep_lanes(self.indptr, self.indices, sources, RESCALE_ABOVE_EXP, self.tau,
                         self.omega, problem.endpoints, bc_parts, declined)
         for b in range(batches):
@@ -192,7 +192,7 @@ class CpuSweeper(Sweeper):
             return
         e = int(bad_edge[hit[0]])
         tail = int(np.searchsorted(self.indptr, e, side="right") - 1)
-        with LAUNCH_LOCK:
+        with launch():
             at = core.distances_of(self.indptr, self.indices, self.lengths,
                                    sources[hit[:1]], RESCALE_ABOVE_EXP)[0, tail]
         raise vanishing_length_error(tail, int(self.indices[e]), float(self.lengths[e]),
@@ -205,7 +205,7 @@ class CpuSweeper(Sweeper):
         weighted = graph.lengths is not None
 
         def distances(batch):
-            with LAUNCH_LOCK:
+            with launch():
                 return core.distances_of(self.indptr, self.indices, self.lengths,
                                          np.ascontiguousarray(batch, dtype=np.int64),
                                          RESCALE_ABOVE_EXP)
@@ -260,7 +260,7 @@ class _SlotWalks(SlotCounts):
         self.scaled = np.zeros(B, dtype=np.bool_)
         status = np.zeros(B, dtype=np.int64)
         bad_edge = np.full(B, -1, dtype=np.int64)
-        with LAUNCH_LOCK:
+        with launch():
             core.walk_slots(sweeper.indptr, sweeper.indices, sweeper.lengths, self.slots,
                             RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.dist, self.sigma,
                             self.expo, self.order, self.reached, status, self.scaled,
@@ -301,7 +301,7 @@ class _SlotWalks(SlotCounts):
         s = self.sweeper
         chunks = -(-len(self.slots) // chunk)
         bc_parts = np.zeros((chunks, self.n))
-        with LAUNCH_LOCK:
+        with launch():
             core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
                                   self.order, self.dist, self.sigma, self.expo, self.scaled,
                                   np.ascontiguousarray(self.tau), chunk, bc_parts)

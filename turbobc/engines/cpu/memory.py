@@ -1,6 +1,6 @@
 """The CPU engine's memory plan and threads: how many sources a chunk holds, how many chunks
-run at once, how many slots a batch of per-slot target weights holds, and the lock that lets
-one compiled parallel call run at a time.
+run at once, how many slots a batch of per-slot target weights holds, and how a compiled parallel call is
+launched.
 
 A chunk in flight (turbobc/engines/cpu/sweep.py) holds its work arrays and its row of partial
 sums: :data:`BYTES_PER_VERTEX` bytes per vertex (:data:`HEAP_BYTES_PER_VERTEX` more with edge
@@ -13,6 +13,7 @@ graph as the core reads it and the sums once (:func:`fixed_bytes`). Chunks run
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numba
@@ -21,16 +22,16 @@ from turbobc._graph import Graph
 from turbobc._memory import available_memory, format_bytes
 from turbobc._tuning import current as current_tuning
 
-__all__ = ["LAUNCH_LOCK", "BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
+__all__ = ["launch", "BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
            "CHUNKS_PER_THREAD", "chunk_sources", "compute_threads", "fixed_bytes",
            "plan_chunks", "slot_capacity"]
 
 BYTES_PER_VERTEX = 64
-"""A chunk's work arrays per vertex: distance, σ̂, exponent, parent count, order, u and q
-(8 bytes each), and its row of partial sums."""
+"""A chunk's work arrays per vertex: distance, σ̂, exponent, order and u (8 bytes each; the
+parent count and q too for networkx's edge subset rule), and its row of partial sums."""
 
-HEAP_BYTES_PER_VERTEX = 16
-"""Dijkstra's heap and each vertex's place in it."""
+HEAP_BYTES_PER_VERTEX = 24
+"""Dijkstra's heap: its vertices, their keys and each vertex's place in it."""
 
 LANE_BYTES_PER_VERTEX = 3 * 64 * 8 + 64
 """A batch of 64 lanes (turbobc/engines/cpu/lanes.py) per vertex: σ and two work rows of 64
@@ -48,10 +49,18 @@ MAX_CHUNK_SOURCES = 16
 """The most sources of a chunk (:func:`chunk_sources`)."""
 
 
-LAUNCH_LOCK = threading.Lock()
-"""One compiled parallel call at a time in this process: numba's workqueue threading layer
-(the fallback where neither TBB nor OpenMP is installed) must not be entered by two Python
-threads at once, and each call already uses every thread."""
+_LAUNCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def launch():
+    """Around every compiled parallel call: one at a time in this process (numba's workqueue
+    threading layer, the fallback where neither TBB nor OpenMP is installed, must not be
+    entered by two Python threads at once, and each call already uses every thread), and
+    its loop's iterations handed out one by one (``numba.parallel_chunksize(1)``: a thread
+    that finishes early, or was descheduled on a shared machine, does not idle the others)."""
+    with _LAUNCH_LOCK, numba.parallel_chunksize(1):
+        yield
 
 
 def compute_threads() -> int:

@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from turbobc._graph import Graph
 from turbobc._pairs import PathCountOverflow, pair_of
-from turbobc.engines.cpu.memory import LAUNCH_LOCK
+from turbobc.engines.cpu.memory import launch
 
 __all__ = ["CpuPairSampler", "sample_counts"]
 
@@ -223,7 +223,7 @@ class CpuPairSampler:
     def __call__(self, seed: int, first: int, count: int, bar=None) -> np.ndarray:
         blocks = max(1, min(self.blocks_per_call, count))
         overflowed = np.full(blocks, -1, dtype=np.int64)
-        with LAUNCH_LOCK:
+        with launch():
             counts = sample_counts(self.out_ptr, self.out_idx, self.in_ptr, self.in_idx,
                                    np.uint64(seed), first, count, blocks, self.endpoints,
                                    overflowed)
