@@ -139,6 +139,7 @@ def exact_row(name: str, kind: str, repeats: int, threads: int, peer_seconds: fl
         row["networkx_skipped"] = (f"about {pairs * NETWORKX_SECONDS_PER_PAIR:.0f} s "
                                    "> --peer-seconds" if not weighted else "not timed weighted")
     row["cpu_seconds_per_source"] = per_source
+    row["load_average"] = _load()
     _print(row)
     return row
 
@@ -171,6 +172,7 @@ def approx_rows(name: str, epsilons: list[float], delta: float, threads: int,
                "kadabra_max_error": float(np.max(np.abs(k_values - exact))), **k_facts}
         row["ratio"] = row["networkit_seconds"] / row["cpu_seconds"]
         row["met"] = row["ratio"] >= row["goal"]
+        row["load_average"] = _load()
         _print(row)
         rows.append(row)
     return rows
@@ -203,12 +205,19 @@ def first_call(graph: str = "power.mtx") -> dict:
     return out
 
 
+def _load() -> list[float]:
+    """The host's load averages (1, 5, 15 minutes): other work on a shared machine stalls
+    every parallel region whose threads wait for a descheduled one."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def _print(row: dict) -> None:
     what = row["kind"] + (f" eps={row['epsilon']}" if "epsilon" in row else "")
     peer = "kadabra" if row["kind"] == "approx" else "networkit"
     print(f"{row['graph']:20s} {what:16s} threads={row['threads']} cpu {row['cpu_seconds']:.3f} s"
           f"  {peer} {row['networkit_seconds']:.3f} s  ratio x{row['ratio']:.2f} (goal "
-          f"{row['goal']:g}: {'met' if row['met'] else 'NOT met'})", flush=True)
+          f"{row['goal']:g}: {'met' if row['met'] else 'NOT met'}; load "
+          f"{row['load_average'][0]})", flush=True)
 
 
 def main(argv=None):
