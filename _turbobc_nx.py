@@ -32,8 +32,9 @@ FUNCTIONS = {
 not import if one named here is not implemented."""
 
 _EXTRA_PARAMETERS = {
-    'engine : {"auto", "gpu", "graphblas"}, default "auto"':
-        "turbobc engine: the GPU when CuPy sees one, else the CPU (python-graphblas).",
+    'engine : {"auto", "gpu", "cpu", "graphblas"}, default "auto"':
+        "turbobc engine: the GPU when CuPy sees one, else the CPU (cpu, compiled with "
+        "numba); graphblas is the python-graphblas reference.",
     'kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"':
         "GPU SpMV kernel; auto chooses by the scf metric.",
     "progress : bool, default False": "Show a progress bar (sources done, time left).",
@@ -55,8 +56,8 @@ def backend_info() -> dict:
         "project": "turbobc",
         "package": "turbobc",
         "url": "https://github.com/turbobc/turbobc",
-        "short_summary": "Betweenness centrality as sparse linear algebra on NVIDIA GPUs "
-                         "(CuPy) or the CPU (python-graphblas).",
+        "short_summary": "Betweenness centrality on NVIDIA GPUs (CuPy) or the CPU "
+                         "(compiled with numba; python-graphblas as the reference).",
         "default_config": {},
         "functions": {name: {"additional_docs": docs,
                              "additional_parameters": _parameters(name)}

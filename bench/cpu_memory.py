@@ -73,7 +73,7 @@ MECHANISMS = {
 """Ways to keep the resident set flat, each run on this tree at the old batch size (label:
 knobs for ``turbobc.tuning`` on top of :data:`OLD_BATCH`, environment variables, whether the
 child calls glibc's ``malloc_trim(0)`` after each batch). The engine keeps ``gc.collect()``
-(turbobc/engines/graphblas.py, "Memory")."""
+(turbobc/engines/graphblas/memory.py)."""
 
 _CHILD = r"""
 import contextlib, ctypes, json, os, sys, threading, time

@@ -10,9 +10,12 @@
 # for unweighted BC on the same sources (exact_gpu.py --families); APPROX="GRAPH ..." approximate
 # BC against NetworKit's KADABRA (bench/approx_gpu.py, APPROX_ARGS); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu);
-# CPU_WEIGHTED="GRAPH ..." the CPU engine's weighted and edge BC against NetworKit on the host's
-# cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the CPU engine's batches spread over
-# threads against NetworKit (bench/cpu_threads.py); SINGLE=0,
+# CPU_WEIGHTED="GRAPH ..." the graphblas engine's weighted and edge BC against NetworKit on the
+# host's cores (bench/cpu_weighted.py); CPU_THREADS="GRAPH ..." the graphblas engine's batches
+# spread over threads against NetworKit (bench/cpu_threads.py);
+# CPU_ENGINE="GRAPH ..." (or "all": issue 35's graphs) the compiled CPU engine against NetworKit
+# on the host's cores, unweighted, weighted and approximate against KADABRA, the first call timed
+# apart (bench/cpu_engine.py, CPU_ENGINE_ARGS; record cpu_engine); SINGLE=0,
 # CHAINS="GRAPH ..." exact BC with and without chain folding (bench/chain_folding.py);
 # EDGE_FOLD="GRAPH ..." exact edge BC with and without the trees folded, vertex BC beside it
 # (bench/edge_folding.py);
@@ -124,6 +127,15 @@ if [ -n "${CPU_WEIGHTED:-}" ]; then  # CPU_WEIGHTED="GRAPH ...": the CPU engine'
         ${CPU_WEIGHTED_ARGS:-} 2>&1 | tee "$OUT/cpu_weighted.log" | tail -n 6
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] cpu_weighted done"
+fi
+if [ -n "${CPU_ENGINE:-}" ]; then  # CPU_ENGINE="GRAPH ..." or "all": bench/cpu_engine.py on
+    # this host's cores (numba and NetworKit on the same threads)
+    graphs_args=""
+    [ "$CPU_ENGINE" != all ] && graphs_args="--unweighted $CPU_ENGINE --weighted $CPU_ENGINE --approx $CPU_ENGINE"
+    timeout ${CPU_ENGINE_TIMEOUT:-480} python3 bench/cpu_engine.py --out "$OUT" $graphs_args \
+        ${CPU_ENGINE_ARGS:-} 2>&1 | tee "$OUT/cpu_engine.log" | tail -n 20
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] cpu_engine done"
 fi
 if [ -n "${CPU_THREADS:-}" ]; then  # CPU_THREADS="GRAPH ...": bench/cpu_threads.py on this host
     timeout ${CPU_THREADS_TIMEOUT:-300} python3 bench/cpu_threads.py --out "$OUT" $CPU_THREADS \

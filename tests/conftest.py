@@ -1,6 +1,7 @@
 """Shared fixtures: the engines every correctness test runs on, and the GPU skip rule.
 
-``ENGINE_CONFIGS`` lists (engine, kernel) pairs, and the GPU engine's layers family on hops. The same
+``ENGINE_CONFIGS`` lists (engine, kernel) pairs, the cpu engine's walks one source at a time,
+and the GPU engine's layers and frontiers families. The same
 test bodies run for each; GPU pairs carry the ``gpu`` marker and skip, with the reason, where
 CuPy sees no device. The list is built from ``spmv.KERNELS`` so a kernel added
 to the registry joins the whole correctness grid automatically.
@@ -23,7 +24,15 @@ LAYERS = "layers-family"
 layer kernels, turbobc/engines/gpu/layers.py): the fixture sets the knob and hands the test
 ("gpu", "auto")."""
 
-ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas")] + [
+ALONE = "one-source-walks"
+"""The cpu engine with ``Tuning.cpu_lanes = False``: every source walked alone (the path of
+deep graphs, edge sums and lengths), where the small graphs of the grid would otherwise take
+the 64-lane batches (turbobc/engines/cpu/lanes.py): the fixture sets the knob and hands the
+test ("cpu", "auto")."""
+
+ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas"),
+                  pytest.param(("cpu", "auto"), id="cpu"),
+                  pytest.param(("cpu", ALONE), id="cpu-alone")] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
 ] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu),
@@ -42,9 +51,16 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
-    """An (engine, kernel) pair: the CPU reference, every GPU kernel, and the GPU engine's
-    layers and frontiers families."""
+    """An (engine, kernel) pair: the graphblas reference, the cpu engine (64-lane batches where
+    they serve, and every source alone), every GPU kernel, and the GPU engine's layers and
+    frontiers families."""
     engine, kernel = request.param
+    if kernel == ALONE:
+        import turbobc
+
+        with turbobc.tuning(cpu_lanes=False):
+            yield engine, "auto"
+        return
     if kernel not in (LAYERS, FRONTIERS):
         yield request.param
         return
@@ -59,3 +75,13 @@ def engine_config(request):
     # them a source per block: tests/test_gpu_weighted.py covers that way with hops)
     with turbobc.tuning(gpu_family="layers", gpu_block_distances=False):
         yield engine, "auto"
+
+
+CPU_ENGINES = [pytest.param("graphblas", id="graphblas"), pytest.param("cpu", id="cpu")]
+"""The two CPU engines: the graphblas reference and the compiled cpu engine."""
+
+
+@pytest.fixture(params=CPU_ENGINES)
+def cpu_engine(request):
+    """The name of a CPU engine: every test that asks for it runs on both."""
+    return request.param

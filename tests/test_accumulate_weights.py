@@ -107,15 +107,15 @@ def test_source_weight_scales_each_sources_terms(engine_config, name):
         np.testing.assert_allclose(with_ends, each, rtol=1e-12, atol=1e-12)
 
 
-def test_fractional_weights_are_linear():
+def test_fractional_weights_are_linear(cpu_engine):
     """τ = a τ1 + b τ2 gives a · δ(τ1) + b · δ(τ2): the step is linear in τ."""
     G, graph = _graph("les_miserables")
     rng = np.random.default_rng(3)
     tau1, tau2 = rng.random(graph.n), rng.random(graph.n)
     sources = np.arange(graph.n)
-    both = _raw("graphblas", "auto", graph, sources, 0.25 * tau1 + 3.0 * tau2)
-    each = (0.25 * _raw("graphblas", "auto", graph, sources, tau1)
-            + 3.0 * _raw("graphblas", "auto", graph, sources, tau2))
+    both = _raw(cpu_engine, "auto", graph, sources, 0.25 * tau1 + 3.0 * tau2)
+    each = (0.25 * _raw(cpu_engine, "auto", graph, sources, tau1)
+            + 3.0 * _raw(cpu_engine, "auto", graph, sources, tau2))
     np.testing.assert_allclose(both, each, rtol=1e-11)
     assert np.abs(both).max() > 0
 

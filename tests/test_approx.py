@@ -95,11 +95,14 @@ def test_radius_covers_every_mean_it_allows(seed):
 
 # ---- whole runs -------------------------------------------------------------------------------
 
-def test_exact_when_sampling_would_cost_as_much():
-    """On a small graph Hoeffding's size passes n: every source is swept, networkx's values."""
+def test_exact_when_sampling_would_cost_as_much(cpu_engine):
+    """On a small graph Hoeffding's size passes n: every source is swept, networkx's values.
+    (Sources are sampled here: the cpu engine would otherwise sample shortest paths, whose
+    Hoeffding size is smaller, tests/test_pairs.py.)"""
     G = nx.karate_club_graph()
     A = nx.to_scipy_sparse_array(G, format="csr")
-    result = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, **ENGINE)
+    with turbobc.tuning(approx_sampler="sources"):
+        result = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, engine=cpu_engine)
     assert result.facts["stopped_by"] == "exact" and result.facts["samples"] == 34
     assert result.facts["bound"] == 0.0
     want = nx.betweenness_centrality(G)
@@ -159,7 +162,7 @@ def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
 @pytest.mark.parametrize("name, epsilon", [("power", 0.15), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.1)])
-def test_guarantee_holds_over_many_seeds(name, epsilon):
+def test_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine):
     """Each run samples fewer than n sources; the misses stay within the binomial
     allowance (the bounds are conservative: these runs miss none)."""
     delta = DELTA
@@ -169,12 +172,12 @@ def test_guarantee_holds_over_many_seeds(name, epsilon):
         G = _generated(name)
         A = G  # networkx input: its direction and, for the grid, its weights
         weight = "weight" if name.startswith("weighted") else None
-    exact = turbobc.bc(A, weight=weight, **ENGINE)
+    exact = turbobc.bc(A, weight=weight, engine=cpu_engine)
     n = exact.size
     misses, errors = 0, []
     for seed in range(SEEDS):
         result = turbobc.run_bc(A, epsilon=epsilon, delta=delta, seed=seed, weight=weight,
-                                **ENGINE)
+                                engine=cpu_engine)
         assert result.facts["samples"] < n  # sampled, not exact: the test means something
         error = float(np.max(np.abs(result.values - exact)))
         errors.append(error)
@@ -234,7 +237,7 @@ def test_edge_sample_range_and_scale():
 @pytest.mark.parametrize("name, epsilon", [("power", 0.1), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.15)])
-def test_edge_guarantee_holds_over_many_seeds(name, epsilon):
+def test_edge_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine):
     """As for vertices: edge BC sampled (fewer than n sources) within ε of networkx's exact
     edge BC in all but a binomial allowance of the runs."""
     if name == "power":
@@ -249,7 +252,8 @@ def test_edge_guarantee_holds_over_many_seeds(name, epsilon):
     exact = np.array(list(want.values()))
     misses, errors = 0, []
     for seed in range(SEEDS):
-        result = turbobc.run_edge_bc(A, epsilon=epsilon, seed=seed, weight=weight, **ENGINE)
+        result = turbobc.run_edge_bc(A, epsilon=epsilon, seed=seed, weight=weight,
+                                     engine=cpu_engine)
         assert result.facts["samples"] < G.number_of_nodes()
         assert result.values.nnz == (1 if G.is_directed() else 2) * exact.size
         error = float(np.max(np.abs(result.values[rows, cols] - exact)))
@@ -271,7 +275,7 @@ def test_edge_same_seed_same_values_whatever_the_batch():
                                atol=1e-15)
 
 
-def test_edge_progress_counts_the_samples():
+def test_edge_progress_counts_the_samples(cpu_engine):
     done = []
 
     class Recorder:
@@ -279,7 +283,7 @@ def test_edge_progress_counts_the_samples():
             done.append(k)
 
     result = turbobc.run_edge_bc(_power(), epsilon=0.1, seed=0, progress=Recorder(),
-                                 **ENGINE)
+                                 engine=cpu_engine)
     assert sum(done) == result.facts["samples"] + result.facts["pilot_samples"]
 
 
@@ -315,7 +319,7 @@ def test_gpu_edge_samples_the_same_sources():
                                atol=1e-15)
 
 
-def test_progress_counts_the_samples():
+def test_progress_counts_the_samples(cpu_engine):
     class Recorder:
         def __init__(self):
             self.done = 0
@@ -324,7 +328,7 @@ def test_progress_counts_the_samples():
             self.done += k
 
     bar = Recorder()
-    result = turbobc.run_bc(_power(), epsilon=0.1, seed=0, progress=bar, **ENGINE)
+    result = turbobc.run_bc(_power(), epsilon=0.1, seed=0, progress=bar, engine=cpu_engine)
     assert result.facts["pilot_samples"] > 0
     assert bar.done == result.facts["samples"] + result.facts["pilot_samples"]
 

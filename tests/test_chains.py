@@ -4,7 +4,7 @@
 parallel chains, a chain beside an edge between its ends, chains that tie with a detour,
 trees hanging off chain vertices, cycles with no end, long chains left unfolded and
 disconnected graphs, on every engine; and the folding did run. The same for weighted graphs
-whose sums of lengths are exact (integers with many ties, quarters), on the CPU engine and the
+whose sums of lengths are exact (integers with many ties, quarters), on both CPU engines and the
 GPU's layer kernels; lengths with inexact sums are not folded."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoi
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_random_chain_graphs_equal_networkx(seed):
+def test_random_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs, connected or not, with chains of 1 to 8 inner vertices and trees."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(4, 30))
@@ -117,28 +117,28 @@ def test_random_chain_graphs_equal_networkx(seed):
         G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
     G = shuffled(G, seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        result = run_bc(adjacency(G), normalized=False, engine="graphblas")
+        result = run_bc(adjacency(G), normalized=False, engine=cpu_engine)
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts.get("chain_folded", 0) == _inner_vertices(G)
 
 
-def test_small_batches_take_helper_slots():
+def test_small_batches_take_helper_slots(cpu_engine):
     """Batches of a few slots: most chains have an end in another batch (a helper slot)."""
     G = GRAPHS["subdivided_gnm"]()
     A = adjacency(G)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0,
-                        cpu_batch_cap=16 * A.shape[0]):
-        result = run_bc(A, engine="graphblas")
+                        cpu_batch_cap=8 * A.shape[0]):
+        result = run_bc(A, engine=cpu_engine)
     want = nx.betweenness_centrality(G)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
     assert result.facts["batches"] > 3
 
 
-def test_long_chains_stay_unfolded():
+def test_long_chains_stay_unfolded(cpu_engine):
     G = _subdivided(nx.complete_graph(4), 1.0, 12, seed=13)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, chain_max_length=4):
-        result = run_bc(adjacency(G), normalized=False, engine="graphblas")
+        result = run_bc(adjacency(G), normalized=False, engine=cpu_engine)
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     graph = Graph(pattern=sp.csr_array(adjacency(G), dtype=np.float64), directed=False)
@@ -149,17 +149,17 @@ def test_long_chains_stay_unfolded():
 
 @pytest.mark.parametrize("knob", [{"fold_chains": False}, {"chain_min_share": 0.99},
                                   {"fold_chains": "auto"}])  # auto: the GPU, large graphs
-def test_folding_off_gives_the_same(knob):
+def test_folding_off_gives_the_same(knob, cpu_engine):
     G = GRAPHS["chains_with_trees"]()
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        folded = run_bc(adjacency(G), engine="graphblas")
+        folded = run_bc(adjacency(G), engine=cpu_engine)
     with turbobc.tuning(**knob):
-        plain = run_bc(adjacency(G), engine="graphblas")
+        plain = run_bc(adjacency(G), engine=cpu_engine)
     assert folded.facts["chain_folded"] > 0 and "chain_folded" not in plain.facts
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-12)
 
 
-def test_directed_and_inexact_weighted_graphs_are_not_folded():
+def test_directed_and_inexact_weighted_graphs_are_not_folded(cpu_engine):
     """A directed graph, and lengths whose float64 sums are not exact (0.1, 0.2, ...: a tie
     from one source is none from the next vertex), are swept as they are; integer lengths
     fold."""
@@ -168,9 +168,9 @@ def test_directed_and_inexact_weighted_graphs_are_not_folded():
     floats = adjacency(with_lengths(G, "float", seed=1))
     integers = adjacency(with_lengths(G, "int100", seed=1))
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
-        directed = run_bc(A, directed=True, engine="graphblas")
-        inexact = run_bc(floats, weight=True, engine="graphblas")
-        exact = run_bc(integers, weight=True, engine="graphblas")
+        directed = run_bc(A, directed=True, engine=cpu_engine)
+        inexact = run_bc(floats, weight=True, engine=cpu_engine)
+        exact = run_bc(integers, weight=True, engine=cpu_engine)
     assert "chain_folded" not in directed.facts and "chain_folded" not in inexact.facts
     assert exact.facts["chain_folded"] == _inner_vertices(G)
 
@@ -192,7 +192,7 @@ def _quarters(G: nx.Graph, seed: int) -> nx.Graph:
         G.edges[u, v]["weight"] = step / 4
     return G
 
-WEIGHTED_ENGINES = [pytest.param("graphblas", id="graphblas"),
+WEIGHTED_ENGINES = [pytest.param("graphblas", id="graphblas"), pytest.param("cpu", id="cpu"),
                     pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)]
 
 
@@ -213,7 +213,7 @@ def test_weighted_chain_folded_bc_equals_networkx(engine, name, kind, endpoints)
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_random_weighted_chain_graphs_equal_networkx(seed):
+def test_random_weighted_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs with chains and trees, lengths of every exact kind (many ties with
     1..3): the folded weighted BC equals networkx."""
     rng = np.random.default_rng(seed)
@@ -226,7 +226,7 @@ def test_random_weighted_chain_graphs_equal_networkx(seed):
     G = EXACT_LENGTHS[sorted(EXACT_LENGTHS)[seed % 3]](G, seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(adjacency(G), weight=True, normalized=False,
-                        engine="graphblas")
+                        engine=cpu_engine)
     want = nx.betweenness_centrality(G, weight="weight", normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts.get("chain_folded", 0) == _inner_vertices(G)
@@ -280,13 +280,13 @@ def test_counts_past_float64_scaling(engine_config):
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-9)
 
 
-def test_a_declined_plan_sweeps_unfolded():
+def test_a_declined_plan_sweeps_unfolded(cpu_engine):
     """Batches of one slot cannot hold a source and the other end of its chains: the plan
     declines (SlotWeightsDeclined) and the call is swept unfolded, with the same values."""
     G = GRAPHS["subdivided_k5"]()
     A = adjacency(G)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=A.shape[0]):
-        result = run_bc(A, engine="graphblas")
+        result = run_bc(A, engine=cpu_engine)
     assert "chain_folded" not in result.facts
     want = nx.betweenness_centrality(G)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
@@ -303,7 +303,7 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("progress", ["recorder", "tqdm"])
-def test_a_plan_declined_midway_counts_each_source_once(monkeypatch, progress):
+def test_a_plan_declined_midway_counts_each_source_once(monkeypatch, progress, cpu_engine):
     """The plan declines at its second batch: the call is swept unfolded with the same values,
     and a caller's progress object is told about every vertex exactly once."""
     import io
@@ -326,7 +326,7 @@ def test_a_plan_declined_midway_counts_each_source_once(monkeypatch, progress):
     bar = (_Recorder() if progress == "recorder"
            else tqdm(total=A.shape[0], file=io.StringIO()))  # drawn, out of sight
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0, cpu_batch_cap=16 * A.shape[0]):
-        result = run_bc(A, engine="graphblas", progress=bar)
+        result = run_bc(A, engine=cpu_engine, progress=bar)
     assert "chain_folded" not in result.facts
     shown = sum(bar.updates) if progress == "recorder" else bar.n
     assert shown == A.shape[0]

@@ -371,7 +371,7 @@ def test_errors_speak_in_flags_not_in_api_syntax(tmp_path):
                              (["--kernel", "sccsc"], "--kernel sccsc")):
             result = _fails(2, f"{asked} needs a usable CUDA device, and none was found",
                             "bc", graph, *flags)
-            assert "--engine graphblas" in result.stderr and result.stdout == ""
+            assert "--engine cpu" in result.stderr and result.stdout == ""
     else:  # a GPU machine: the same flags run
         assert run("bc", graph, "--kernel", "sccsc", "-k", "3", "--seed", "1").returncode == 0
 
@@ -383,14 +383,15 @@ def test_no_gpu_says_so_plainly_on_stderr_and_uses_the_cpu_engine(command):
     result = run(command, data_path("delaunay_n10.mtx"), "--top", "1",
                  env={"CUDA_VISIBLE_DEVICES": ""})  # CuPy sees no device on any machine
     lines = result.stderr.splitlines()
-    assert lines[0] == ("No usable CUDA device was found, so the CPU engine (python-graphblas) "
-                        "is used.")
+    assert lines[0] == "No usable CUDA device was found, so the CPU engine (numba) is used."
     assert lines[1].startswith("  detail: ") and len(lines) == 2
     assert "No usable CUDA device" not in result.stdout
     assert "betweenness centrality (exact, normalized)" in result.stdout
-    chosen = run(command, data_path("delaunay_n10.mtx"), "--top", "1", "--engine",
-                 "graphblas", env={"CUDA_VISIBLE_DEVICES": ""})
-    assert chosen.stderr == ""  # asked for the CPU: nothing to say
+    for engine in ("cpu", "graphblas"):
+        chosen = run(command, data_path("delaunay_n10.mtx"), "--top", "1", "--engine", engine,
+                     env={"CUDA_VISIBLE_DEVICES": ""})
+        assert chosen.stderr == ""  # asked for the CPU: nothing to say
+        assert "betweenness centrality (exact, normalized)" in chosen.stdout
 
 
 def test_csv_format_on_a_path_by_hand(tmp_path):
@@ -486,7 +487,7 @@ def test_bc_edges_writes_edge_bc_as_edge_bc_does(tmp_path):
     the file's ids, sorted, an undirected edge once), byte for byte what edge-bc -o writes."""
     path, H = _les_miserables_file(tmp_path)
     edges, vertices, alone = tmp_path / "e.csv", tmp_path / "v.npy", tmp_path / "alone.csv"
-    out = run("bc", path, "--engine", "graphblas", "--top", "0", "-o", vertices,
+    out = run("bc", path, "--engine", "cpu", "--top", "0", "-o", vertices,
               "--edges", edges).stdout
     _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality(H))
     _, labels = turbobc.read_graph(path)
@@ -602,7 +603,7 @@ def test_weight_gives_networkx_weighted_bc_vertices_and_edges(tmp_path):
     _assert_edge_values(_edges_csv(edges), nx.edge_betweenness_centrality(
         H, weight="weight", normalized=False))
     assert "edge lengths from the file" in out
-    assert "betweenness centrality (exact, raw, weighted) on engine graphblas" in out
+    assert "betweenness centrality (exact, raw, weighted) on engine cpu" in out
     assert "edge betweenness centrality (exact, raw, weighted) in" in out
     run("edge-bc", path, "--weight", "-k", "20", "--seed", "3", "--top", "0", "-o",
         record_path)

@@ -160,7 +160,7 @@ def test_dask_logging_is_quiet_unless_debug(tmp_path):
     quiet = _with_gpu_count(1, "bc", graph, "--gpus", "1", "--top", "0")
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
-    assert "1 Dask worker(s), engine graphblas" in quiet.stdout
+    assert "1 Dask worker(s), engine cpu" in quiet.stdout
     loud = _with_gpu_count(1, "bc", graph, "--gpus", "1", "--top", "0", "--debug")
     assert loud.returncode == 0, loud.stderr
     assert "distributed.worker - INFO" in loud.stderr

@@ -163,10 +163,9 @@ def test_demo_command_prints_engine_time_and_top_vertices():
     out = subprocess.run([sys.executable, "-m", "turbobc.demo", "--top", "3"],
                          capture_output=True, text=True, check=True, cwd=ROOT,
                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}).stdout
-    assert "engine: graphblas" in out
+    assert "engine: cpu" in out
     lines = out.splitlines()
-    note = lines.index("No usable CUDA device was found, so the CPU engine (python-graphblas) "
-                       "is used.")
+    note = lines.index("No usable CUDA device was found, so the CPU engine (numba) is used.")
     assert lines[note + 1].startswith("  detail: ")  # the technical reason, after the sentence
     assert re.search(r"in \d+\.\d+ s", out)
     ranks = re.findall(r"^\s+(\d)\s+(\d+)\s+([\d.]+)$", out, flags=re.M)

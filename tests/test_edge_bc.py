@@ -36,9 +36,9 @@ def _cleaned(G):
 
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("normalized", [True, False])
-def test_exact_edge_bc_equals_networkx(name, normalized):
+def test_exact_edge_bc_equals_networkx(name, normalized, cpu_engine):
     G = GRAPH_CASES[name]()
-    E = turbobc.edge_bc(G, normalized=normalized, engine="graphblas")
+    E = turbobc.edge_bc(G, normalized=normalized, engine=cpu_engine)
     assert isinstance(E, sp.csr_array) and E.shape == (len(G), len(G))
     _check(E, G, nx.edge_betweenness_centrality(G, normalized=normalized))
 
@@ -46,26 +46,26 @@ def test_exact_edge_bc_equals_networkx(name, normalized):
 @pytest.mark.parametrize("name", ["karate", "grid_6x7", "gnp_medium", "digraph_gnp",
                                   "two_components_isolated", "scale_free_directed"])
 @pytest.mark.parametrize("normalized", [True, False])
-def test_sampled_edge_bc_equals_networkx(name, normalized):
+def test_sampled_edge_bc_equals_networkx(name, normalized, cpu_engine):
     G = GRAPH_CASES[name]()
     for k in (1, 5, len(G) // 2):
-        E = turbobc.edge_bc(G, k=k, seed=7, normalized=normalized, engine="graphblas")
+        E = turbobc.edge_bc(G, k=k, seed=7, normalized=normalized, engine=cpu_engine)
         _check(E, G, nx.edge_betweenness_centrality(G, k=k, seed=7, normalized=normalized))
 
 
 @pytest.mark.parametrize("name", ["les_miserables", "grid_deep_2x40", "dag", "digraph_dense"])
-def test_chosen_sources_equal_the_subset_variant(name):
+def test_chosen_sources_equal_the_subset_variant(name, cpu_engine):
     G = GRAPH_CASES[name]()
     sources = list(G)[::4]
     for normalized in (True, False):
-        E = turbobc.edge_bc(G, sources=sources, normalized=normalized, engine="graphblas")
+        E = turbobc.edge_bc(G, sources=sources, normalized=normalized, engine=cpu_engine)
         _check(E, G, nx.edge_betweenness_centrality_subset(G, sources, list(G),
                                                            normalized=normalized))
 
 
-def test_matrix_input_keeps_its_cleaned_pattern():
+def test_matrix_input_keeps_its_cleaned_pattern(cpu_engine):
     A = sp.csr_array(np.array([[1, 2, 0, 0], [2, 0, 3, 0], [0, 3, 0, 0], [0, 0, 0, 0.0]]))
-    E = turbobc.edge_bc(A, normalized=False, engine="graphblas")
+    E = turbobc.edge_bc(A, normalized=False, engine=cpu_engine)
     # a path 0 - 1 - 2 (the loop at 0 dropped) and an isolated 3: each edge carries the pair
     # of its ends and the pair (0, 2)
     assert E.toarray().tolist() == [[0, 2, 0, 0], [2, 0, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]]
@@ -104,7 +104,7 @@ def test_engine_auto_serves_edge_bc_and_edge_subsets_on_any_machine():
                                   "two_components_isolated", "random_tree", "digraph_gnp",
                                   "dag", "scale_free_directed", "directed_self_loops"])
 @pytest.mark.parametrize("normalized", [True, False])
-def test_targets_follow_networkx_edge_subset(name, normalized):
+def test_targets_follow_networkx_edge_subset(name, normalized, cpu_engine):
     """networkx's edge subset BC hands a non-target's dependency to its parents in equal
     shares; turbobc does the same (Problem.split_non_targets)."""
     G = GRAPH_CASES[name]()
@@ -115,10 +115,10 @@ def test_targets_follow_networkx_edge_subset(name, normalized):
                                                 replace=False)]
         targets = [nodes[i] for i in rng.choice(len(nodes), size=size, replace=False)]
         E = turbobc.edge_bc(G, sources=sources, targets=targets, normalized=normalized,
-                            engine="graphblas")
+                            engine=cpu_engine)
         _check(E, G, nx.edge_betweenness_centrality_subset(G, sources, targets,
                                                            normalized=normalized))
-    E = turbobc.edge_bc(G, targets=nodes[:2], engine="graphblas")  # sources: every vertex
+    E = turbobc.edge_bc(G, targets=nodes[:2], engine=cpu_engine)  # sources: every vertex
     _check(E, G, nx.edge_betweenness_centrality_subset(G, nodes, nodes[:2], normalized=True))
 
 

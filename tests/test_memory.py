@@ -17,6 +17,7 @@ import turbobc
 from turbobc._tuning import Tuning
 from turbobc import _memory
 from turbobc.engines import graphblas as _graphblas
+from turbobc.engines.graphblas import sweep as _graphblas_sweep
 from turbobc.engines.gpu.memory import (LANES, check_single_limit, choose_lanes, lane_bytes,
                                         single_bytes)
 
@@ -263,13 +264,13 @@ def test_a_small_limit_gives_small_batches_and_networkx_values(directed, monkeyp
     limit = (_graphblas.fixed_bytes(90, m, directed) + 7 * _graphblas.BYTES_PER_SLOT * 90
              + _graphblas.BYTES_PER_SLOT * 90 // 2)
     sizes = []
-    inner = _graphblas._accumulate_batch
+    inner = _graphblas_sweep.accumulate_batch
 
     def recording(A, AT, batch, *rest):
         sizes.append(len(batch))
         return inner(A, AT, batch, *rest)
 
-    monkeypatch.setattr(_graphblas, "_accumulate_batch", recording)
+    monkeypatch.setattr(_graphblas_sweep, "accumulate_batch", recording)
     with turbobc.tuning(fold_trees=False):  # the whole graph: 90 sources in batches of 7
         got = turbobc.bc(A, engine="graphblas", memory_limit=limit, directed=directed)
     assert sizes == [7] * 12 + [6]

@@ -9,6 +9,8 @@ import scipy.sparse as sp
 
 import turbobc
 import turbobc.engines.graphblas as graphblas_engine
+import turbobc.engines.cpu.engine as cpu_engine
+import turbobc.engines.graphblas.sweep as graphblas_sweep
 from oracles import exact_single_source_dependencies, networkx_bc
 
 
@@ -60,15 +62,38 @@ def test_plain_float64_would_overflow_here(grid600):
     assert np.isinf(sigma).any()
 
 
-def test_forced_rescaling_is_exact(monkeypatch):
+CPU_ENGINES = [pytest.param("graphblas", id="graphblas"), pytest.param("cpu", id="cpu"),
+               pytest.param("cpu-alone", id="cpu-alone")]
+"""The CPU engines whose count limits a test can lower: graphblas, and the cpu engine with
+its 64-lane batches (which hand a source past the limit to the walks of one source) or
+without them."""
+
+
+def _lower_limits(monkeypatch, engine: str, rescale_exp: int, wide_exp: int | None = None):
+    """Lower the engine's count limits (2^rescale_exp, and 2^wide_exp for the wide sweep);
+    returns the engine name and the tuning knobs to run it with."""
+    if engine == "graphblas":
+        monkeypatch.setattr(graphblas_sweep, "RESCALE_ABOVE_EXP", rescale_exp)
+        if wide_exp is not None:
+            monkeypatch.setattr(graphblas_sweep, "WIDE_RANGE", 2.0**wide_exp)
+        return "graphblas", {}
+    monkeypatch.setattr(cpu_engine, "RESCALE_ABOVE_EXP", rescale_exp)
+    if wide_exp is not None:
+        monkeypatch.setattr(cpu_engine, "WIDE_BELOW_EXP", wide_exp)
+    return "cpu", {"cpu_lanes": engine == "cpu"}
+
+
+@pytest.mark.parametrize("engine", CPU_ENGINES)
+def test_forced_rescaling_is_exact(monkeypatch, engine):
     """Scaling every level by powers of two (threshold lowered to 2**2) changes nothing:
     the whole batched grid equals networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
+    name, knobs = _lower_limits(monkeypatch, engine, 2)
     G = nx.grid_2d_graph(9, 11)
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
     for endpoints in (False, True):
         expected = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints)
-        got = turbobc.bc(A, endpoints=endpoints, engine="graphblas")
+        with turbobc.tuning(**knobs):
+            got = turbobc.bc(A, endpoints=endpoints, engine=name)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
@@ -226,25 +251,27 @@ def test_wide_sweep_equals_networkx(name):
         np.testing.assert_allclose(raw * scale, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("engine", CPU_ENGINES)
 @pytest.mark.parametrize("directed", [False, True])
-def test_forced_wide_path_equals_networkx(monkeypatch, directed):
+def test_forced_wide_path_equals_networkx(monkeypatch, directed, engine):
     """With the wide limit lowered to 2^2 (and levels scaled above 2^2) nearly every source
-    of the graphblas engine goes through the wide sweep: all, sampled and chosen sources
-    still equal networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
-    monkeypatch.setattr(graphblas_engine, "WIDE_RANGE", 4.0)
+    of a CPU engine goes through the wide sweep: all, sampled and chosen sources still equal
+    networkx."""
+    name, knobs = _lower_limits(monkeypatch, engine, 2, wide_exp=2)
     G = nx.grid_2d_graph(9, 11)
     if directed:
         G = nx.gnp_random_graph(80, 0.06, seed=5, directed=True)
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
     for endpoints in (False, True):
         expected = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints)
-        got = turbobc.bc(A, endpoints=endpoints, engine="graphblas")
+        with turbobc.tuning(**knobs):
+            got = turbobc.bc(A, endpoints=endpoints, engine=name)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
         expected = networkx_bc(G, selection="k", k=17, seed=3, normalized=False,
                                endpoints=endpoints)
-        got = turbobc.bc(A, k=17, seed=3, normalized=False, endpoints=endpoints,
-                         engine="graphblas")
+        with turbobc.tuning(**knobs):
+            got = turbobc.bc(A, k=17, seed=3, normalized=False, endpoints=endpoints,
+                             engine=name)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 

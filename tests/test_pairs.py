@@ -278,10 +278,14 @@ def test_riondato_kornaropoulos_ends_the_run(directed):
             assert np.max(np.abs(result.values - exact)) <= epsilon
 
 
-def test_auto_samples_sources_on_the_cpu():
-    result = turbobc.run_bc(_csr(nx.karate_club_graph()), epsilon=0.2, seed=0,
-                            engine="graphblas")
+def test_auto_samples_sources_on_graphblas_and_pairs_on_the_cpu_engine():
+    G = nx.karate_club_graph()
+    exact = np.array([v for v in nx.betweenness_centrality(G).values()])
+    result = turbobc.run_bc(_csr(G), epsilon=0.2, seed=0, engine="graphblas")
     assert result.facts["sampler"] != "pairs"
+    result = turbobc.run_bc(_csr(G), epsilon=0.2, seed=0, engine="cpu")
+    assert result.facts["sampler"] == "pairs"
+    assert np.max(np.abs(result.values - exact)) <= 0.2
 
 
 def test_pairs_refuse_weights_and_bad_knob():

@@ -74,6 +74,7 @@ def test_sources_split_adds_up(engine_config, G, data):
 @SETTINGS
 @given(G=graphs(), normalized=st.booleans(), weighted=st.booleans(), data=st.data())
 @pytest.mark.parametrize("engine", [pytest.param("graphblas", id="graphblas"),
+                                    pytest.param("cpu", id="cpu"),
                                     pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)])
 def test_random_graphs_edge_bc_match_networkx(engine, G, normalized, weighted, data):
     """Edge BC, the trees of undirected graphs folded (most of these small sparse graphs have

@@ -74,7 +74,7 @@ def test_can_serve_gives_reasons():
     reason = engine_named("graphblas").can_serve(Problem(graph, kernel="vecsc"))
     assert "GPU kernel" in reason
     assert engine_named("graphblas").can_serve(Problem(graph)) is None
-    with pytest.raises(ValueError, match="engine must be 'gpu' or 'graphblas'"):
+    with pytest.raises(ValueError, match="^engine must be 'gpu', 'cpu' or 'graphblas'; got "):
         engine_named("tpu")
 
 
@@ -225,8 +225,9 @@ def test_resolve_engine_follows_can_serve(gpu_serves):
     assert resolve_engine("auto", named).name == "gpu"
     assert resolve_engine("gpu", named).name == "gpu"
     assert resolve_engine("graphblas", plain).name == "graphblas"
+    assert resolve_engine("cpu", plain).name == "cpu"
     gpu_serves("no usable GPU: a test says so")
-    assert resolve_engine("auto", plain).name == "graphblas"
+    assert resolve_engine("auto", plain).name == "cpu"
     with pytest.raises(GPUUnavailableError, match=r"^kernel='vecsc' needs a usable GPU, and "
                        r"the GPU engine cannot run here \(no usable GPU: a test says so\)"):
         resolve_engine("auto", named)
@@ -246,9 +247,9 @@ def test_validation_takes_the_engine_can_serve_chooses(gpu_serves):
     gpu_serves(None)
     assert validate(A, engine="auto", **args).engine == "gpu"
     gpu_serves("the graph is too large for it (a test)")
-    assert validate(A, engine="auto", **args).engine == "graphblas"
+    assert validate(A, engine="auto", **args).engine == "cpu"
     values, facts = run_bc(A, engine="auto")
-    assert facts["engine"] == "graphblas"
+    assert facts["engine"] == "cpu"
 
 
 @pytest.mark.parametrize("engine, kernel, error", [("gpu", "auto", GPUUnavailableError),
@@ -370,7 +371,7 @@ def test_concurrent_batches_equal_networkx(name, workers):
 def test_concurrent_batches_auto_and_errors(monkeypatch):
     """"auto" sweeps a quarter of GraphBLAS's threads' worth of batches at once from 8
     threads up, one batch at a time below; never more than half the sources; 0 is refused."""
-    from turbobc.engines import graphblas as engine
+    from turbobc.engines.graphblas import memory as engine
     from turbobc._tuning import tuning
 
     for threads, want in [(1, 1), (2, 1), (7, 1), (8, 2), (16, 4), (64, 16)]:
@@ -389,10 +390,10 @@ def test_concurrent_batches_auto_and_errors(monkeypatch):
 def test_a_failing_concurrent_batch_stops_the_run(monkeypatch):
     """The first batch's error reaches the caller without the batches behind it being swept
     (at most the window in flight runs), and its sums are not added."""
-    from turbobc.engines import graphblas as engine
+    from turbobc.engines.graphblas import sweep as engine
     from turbobc._tuning import tuning
 
-    real, calls = engine._accumulate_batch, []
+    real, calls = engine.accumulate_batch, []
 
     def flaky(walks, problem, batch, raw, edge_sums=None):
         calls.append(int(batch[0]))
@@ -400,7 +401,7 @@ def test_a_failing_concurrent_batch_stops_the_run(monkeypatch):
             raise RuntimeError("batch 0 fails")
         return real(walks, problem, batch, raw, edge_sums)
 
-    monkeypatch.setattr(engine, "_accumulate_batch", flaky)
+    monkeypatch.setattr(engine, "accumulate_batch", flaky)
     G = nx.cycle_graph(200)  # nothing folds: every vertex a source
     with tuning(cpu_concurrent_batches=2, cpu_batch_cap=200 * 2):  # batches of 1 source
         with pytest.raises(RuntimeError, match="batch 0 fails"):

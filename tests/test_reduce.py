@@ -50,7 +50,7 @@ def test_folded_bc_equals_networkx(engine_config, name, normalized, endpoints):
     assert result.facts["folded"] >= leaves  # it did fold (at least every leaf)
 
 
-EDGE_ENGINES = [pytest.param("graphblas", id="graphblas"),
+EDGE_ENGINES = [pytest.param("graphblas", id="graphblas"), pytest.param("cpu", id="cpu"),
                 pytest.param("gpu", id="gpu", marks=pytest.mark.gpu)]
 
 
@@ -85,11 +85,11 @@ def test_folded_weighted_edge_bc_equals_networkx(engine, lengths):
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
-def test_folding_off_gives_the_same(name):
+def test_folding_off_gives_the_same(name, cpu_engine):
     G = GRAPHS[name]()
-    folded = run_bc(adjacency(G), engine="graphblas")
+    folded = run_bc(adjacency(G), engine=cpu_engine)
     with turbobc.tuning(fold_trees=False):
-        plain = run_bc(adjacency(G), engine="graphblas")
+        plain = run_bc(adjacency(G), engine=cpu_engine)
     assert plain.facts["folded"] == 0
     np.testing.assert_allclose(folded.values, plain.values, rtol=1e-12, atol=1e-14)
 
@@ -120,26 +120,26 @@ def test_nothing_to_fold():
     assert fold_trees(directed) is None  # not exact on directed graphs: never folded
 
 
-def test_samples_and_given_sources_are_not_folded():
+def test_samples_and_given_sources_are_not_folded(cpu_engine):
     G = GRAPHS["ws_with_trees"]()
     A = adjacency(G)
-    sampled = run_bc(A, k=20, seed=1, engine="graphblas")
+    sampled = run_bc(A, k=20, seed=1, engine=cpu_engine)
     assert sampled.facts["folded"] == 0
     want = nx.betweenness_centrality(G, k=20, seed=1)
     np.testing.assert_allclose(sampled.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
-    chosen = run_bc(A, sources=[0, 5, 9], engine="graphblas")
+    chosen = run_bc(A, sources=[0, 5, 9], engine=cpu_engine)
     assert chosen.facts["folded"] == 0
 
 
-def test_a_few_leaves_are_not_worth_folding():
+def test_a_few_leaves_are_not_worth_folding(cpu_engine):
     """Below Tuning.fold_min_share of the vertices the graph is swept as it is (the weighted
     core sweeps cost more than the little they save); the values are the same either way."""
     G = nx.karate_club_graph()  # one leaf in 34 vertices
     A = adjacency(G)
-    plain = run_bc(A, engine="graphblas")
+    plain = run_bc(A, engine=cpu_engine)
     assert plain.facts["folded"] == 0
     with turbobc.tuning(fold_min_share=0.0):
-        folded = run_bc(A, engine="graphblas")
+        folded = run_bc(A, engine=cpu_engine)
     assert folded.facts["folded"] == 1 and folded.facts["core_vertices"] == 33
     want = nx.betweenness_centrality(G)
     for result in (plain, folded):

@@ -42,16 +42,16 @@ def test_subset_equals_networkx(engine_config, name, normalized):
                                    err_msg=f"{name}, sources={S}")
 
 
-def test_every_vertex_a_target_is_plain_bc():
+def test_every_vertex_a_target_is_plain_bc(cpu_engine):
     G = GRAPH_CASES["les_miserables"]()
-    np.testing.assert_allclose(turbobc.bc(G, targets=list(G), engine="graphblas"),
-                               turbobc.bc(G, engine="graphblas"), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(turbobc.bc(G, targets=list(G), engine=cpu_engine),
+                               turbobc.bc(G, engine=cpu_engine), rtol=1e-13, atol=1e-15)
 
 
-def test_matrix_input_takes_vertex_indices():
+def test_matrix_input_takes_vertex_indices(cpu_engine):
     G = GRAPH_CASES["digraph_gnp"]()
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
-    got = turbobc.bc(A, sources=[0, 3, 7], targets=[1, 2, 30], engine="graphblas")
+    got = turbobc.bc(A, sources=[0, 3, 7], targets=[1, 2, 30], engine=cpu_engine)
     want = nx.betweenness_centrality_subset(G, [0, 3, 7], [1, 2, 30], normalized=True)
     np.testing.assert_allclose(got, [want[v] for v in G], rtol=1e-12, atol=1e-14)
 
@@ -72,9 +72,9 @@ def test_bad_targets_are_refused(kwargs, error, words):
     assert words in str(info.value)
 
 
-def test_node_labels_of_a_networkx_graph():
+def test_node_labels_of_a_networkx_graph(cpu_engine):
     G = nx.relabel_nodes(nx.path_graph(6), {i: f"v{i}" for i in range(6)})
-    got = turbobc.bc(G, sources=["v0"], targets=["v5"], normalized=False, engine="graphblas")
+    got = turbobc.bc(G, sources=["v0"], targets=["v5"], normalized=False, engine=cpu_engine)
     np.testing.assert_allclose(got, [0, 0.5, 0.5, 0.5, 0.5, 0])  # undirected: halved
     with pytest.raises(ValueError, match="targets must be nodes of the graph; 'x' is not"):
-        turbobc.bc(G, targets=["x"], engine="graphblas")
+        turbobc.bc(G, targets=["x"], engine=cpu_engine)

@@ -161,8 +161,8 @@ def test_undirected_on_asymmetric_pattern():
 
 
 def test_unknown_engine():
-    _raises(ValueError, "engine must be one of 'auto', 'gpu', 'graphblas'; got 'cuda'", PATH,
-            engine="cuda")
+    _raises(ValueError, "engine must be one of 'auto', 'gpu', 'cpu', 'graphblas'; got 'cuda'",
+            PATH, engine="cuda")
 
 
 def test_unknown_kernel():
@@ -189,14 +189,14 @@ def no_gpu(monkeypatch):
 def test_gpu_engine_without_gpu(no_gpu):
     _raises(GPUUnavailableError, "engine='gpu' needs a usable GPU, and the GPU engine cannot "
                                  "run here (no usable GPU: CuPy is not importable). Use "
-                                 "engine='graphblas' (or 'auto') to run on the CPU",
+                                 "engine='cpu' (or 'auto') to run on the CPU",
             PATH, engine="gpu")
 
 
 def test_named_kernel_without_gpu(no_gpu):
     _raises(GPUUnavailableError, "kernel='sccsc' needs a usable GPU, and the GPU engine cannot "
                                  "run here (no usable GPU: CuPy is not importable). Use "
-                                 "engine='graphblas' (or 'auto') to run on the CPU", PATH,
+                                 "engine='cpu' (or 'auto') to run on the CPU", PATH,
             engine="auto", kernel="sccsc")
 
 

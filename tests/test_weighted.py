@@ -1,5 +1,5 @@
 """Weighted BC (``weight=``): turbobc.bc and turbobc.edge_bc equal networkx's Dijkstra-based
-betweenness (networkx >= 3.6) with the same edge lengths, on the CPU engine: small exact tables,
+betweenness (networkx >= 3.6) with the same edge lengths, on both CPU engines: small exact tables,
 the graph catalogue with integer and float lengths, thousands of generated graphs, networkx
 inputs, errors, tree folding, per-level scaling and the wide sweep past float64's range."""
 
@@ -11,7 +11,9 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
+import turbobc.engines.cpu.engine as cpu_engine_module
 import turbobc.engines.graphblas as graphblas_engine
+import turbobc.engines.graphblas.sweep as graphblas_sweep
 from graph_cases import GRAPH_CASES, with_lengths
 from oracles import as_array, exact_brandes, networkx_bc
 from test_edge_bc import _check as _edge_check
@@ -24,6 +26,8 @@ from turbobc.engines.protocol import Problem
 from turbobc.engines.wide import accumulate_wide
 
 CPU = {"engine": "graphblas"}
+"""The graphblas engine, where the engine does not matter (validation) or only it has what
+is tested (its memory model, its walks); elsewhere both CPU engines (``cpu_engine``)."""
 KINDS = ("int3", "int100", "float")
 """Lengths of the generated cases: integers 1..3 (many ties), 1..100, uniform floats."""
 
@@ -65,25 +69,25 @@ EXACT = {
 
 
 @pytest.mark.parametrize("name", sorted(EXACT))
-def test_exact_tables(name):
+def test_exact_tables(name, cpu_engine):
     n, triples, expected = EXACT[name]
     A = _lengths_matrix(n, triples)
-    got = turbobc.bc(A, weight=True, normalized=False, **CPU)
+    got = turbobc.bc(A, weight=True, normalized=False, engine=cpu_engine)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
     G = nx.Graph()
     G.add_nodes_from(range(n))
     G.add_weighted_edges_from(triples)
     want = as_array(nx.betweenness_centrality(G, weight="weight", normalized=False), G)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
-    _edge_check(turbobc.edge_bc(A, weight=True, normalized=False, **CPU), G,
+    _edge_check(turbobc.edge_bc(A, weight=True, normalized=False, engine=cpu_engine), G,
                 nx.edge_betweenness_centrality(G, weight="weight", normalized=False))
 
 
-def test_lengths_change_the_answer():
+def test_lengths_change_the_answer(cpu_engine):
     """The same pattern without weight: the long edge counts as one hop."""
     n, triples, _ = EXACT["cycle_long_edge"]
     A = _lengths_matrix(n, triples)
-    assert turbobc.bc(A, normalized=False, **CPU).tolist() == [0.5, 0.5, 0.5, 0.5]
+    assert turbobc.bc(A, normalized=False, engine=cpu_engine).tolist() == [0.5, 0.5, 0.5, 0.5]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,23 +99,23 @@ CASES = sorted(GRAPH_CASES)
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", CASES)
-def test_vertex_bc_equals_networkx(name, kind):
+def test_vertex_bc_equals_networkx(name, kind, cpu_engine):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name))
     for normalized in (True, False):
         for endpoints in (False, True):
             want = networkx_bc(G, selection="all", normalized=normalized, endpoints=endpoints,
                                weight="weight")
             got = turbobc.bc(G, weight="weight", normalized=normalized, endpoints=endpoints,
-                             **CPU)
+                             engine=cpu_engine)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", CASES)
-def test_edge_bc_equals_networkx(name, kind):
+def test_edge_bc_equals_networkx(name, kind, cpu_engine):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name) + 1)
     for normalized in (True, False):
-        E = turbobc.edge_bc(G, weight="weight", normalized=normalized, **CPU)
+        E = turbobc.edge_bc(G, weight="weight", normalized=normalized, engine=cpu_engine)
         _edge_check(E, G, nx.edge_betweenness_centrality(G, weight="weight",
                                                          normalized=normalized))
 
@@ -123,23 +127,24 @@ SELECTION_CASES = ["karate", "les_miserables", "grid_6x7", "grid_deep_2x40", "gn
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
-def test_sampled_and_chosen_sources_equal_networkx(name, kind):
+def test_sampled_and_chosen_sources_equal_networkx(name, kind, cpu_engine):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=3)
     nodes = list(G)
     for endpoints in (False, True):
         for k in (2, len(G) // 2):
             want = networkx_bc(G, selection="k", k=k, seed=11, normalized=True,
                                endpoints=endpoints, weight="weight")
-            got = turbobc.bc(G, k=k, seed=11, endpoints=endpoints, weight="weight", **CPU)
+            got = turbobc.bc(G, k=k, seed=11, endpoints=endpoints, weight="weight",
+                             engine=cpu_engine)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
         sources = nodes[::3]
         for normalized in (True, False):
             want = networkx_bc(G, selection="sources", sources=sources, normalized=normalized,
                                endpoints=endpoints, weight="weight")
             got = turbobc.bc(G, sources=sources, normalized=normalized, endpoints=endpoints,
-                             weight="weight", **CPU)
+                             weight="weight", engine=cpu_engine)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
-    E = turbobc.edge_bc(G, k=5, seed=2, weight="weight", **CPU)
+    E = turbobc.edge_bc(G, k=5, seed=2, weight="weight", engine=cpu_engine)
     _edge_check(E, G, nx.edge_betweenness_centrality(G, k=5, seed=2, weight="weight"))
 
 
@@ -155,7 +160,7 @@ def _sources_and_targets(nodes: list, seed: int):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
-def test_subsets_equal_networkx(name, kind):
+def test_subsets_equal_networkx(name, kind, cpu_engine):
     """betweenness_centrality_subset and edge_betweenness_centrality_subset (a non-target's
     dependency in equal shares to its DAG parents, which may lie on several levels)."""
     G = with_lengths(GRAPH_CASES[name](), kind, seed=4)
@@ -164,10 +169,10 @@ def test_subsets_equal_networkx(name, kind):
             want = as_array(nx.betweenness_centrality_subset(
                 G, sources, targets, normalized=normalized, weight="weight"), G)
             got = turbobc.bc(G, sources=sources, targets=targets, normalized=normalized,
-                             weight="weight", **CPU)
+                             weight="weight", engine=cpu_engine)
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
             E = turbobc.edge_bc(G, sources=sources, targets=targets, normalized=normalized,
-                                weight="weight", **CPU)
+                                weight="weight", engine=cpu_engine)
             _edge_check(E, G, nx.edge_betweenness_centrality_subset(
                 G, sources, targets, normalized=normalized, weight="weight"))
 
@@ -194,7 +199,7 @@ def _generated(seed: int) -> nx.Graph:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
-def test_thousands_of_generated_graphs(directed):
+def test_thousands_of_generated_graphs(directed, cpu_engine):
     """2,400 graphs, each compared vertex by vertex and edge by edge with networkx (raw sums,
     with endpoints): a group of graphs is swept as one graph, its disjoint union, and each
     graph's share is checked on its own; the assert names the seed."""
@@ -203,8 +208,9 @@ def test_thousands_of_generated_graphs(directed):
     for start in range(0, len(seeds), GROUP):
         graphs = [_generated(s) for s in seeds[start:start + GROUP]]
         union = nx.disjoint_union_all(graphs)
-        got = turbobc.bc(union, weight="weight", normalized=False, endpoints=True, **CPU)
-        edges = turbobc.edge_bc(union, weight="weight", normalized=False, **CPU)
+        got = turbobc.bc(union, weight="weight", normalized=False, endpoints=True,
+                         engine=cpu_engine)
+        edges = turbobc.edge_bc(union, weight="weight", normalized=False, engine=cpu_engine)
         offset = 0
         for seed, G in zip(seeds[start:start + GROUP], graphs):
             n = len(G)
@@ -229,29 +235,30 @@ def test_thousands_of_generated_graphs(directed):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_missing_attributes_are_one_as_in_networkx():
+def test_missing_attributes_are_one_as_in_networkx(cpu_engine):
     G = nx.karate_club_graph()
     rng = np.random.default_rng(1)
     for u, v in list(G.edges())[::2]:
         G[u][v]["length"] = int(rng.integers(2, 5))  # every other edge has none: 1
     want = as_array(nx.betweenness_centrality(G, weight="length"), G)
-    np.testing.assert_allclose(turbobc.bc(G, weight="length", **CPU), want, rtol=1e-9)
+    np.testing.assert_allclose(turbobc.bc(G, weight="length", engine=cpu_engine), want, rtol=1e-9)
     # an attribute no edge has: every length 1, unweighted BC
-    np.testing.assert_allclose(turbobc.bc(G, weight="nothing", **CPU),
+    np.testing.assert_allclose(turbobc.bc(G, weight="nothing", engine=cpu_engine),
                                as_array(nx.betweenness_centrality(G), G), rtol=1e-12)
 
 
-def test_labels_and_order_follow_list_of_G():
+def test_labels_and_order_follow_list_of_G(cpu_engine):
     G = nx.relabel_nodes(with_lengths(GRAPH_CASES["les_miserables"](), "int3", seed=5),
                          lambda v: f"<{v}>")
-    got = turbobc.bc(G, weight="weight", sources=list(G)[::5], normalized=False, **CPU)
+    got = turbobc.bc(G, weight="weight", sources=list(G)[::5], normalized=False,
+                     engine=cpu_engine)
     want = as_array(nx.betweenness_centrality_subset(G, list(G)[::5], list(G),
                                                      weight="weight"), G)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_multigraph_takes_the_shortest_parallel_edge(directed):
+def test_multigraph_takes_the_shortest_parallel_edge(directed, cpu_engine):
     kind = nx.MultiDiGraph if directed else nx.MultiGraph
     G = kind()
     G.add_edge(0, 1, weight=5.0)
@@ -260,26 +267,27 @@ def test_multigraph_takes_the_shortest_parallel_edge(directed):
     G.add_edge(0, 2, weight=2.0)
     G.add_edge(2, 3)  # no attribute: 1
     want = as_array(nx.betweenness_centrality(G, weight="weight", normalized=False), G)
-    got = turbobc.bc(G, weight="weight", normalized=False, **CPU)
+    got = turbobc.bc(G, weight="weight", normalized=False, engine=cpu_engine)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
     assert got[1] > 0  # 0 -> 1 -> 2 ties 0 -> 2 only with the short parallel edge
 
 
-def test_edge_bc_keeps_the_pattern_of_a_weighted_matrix():
+def test_edge_bc_keeps_the_pattern_of_a_weighted_matrix(cpu_engine):
     n, triples, _ = EXACT["diamond_no_tie"]
     A = _lengths_matrix(n, triples)
-    E = turbobc.edge_bc(A, weight=True, normalized=False, **CPU)
+    E = turbobc.edge_bc(A, weight=True, normalized=False, engine=cpu_engine)
     assert (E.indptr == A.indptr).all() and (E.indices == A.indices).all()
     assert E[2, 3] == E[3, 2] == 1.0  # only the pair (2, 3) itself
 
 
-def test_weight_false_is_unweighted():
+def test_weight_false_is_unweighted(cpu_engine):
     G = with_lengths(GRAPH_CASES["karate"](), "int100", seed=1)
     A = nx.to_scipy_sparse_array(G, format="csr")
-    np.testing.assert_array_equal(turbobc.bc(A, weight=False, **CPU), turbobc.bc(A, **CPU))
+    np.testing.assert_array_equal(turbobc.bc(A, weight=False, engine=cpu_engine),
+                                  turbobc.bc(A, engine=cpu_engine))
 
 
-def test_asymmetric_lengths_infer_a_directed_graph():
+def test_asymmetric_lengths_infer_a_directed_graph(cpu_engine):
     """A symmetric pattern whose two lengths of an edge differ is a directed graph."""
     A = _lengths_matrix(3, [(0, 1, 1.0), (1, 2, 1.0), (0, 2, 1.0)])
     A[0, 2] = 5.0  # 0 -> 2 is long, 2 -> 0 is short
@@ -287,7 +295,7 @@ def test_asymmetric_lengths_infer_a_directed_graph():
     for i, j in zip(*A.nonzero()):
         G.add_edge(int(i), int(j), weight=float(A[i, j]))
     want = as_array(nx.betweenness_centrality(G, weight="weight", normalized=False), G)
-    got = turbobc.bc(A, weight=True, normalized=False, **CPU)
+    got = turbobc.bc(A, weight=True, normalized=False, engine=cpu_engine)
     np.testing.assert_allclose(got, want[np.argsort(list(G))], rtol=0, atol=1e-15)
     assert _weighted_graph(A, None).directed
 
@@ -345,12 +353,12 @@ def test_weight_kinds():
         turbobc.bc(A, weight=1.5, **CPU)
 
 
-def test_lengths_that_vanish_in_a_sum_raise():
+def test_lengths_that_vanish_in_a_sum_raise(cpu_engine):
     """1 next to 2^60: 2^60 + 1 == 2^60 in float64, so the DAG would hold an edge between two
     vertices at the same distance (networkx's counts depend on its pop order there)."""
     A = _lengths_matrix(3, [(0, 1, 2.0**60), (1, 2, 1.0), (0, 2, 2.0**60)])
     with pytest.raises(ValueError, match="vanishes next to the distance"):
-        turbobc.bc(A, weight=True, **CPU)
+        turbobc.bc(A, weight=True, engine=cpu_engine)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,11 +373,12 @@ def test_problem_exposes_the_weights_and_auto_runs_them_on_the_cpu():
     assert problem.weighted and graph.weighted
     assert not Problem(Graph(pattern=graph.pattern, directed=False)).weighted
     assert engine_named("graphblas").can_serve(problem) is None
+    assert engine_named("cpu").can_serve(problem) is None
     if engine_named("gpu").can_serve(Problem(Graph(pattern=graph.pattern,
                                                    directed=False))) is not None:
-        # no GPU here: auto is the CPU engine
-        assert resolve_engine("auto", problem).name == "graphblas"
-        assert run_bc(A, weight=True).facts["engine"] == "graphblas"
+        # no GPU here: auto is the cpu engine
+        assert resolve_engine("auto", problem).name == "cpu"
+        assert run_bc(A, weight=True).facts["engine"] == "cpu"
 
 
 def _with_trees(seed: int, kind: str) -> nx.Graph:
@@ -383,17 +392,17 @@ def _with_trees(seed: int, kind: str) -> nx.Graph:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_tree_folding_keeps_the_lengths(kind):
+def test_tree_folding_keeps_the_lengths(kind, cpu_engine):
     """Exact BC of an undirected graph with pendant trees folds them (the core keeps its
     edges' lengths) when its sums of lengths are exact (integers; not the floats): equal to
     networkx and to the unfolded sweep."""
     G = _with_trees(7, kind)
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
     for endpoints in (False, True):
-        folded = run_bc(A, weight=True, endpoints=endpoints, **CPU)
+        folded = run_bc(A, weight=True, endpoints=endpoints, engine=cpu_engine)
         assert (folded.facts["folded"] >= 40) == (kind != "float")
         with turbobc.tuning(fold_trees=False):
-            plain = run_bc(A, weight=True, endpoints=endpoints, **CPU)
+            plain = run_bc(A, weight=True, endpoints=endpoints, engine=cpu_engine)
         assert plain.facts["folded"] == 0
         want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,
                            weight="weight")
@@ -412,12 +421,12 @@ def inexact_tie_graph() -> nx.Graph:
     return G
 
 
-def test_lengths_with_inexact_sums_are_not_folded():
+def test_lengths_with_inexact_sums_are_not_folded(cpu_engine):
     """Folding the leaf s into a would sweep from a, where the tie s sees is none: such a
     graph is swept as it is (Graph.length_scale is None), and x's BC is networkx's."""
     G = inexact_tie_graph()
     A = nx.to_scipy_sparse_array(G, nodelist=list(G), format="csr")
-    got = run_bc(A, weight=True, normalized=False, **CPU)
+    got = run_bc(A, weight=True, normalized=False, engine=cpu_engine)
     want = nx.betweenness_centrality(G, weight="weight", normalized=False)
     assert got.facts["folded"] == 0
     np.testing.assert_allclose(got.values, as_array(want, G), rtol=1e-12, atol=1e-12)
@@ -481,14 +490,14 @@ def _exact_raw(A: sp.csr_array, sources, *, directed=False):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("across, down", [(1, 1), (1, 3)])
-def test_deep_grid_past_float64_range(across, down):
+def test_deep_grid_past_float64_range(across, down, cpu_engine):
     """A 540 x 540 grid from a corner: C(1078, 539) ≈ 2^1073 > 1.8e308 shortest paths to the
     far corner, per-level scaling keeps them, equal to the exact big-integer Brandes."""
     A = _grid_with_lengths(540, 540, across, down)
     sources = [0]
     raw, largest = _exact_raw(A, sources)
     assert largest > 10**308  # the reference is not vacuous
-    got = run_bc(A, weight=True, sources=sources, normalized=False, **CPU)
+    got = run_bc(A, weight=True, sources=sources, normalized=False, engine=cpu_engine)
     assert got.facts["wide_sources"] == 0
     np.testing.assert_allclose(got.values, raw / 2, rtol=1e-9, atol=1e-9)
 
@@ -513,14 +522,14 @@ def _diamond_chain_beside_path(k: int) -> sp.csr_array:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [300, 1100])
-def test_diamond_chain_beside_path(k):
+def test_diamond_chain_beside_path(k, cpu_engine):
     """σ = 2^k next to σ = 1 in one hop layer: k = 1100 goes through the wide sweep with the
     DAG test (engines/wide.py), k = 300 through per-level scaling; both exact."""
     A = _diamond_chain_beside_path(k)
     n = A.shape[0]
     sources = [0, 3 * (k // 2), 3 * k + k, n - 1]
     raw, largest = _exact_raw(A, sources)
-    got = run_bc(A, weight=True, sources=sources, normalized=False, **CPU)
+    got = run_bc(A, weight=True, sources=sources, normalized=False, engine=cpu_engine)
     assert got.facts["wide_sources"] == (2 if k > 896 else 0)  # the chain's start and t
     np.testing.assert_allclose(got.values, raw / 2, rtol=1e-9, atol=1e-9)
     assert largest >= 2**k
@@ -529,12 +538,18 @@ def test_diamond_chain_beside_path(k):
 @pytest.mark.parametrize("wide", [False, True], ids=["rescaled", "wide"])
 @pytest.mark.parametrize("name", ["grid_6x7", "les_miserables", "grid_deep_2x40",
                                   "digraph_dense", "gnp_medium"])
-def test_forced_scaling_and_wide_sweep_equal_networkx(monkeypatch, name, wide):
+def test_forced_scaling_and_wide_sweep_equal_networkx(monkeypatch, name, wide, cpu_engine):
     """Every level scaled (threshold 2^2) and, with ``wide``, nearly every source through the
     wide sweep (limit 2^2): vertex, edge and subset BC still equal networkx."""
-    monkeypatch.setattr(graphblas_engine, "RESCALE_ABOVE_EXP", 2)
-    if wide:
-        monkeypatch.setattr(graphblas_engine, "WIDE_RANGE", 4.0)
+    if cpu_engine == "graphblas":
+        monkeypatch.setattr(graphblas_sweep, "RESCALE_ABOVE_EXP", 2)
+        if wide:
+            monkeypatch.setattr(graphblas_sweep, "WIDE_RANGE", 4.0)
+    else:
+        monkeypatch.setattr(cpu_engine_module, "RESCALE_ABOVE_EXP", 2)
+        if wide:
+            monkeypatch.setattr(cpu_engine_module, "WIDE_BELOW_EXP", 2)
+    CPU = {"engine": cpu_engine}
     G = with_lengths(GRAPH_CASES[name](), "int3", seed=9)
     for endpoints in (False, True):
         want = networkx_bc(G, selection="all", normalized=True, endpoints=endpoints,

@@ -79,9 +79,10 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
     directed : bool, optional
         ``None`` infers it from the pattern: symmetric means undirected.
         ``True`` treats a symmetric pattern as a directed graph with both arcs.
-    engine : {"auto", "gpu", "graphblas"}, default "auto"
+    engine : {"auto", "gpu", "cpu", "graphblas"}, default "auto"
         "auto" uses the GPU when CuPy sees a device, else the CPU engine
-        (python-graphblas, which is also the reference).
+        "cpu" (compiled with numba, docs/cpu-engine.md); "graphblas" is the
+        python-graphblas reference, the paper's linear algebra line by line.
     kernel : {"auto", "sccsc", "sccooc", "vecsc"}, default "auto"
         SpMV kernel of the GPU engine; naming one requires the GPU. With one
         source: thread per vertex (sccsc), thread per stored edge (sccooc),
@@ -146,7 +147,7 @@ def bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
         ``A`` not 2-D or not square; NaN or infinite values; ``sources`` out of
         range or repeated; ``k`` outside [1, n]; both ``k`` and ``sources``;
         ``directed=False`` on an asymmetric pattern; unknown ``engine`` or
-        ``kernel``, or a kernel with ``engine="graphblas"``; a ``memory_limit``
+        ``kernel``, or a kernel with a CPU engine; a ``memory_limit``
         that is not a number with a known unit, or below 1 byte; with
         ``weight``, a negative, NaN or infinite length (the message names the
         entry, (i, j, value), or the networkx edge), a zero attribute of a
@@ -295,10 +296,10 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
         As for :func:`bc` (no ``endpoints``: networkx counts every edge of a path;
         ``targets`` not with ``k``). With ``weight=True`` the result keeps ``A``'s cleaned
         pattern (the values are BC, not lengths).
-    engine : {"auto", "gpu", "graphblas"}, default "auto"
+    engine : {"auto", "gpu", "cpu", "graphblas"}, default "auto"
         As for :func:`bc`: the GPU engine sums the edges in its batched kernels (one
         accumulator policy beside the vertex sums); edge subset BC (``targets``) runs on the
-        CPU engine, which ``"auto"`` then takes.
+        CPU engines, the cpu engine when ``"auto"``.
     epsilon, delta : float, optional
         As for :func:`bc`: every normalized edge value within ``epsilon`` of the exact one
         with probability at least 1 − ``delta`` (default 0.1), sources sampled until then

@@ -525,9 +525,9 @@ class SourceSampling(Schedule):
 
 def _samples_pairs(call, pair_limit: int) -> bool:
     """Whether an approximate run samples shortest paths (turbobc/_pairs.py) rather than
-    sources: ``Tuning.approx_sampler`` ("auto": on the GPU engine, for unweighted graphs,
-    without Dask, unless Hoeffding's size for pairs costs about n source sweeps or more,
-    ``Tuning.pair_cost_in_sources`` each)."""
+    sources: ``Tuning.approx_sampler`` ("auto": on the GPU or the cpu engine, for unweighted
+    graphs, without Dask, unless Hoeffding's size for pairs costs about n source sweeps or
+    more, ``Tuning.pair_cost_in_sources`` or ``cpu_pair_cost_in_sources`` each)."""
     knobs = current_tuning()
     choice = knobs.approx_sampler
     if choice not in ("auto", "sources", "pairs"):
@@ -538,16 +538,17 @@ def _samples_pairs(call, pair_limit: int) -> bool:
             raise ValueError("approx_sampler='pairs' samples shortest paths in hops on this "
                              "process: it takes neither weight nor client")
         return True
-    return (choice == "auto" and call.engine == "gpu" and not call.graph.weighted
+    cost = {"gpu": knobs.pair_cost_in_sources, "cpu": knobs.cpu_pair_cost_in_sources}
+    return (choice == "auto" and call.engine in cost and not call.graph.weighted
             and call.client is None
-            and pair_limit * knobs.pair_cost_in_sources < call.graph.n)
+            and pair_limit * cost[call.engine] < call.graph.n)
 
 
 def _pair_sampler(call):
     """``sample(seed, first, count, bar)`` for :func:`approximate_pairs` on the call's engine
-    (the GPU kernel, or on the CPU the host reference of turbobc/_pairs.py), a function giving
-    the run's engine facts, and the samples in flight at once (the first checkpoint's least
-    size)."""
+    (the GPU kernel, the cpu engine's compiled sampler, or for the graphblas engine the host
+    reference of turbobc/_pairs.py), a function giving the run's engine facts, and the samples
+    in flight at once (the first checkpoint's least size)."""
     graph = call.graph
     if call.engine == "gpu":
         from turbobc.engines.gpu.pairs import PairSampler
@@ -555,6 +556,13 @@ def _pair_sampler(call):
         sampler = PairSampler(graph, endpoints=call.endpoints)
         return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
                                  "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
+    if call.engine == "cpu":
+        from turbobc.engines.cpu.memory import compute_threads
+        from turbobc.engines.cpu.pairs import CpuPairSampler
+
+        threads = compute_threads()
+        sampler = CpuPairSampler(graph, endpoints=call.endpoints, threads=threads)
+        return sampler, lambda: {"engine": "cpu", "threads": threads}, 1
     from turbobc._pairs import reference_counts  # at each run: tests replace the module's
 
     total = np.zeros(graph.n, dtype=np.uint64)

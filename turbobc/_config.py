@@ -11,6 +11,7 @@ __all__ = ["show_config", "config"]
 def config() -> dict:
     """Versions and the GPU status as a dict (the content of :func:`show_config`)."""
     import graphblas
+    import numba
     import numpy
     import scipy
 
@@ -24,9 +25,11 @@ def config() -> dict:
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "python-graphblas": graphblas.__version__,
+        "numba": numba.__version__,
+        "cpu_threads": numba.get_num_threads(),
         "gpu_usable": usable,
         "gpu": reason,
-        "default_engine": "gpu" if usable else "graphblas",
+        "default_engine": "gpu" if usable else "cpu",
     }
 
 

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 __all__ = ["CPU_ENGINE", "cpu_fallback_note", "gpu_count", "gpu_status"]
 
-CPU_ENGINE = "the CPU engine (python-graphblas)"
-"""How messages name the engine ``engine="graphblas"`` runs."""
+CPU_ENGINE = "the CPU engine (numba)"
+"""How messages name the engine ``engine="cpu"`` runs, the one "auto" picks without a GPU."""
 
 
 @lru_cache(maxsize=1)

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for",
-           "reverse_edge_positions", "exact_length_scale"]
+           "reverse_edge_positions", "exact_length_scale", "vanishing_length_error"]
 
 
 INT32_LIMIT = 2**31 - 64
@@ -222,3 +222,13 @@ def exact_length_scale(lengths: np.ndarray) -> float | None:
         return None
     scale = 2.0**e
     return scale if float(lengths.sum()) * scale < EXACT_SUM_LIMIT else None
+
+
+def vanishing_length_error(tail: int, head: int, length: float, at: float) -> ValueError:
+    """The error for a shortest-path DAG edge ``tail -> head`` whose ``length`` vanishes next
+    to the distance ``at`` it is added to: both ends lie at the same distance, so the DAG is
+    ambiguous and networkx's counts would depend on the order it pops ties."""
+    return ValueError(
+        f"the edge ({tail}, {head}) of length {length!r} vanishes next to the distance "
+        f"{at!r} it is added to (float64 keeps 53 bits): shortest paths through it are "
+        "ambiguous; use lengths that span less than 2^52 / n")

@@ -4,8 +4,9 @@
 as ``"4GB"`` or ``"512MiB"``) into bytes. :func:`available_memory` says how much host memory
 is available now: the lower of the kernel's ``MemAvailable`` (/proc/meminfo) and the room left
 under the cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``) of this process's
-cgroup and its ancestors. The CPU engine sizes its batches from these
-(:func:`turbobc.engines.graphblas.batch_size_for`), the GPU engines compare their models with the limit.
+cgroup and its ancestors. The CPU engines size their batches from these
+(:func:`turbobc.engines.cpu.memory.plan_chunks`, :func:`turbobc.engines.graphblas.batch_size_for`),
+the GPU engines compare their models with the limit.
 """
 
 from __future__ import annotations

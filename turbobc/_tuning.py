@@ -52,9 +52,9 @@ class Tuning:
         Most (source, vertex) slots of a CPU batch, whatever the memory: larger batches sweep
         hardly faster but peak higher (email-Enron on two cores, 3,000 sources, CPU seconds
         of two runs each: B = 457 25.4 and 23.4, peak 1.26 GiB; B = 914 24.7 and 22.0, peak
-        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas.py, "Memory").
+        2.36 GiB; B = 2048 peaks at 5.0 GiB; turbobc/engines/graphblas/memory.py).
     cpu_collect_above_slots : int or float
-        After a CPU batch of at least this many (source, vertex) slots, Python's cyclic
+        After a graphblas batch of at least this many (source, vertex) slots, Python's cyclic
         garbage collector runs (about 20 ms), which frees the batch's python-graphblas
         matrices (they sit in reference cycles) before the next batch; ``math.inf``: never.
         Smaller batches hold little (at most 160 MiB at 160 bytes per slot) and skip the
@@ -63,7 +63,7 @@ class Tuning:
         batch 2.36 / 0.18 0.23 0.18 0.18 (bench/results/cpu_memory-20261123T144734Z.json,
         ``python -m bench.cpu_memory --mechanisms``).
     cpu_concurrent_batches : int or str
-        Batches the CPU engine sweeps at once, each in its own thread with its share of
+        Batches the graphblas engine sweeps at once, each in its own thread with its share of
         GraphBLAS's threads (a ``graphblas.ss.Context``), their sums added in batch order.
         ``"auto"``: a quarter of GraphBLAS's threads when it has at least 8, else 1 (one
         batch at a time with every thread). A batch's calls on a sparse level are too small
@@ -72,7 +72,19 @@ class Tuning:
         (4 at once): road-minnesota 1.00 / 0.91, power 0.83 / 0.90, ca-GrQc 0.67 / 0.66,
         ego-Facebook 0.72 / 0.65, wiki-Vote 1.30 / 1.11
         (bench/results/cpu_threads-20261125T075733Z.json, NetworKit beside them).
-    fold_trees : bool
+    cpu_lanes : bool or str
+        Whether the cpu engine sweeps unweighted vertex BC 64 sources at a time, the sources
+        as the bits of a word (turbobc/engines/cpu/lanes.py), rather than each source alone:
+        ``"auto"`` on graphs whose breadth-first depth is at most ``cpu_lanes_max_depth``;
+        True always; False never. Edge sums and lengths always take the walks of one source.
+    cpu_lanes_max_depth : int
+        ...the depth of one breadth-first order of the graph (every component from its least
+        vertex). Exact BC on one thread, CPU seconds alone / in lanes (one-off runs, two
+        shared cores): email-Eu-core (depth 4) 0.38 / 0.06, wiki-Vote (5) 19.6 / 4.7,
+        ego-Facebook (6) 4.5 / 0.53, as20000102 (6) 3.6 / 1.5, p2p-Gnutella08 (6) 6.9 / 3.8,
+        ca-GrQc (13) 2.5 / 1.5, power (27) 2.2 / 1.9, delaunay_n12 (31) 2.5 / 1.9, del13
+        (42) 14.7 / 14.4, road-minnesota (99) 0.64 / 1.07, road80 (158) 3.5 / 10.1: a vertex
+        lies at ever more distinct depths from the 64 sources of a deep graph.
         Before exact BC of an undirected graph (every vertex a source), vertex or edge BC,
         fold the trees hanging off it into the vertices they hang from and sweep the smaller
         core with source and target weights (:mod:`turbobc._reduce`; exact). A weighted graph
@@ -162,12 +174,12 @@ class Tuning:
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
-        pair, turbobc/_pairs.py: the GPU kernel, or on the CPU engine a plain-Python
-        reference for small graphs) or ``"auto"`` (pairs on the GPU engine for unweighted
-        graphs without Dask, sources otherwise).
+        pair, turbobc/_pairs.py: the GPU kernel, the cpu engine's compiled sampler, or on the
+        graphblas engine a plain-Python reference for small graphs) or ``"auto"`` (pairs on
+        the GPU and the cpu engine for unweighted graphs without Dask, sources otherwise).
     pair_cost_in_sources : float
-        κ, a sampled pair's cost in source sweeps: ``"auto"`` samples pairs only while
-        Hoeffding's size for pairs times κ stays below n (else sources, exact when that
+        κ, a sampled pair's cost in source sweeps on the GPU: ``"auto"`` samples pairs only
+        while Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
     frontier_max_degree : float
         ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
@@ -188,6 +200,12 @@ class Tuning:
     pair_memory_fraction : float
         The share of the free device memory the pair sampler's workspaces may take
         (turbobc/engines/gpu/memory.py, ``pair_blocks``).
+    cpu_pair_cost_in_sources : float
+        κ on the cpu engine. One thread, µs per pair sample / ms per source of exact BC
+        (64-lane batches): ego-Facebook 34 / 0.13, power 31 / 0.38, ca-GrQc 5.4 / 0.28 (one-off
+        runs on two shared cores). κ = 0.075 lies between the break-evens of ε = 0.01 there:
+        ego-Facebook (Hoeffding's 60,023 pairs) is swept exactly, power and ca-GrQc sample
+        pairs, as is every one of them at ε = 0.05.
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
@@ -204,6 +222,8 @@ class Tuning:
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
     cpu_concurrent_batches: int | str = "auto"
+    cpu_lanes: bool | str = "auto"
+    cpu_lanes_max_depth: int = 40
     fold_trees: bool = True
     fold_min_share: float = 0.05
     fold_chains: bool | str = "auto"
@@ -225,6 +245,7 @@ class Tuning:
     frontier_order: str = "rcm"
     frontier_kernel: dict | None = None
     frontier_blocks_per_sm: int | None = None
+    cpu_pair_cost_in_sources: float = 0.075
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

@@ -37,7 +37,7 @@ class Call:
     sampled: bool  # sources were sampled with k (networkx's source/non-source factors)
     normalized: bool
     endpoints: bool
-    engine: str  # "gpu" or "graphblas"; with a Dask client as given ("auto" too)
+    engine: str  # "gpu", "cpu" or "graphblas"; with a Dask client as given ("auto" too)
     kernel: str  # "auto" or a name in spmv.KERNELS
     progress: object  # True, False, or an object with update(n) (a tqdm bar, a recorder)
     memory_limit: int | None = None  # bytes (turbobc._memory.parse_memory_limit); None: automatic
@@ -95,7 +95,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
         directed = graph_directed
     # The symmetry test runs on the GPU when the sweeps may well run there: a choice of speed
     # only (the host test gives the same answer); which engine runs is decided below.
-    on_device = engine != "graphblas" and gpu_status()[0]
+    on_device = engine not in ("cpu", "graphblas") and gpu_status()[0]
     if weight is None:
         graph = _pattern_graph(matrix, directed, on_device=on_device)
     else:
@@ -134,7 +134,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
         from turbobc._dask import check_client
 
         check_client(client)
-        if engine == "graphblas":
+        if engine in ("cpu", "graphblas"):
             resolve_engine(engine, call.problem)
         return call
     # Last, on the whole problem (targets and edges included) and before any sweep: the

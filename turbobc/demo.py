@@ -1,6 +1,6 @@
 """The main job on a real graph shipped with turbobc: exact BC of SNAP ego-Facebook.
 
-    python -m turbobc.demo [--engine auto|gpu|graphblas] [--top 10] [--progress]
+    python -m turbobc.demo [--engine auto|gpu|cpu|graphblas] [--top 10] [--progress]
 
 Prints the engine used (and the GPU, if any), the time, and the most central vertices.
 """
@@ -23,7 +23,7 @@ def main(argv=None) -> None:
         prog="python -m turbobc.demo",
         description="Exact betweenness centrality of SNAP ego-Facebook (4,039 vertices, "
                     "88,234 edges), shipped inside turbobc.")
-    parser.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
+    parser.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
                         help="auto: the GPU when CuPy sees one, else the CPU (default)")
     parser.add_argument("--top", type=int, default=10, help="how many vertices to list")
     parser.add_argument("--progress", action="store_true", help="show a progress bar")
@@ -32,10 +32,10 @@ def main(argv=None) -> None:
     A = load_ego_facebook()
     info = config()
     engine = args.engine if args.engine != "auto" else info["default_engine"]
-    where = info["gpu"] if engine == "gpu" else "CPU, python-graphblas"
+    where = {"gpu": info["gpu"], "cpu": "CPU, numba", "graphblas": "CPU, python-graphblas"}[engine]
     print(f"ego-Facebook: n = {A.shape[0]:,} vertices, m = {A.nnz // 2:,} undirected edges")
     print(f"engine: {engine} ({where})")
-    if args.engine == "auto" and engine == "graphblas":
+    if args.engine == "auto" and engine == "cpu":
         print(cpu_fallback_note())
     start = time.perf_counter()
     values = bc(A, engine=engine, progress=args.progress)

@@ -97,9 +97,9 @@ def _check_options(args) -> None:
         if args.raw:
             raise UsageError("--epsilon bounds the error of normalized values; leave out "
                              "--raw")
-    if args.kernel != "auto" and args.engine == "graphblas":
+    if args.kernel != "auto" and args.engine in ("cpu", "graphblas"):
         raise UsageError(f"--kernel {args.kernel} is a GPU kernel; it needs --engine gpu or "
-                         "auto, not --engine graphblas")
+                         f"auto, not --engine {args.engine}")
     if args.targets is not None:
         if args.command == "edge-bc" and args.k is not None:
             raise UsageError("--targets computes networkx's edge_betweenness_centrality_"
@@ -180,11 +180,11 @@ def _check_gpus(args) -> None:
 
 
 def choose_engine(args) -> str:
-    """The engine that will run: "gpu" or "graphblas" (the one asked for, or where it is
-    left to the workers of a Dask cluster, "auto"); a GPU asked for that is not there is a
+    """The engine that will run: "gpu", "cpu" or "graphblas" (the one asked for, or where it
+    is left to the workers of a Dask cluster, "auto"); a GPU asked for that is not there is a
     usage error."""
-    if args.engine == "graphblas":
-        return "graphblas"
+    if args.engine in ("cpu", "graphblas"):
+        return args.engine
     if on_cluster(args):
         return args.engine  # each Dask worker resolves it on its own machine
     usable, reason = _engines.gpu_status()
@@ -192,10 +192,10 @@ def choose_engine(args) -> str:
         if not usable:
             asked = "--engine gpu" if args.engine == "gpu" else f"--kernel {args.kernel}"
             raise UsageError(f"{asked} needs a usable CUDA device, and none was found "
-                             f"({reason}); run with --engine graphblas (or leave out "
+                             f"({reason}); run with --engine cpu (or leave out "
                              f"--engine and --kernel) to use {_engines.CPU_ENGINE}")
         return "gpu"
-    return "gpu" if usable else "graphblas"
+    return "gpu" if usable else "cpu"
 
 
 def check_k(k, n: int) -> None:

@@ -55,9 +55,9 @@ def bc(args) -> None:
         say(f"wrote {graph.n:,} values to {args.output}")
     if args.edges is not None:
         # edges go to the GPU only where its engine serves edge sums: auto unless --engine
-        # graphblas pinned the CPU
+        # pinned a CPU engine
         edges = _edge_run(args, graph, sources, targets, matrix, order,
-                          "graphblas" if args.engine == "graphblas" else "auto")
+                          args.engine if args.engine in ("cpu", "graphblas") else "auto")
         if args.epsilon is not None:
             _say_approximate(edges.facts, graph, args, "approximate edge BC")
         say(f"edge betweenness centrality ({_run_words(args, sources, targets)}) in "
@@ -68,7 +68,7 @@ def bc(args) -> None:
 
 def _cpu_note(args, engine: str) -> None:
     """Say on stderr that the CPU engine runs because no GPU was found (--engine auto)."""
-    if (args.engine == "auto" and args.kernel == "auto" and engine == "graphblas"
+    if (args.engine == "auto" and args.kernel == "auto" and engine == "cpu"
             and not on_cluster(args)):
         from turbobc._engines import cpu_fallback_note
 

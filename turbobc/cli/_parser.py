@@ -25,7 +25,7 @@ notes (no GPU found), progress bars and errors go to stderr. An error is one lin
 
 _DESCRIPTION = """\
 Betweenness centrality (BC) of a graph file, computed as sparse linear algebra on an NVIDIA
-GPU (CuPy) or on the CPU (python-graphblas), with networkx's numbers.
+GPU (CuPy) or on the CPU (compiled with numba), with networkx's numbers.
 
 Files: Matrix Market (.mtx), SNAP edge lists (.txt), CSV/TSV edge lists (.csv, .tsv),
 METIS/DIMACS10 (.graph) and DIMACS 9 shortest-path files (.gr, road networks), each
@@ -166,9 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="unnormalized: path counts summed (halved for undirected graphs)")
     bc.add_argument("--endpoints", action="store_true",
                     help="count the two ends of each path as lying on it")
-    bc.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
-                    help="auto (default): the GPU when CuPy sees one, else the CPU "
-                         "(python-graphblas)")
+    bc.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
+                    help="auto (default): the GPU when CuPy sees one, else the CPU engine "
+                         "(cpu, compiled with numba); graphblas: the python-graphblas "
+                         "reference")
     bc.add_argument("--kernel", default="auto", choices=["auto", "sccsc", "sccooc", "vecsc"],
                     help="GPU SpMV kernel; auto chooses by the scf metric (see 'turbobc "
                          "info')")
@@ -222,9 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="host memory the run may use (e.g. 4GB, 512MiB)")
     edge.add_argument("--progress", action="store_true",
                       help="show a progress bar on stderr once the run has taken a second")
-    edge.add_argument("--engine", default="auto", choices=["auto", "gpu", "graphblas"],
+    edge.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
                       help="auto (default): the GPU when one is usable and serves the run, "
-                           "else the CPU engine")
+                           "else the CPU engine (cpu); graphblas: the python-graphblas "
+                           "reference")
     _add_cluster_options(edge)
     edge.set_defaults(kernel="auto", endpoints=False, edges=None)
 

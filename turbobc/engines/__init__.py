@@ -1,6 +1,6 @@
-"""The engines behind the protocol (engines/protocol.py): the CPU engine (graphblas.py),
-the GPU engine (gpu/) and the exponent-per-vertex sweep both use for counts past per-level
-scaling (wide.py); and the registry that names them.
+"""The engines behind the protocol (engines/protocol.py): the compiled CPU engine (cpu/),
+the reference CPU engine (graphblas/), the GPU engine (gpu/) and the exponent-per-vertex sweep
+they use for counts past per-level scaling (wide.py); and the registry that names them.
 
 The registry is the one place that knows which engines exist: :data:`REGISTRY` maps each
 name to a function that builds the engine (importing its module only then, so that importing
@@ -24,6 +24,12 @@ def _gpu_engine() -> Engine:
     return GpuEngine()
 
 
+def _cpu_engine() -> Engine:
+    from turbobc.engines.cpu import CpuEngine
+
+    return CpuEngine()
+
+
 def _graphblas_engine() -> Engine:
     from turbobc.engines.graphblas import GraphblasEngine
 
@@ -32,15 +38,17 @@ def _graphblas_engine() -> Engine:
 
 REGISTRY = {
     "gpu": _gpu_engine,
+    "cpu": _cpu_engine,
     "graphblas": _graphblas_engine,
 }
 """Engine name -> a function that builds it: one line per engine."""
 
-AUTO_ORDER = ("gpu", "graphblas")
+AUTO_ORDER = ("gpu", "cpu")
 """The engines ``engine="auto"`` tries, in order: the first whose ``can_serve`` says yes."""
 
 ENGINES = ("auto", *REGISTRY)
-"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present."""
+"""Accepted values of ``engine``: "auto" picks "gpu" when a usable device is present, else
+"cpu"; "graphblas" is the reference (python-graphblas)."""
 
 
 def engine_named(name: str) -> Engine:
@@ -48,7 +56,8 @@ def engine_named(name: str) -> Engine:
     :func:`resolve_engine`)."""
     build = REGISTRY.get(name)
     if build is None:
-        names = " or ".join(repr(known) for known in REGISTRY)
+        known = [repr(known) for known in REGISTRY]
+        names = ", ".join(known[:-1]) + " or " + known[-1]
         raise ValueError(f"engine must be {names}; got {name!r}")
     return build()
 
@@ -58,7 +67,7 @@ def resolve_engine(name: str, problem: Problem) -> Engine:
     :meth:`~turbobc.engines.protocol.Engine.can_serve` decides whether it can, nothing else.
 
     ``"auto"`` takes the first engine of :data:`AUTO_ORDER` that can serve (the GPU engine,
-    else the CPU engine). A named kernel is something only the GPU engine serves, so
+    else the compiled CPU engine). A named kernel is something only the GPU engine serves, so
     ``engine="auto"`` with one means the GPU.
 
     Raises
@@ -67,7 +76,8 @@ def resolve_engine(name: str, problem: Problem) -> Engine:
         ``name`` is ``"gpu"``, or ``"auto"`` where only the GPU engine could serve (a named
         kernel), and the GPU engine cannot run here (its reason: no usable GPU).
     ValueError
-        ``name`` is ``"graphblas"`` and that engine cannot serve (its reason: a GPU kernel).
+        ``name`` is ``"cpu"`` or ``"graphblas"`` and that engine cannot serve (its reason: a
+        GPU kernel).
     """
     if name == "auto":
         reasons = {}
@@ -90,5 +100,5 @@ def resolve_engine(name: str, problem: Problem) -> Engine:
 
 def _gpu_unavailable(asked: str, reason: str) -> GPUUnavailableError:
     return GPUUnavailableError(f"{asked} needs a usable GPU, and the GPU engine cannot run "
-                               f"here ({reason}). Use engine='graphblas' (or 'auto') to run on "
+                               f"here ({reason}). Use engine='cpu' (or 'auto') to run on "
                                "the CPU")

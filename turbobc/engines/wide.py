@@ -1,8 +1,9 @@
 """Brandes' sweep with a binary exponent on every path count: exact for any range of counts.
 
 The engines keep path counts as float64 scaled by one power of two per (source, BFS level)
-(:func:`turbobc.engines.graphblas._keep_in_range`, ``rescale_level`` in spmv/kernels/batched.cuh,
-the rescale step of spmv/kernels/single.cuh). That is exact while the counts of one level lie
+(:func:`turbobc.engines.graphblas.sweep._keep_in_range`, ``rescale_level`` in
+spmv/kernels/batched.cuh, the rescale step of spmv/kernels/single.cuh; the cpu engine's walks
+per run of finished vertices, turbobc/engines/cpu/walks.py). That is exact while the counts of one level lie
 within a factor :data:`WIDE_RANGE` of the level's largest; a level spanning more (a 1100 x 1100
 grid from a corner: 1 on the border and about 2^1095 on the diagonal of the same level; a chain
 of k diamonds beside a plain path: 2^k and 1) would lose its small counts to underflow. The
@@ -27,7 +28,7 @@ rounding of every ratio σ(v)/σ(w).
 
 Weighted BC passes the DAG test instead of BFS levels: the edge lengths and a function that
 gives a batch's distances (the CPU engine's min-plus sweep, ``ShortestPathDag.distances`` in
-turbobc/engines/graphblas.py). An edge v -> w is then a DAG edge when d(v) + len == d(w), the
+turbobc/engines/graphblas/dag.py). An edge v -> w is then a DAG edge when d(v) + len == d(w), the
 levels are the DAG's hop layers (a vertex joins once all its DAG parents are done, Kahn's
 order), and its children lie on any deeper level; the sums and terms above are the same, with
 each vertex's count, δ and parent count kept in dense per-(source, vertex) arrays
@@ -40,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from spmv._ctl import WIDE_EXP
+from turbobc._scaling import WIDE_EXP
 
 __all__ = ["WIDE_RANGE", "WIDE_BATCH_ENTRIES", "accumulate_wide"]
 

@@ -1,0 +1,316 @@
+"""The CPU engine behind the protocol (turbobc/engines/protocol.py): :class:`CpuEngine` and its
+:class:`CpuSweeper`, which hands the compiled core (turbobc/engines/cpu/sweep.py) rounds of
+sources, adds their partial sums in order, advances the progress bar, sends the sources whose
+counts spread too wide to the exponent-per-vertex sweep (turbobc/engines/wide.py) and serves
+per-slot target weights (chain folding).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from turbobc.engines.protocol import SlotCounts
+from turbobc._graph import vanishing_length_error
+from turbobc._progress import paced_batches
+from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
+from turbobc._tuning import current as current_tuning
+import turbobc.engines.cpu.sweep as core
+from turbobc.engines.cpu.memory import (chunk_sources, compute_threads, launch, plan_chunks,
+                                        slot_capacity)
+from turbobc.engines.cpu.lanes import LANES, breadth_first_rank, sweep_lanes
+from turbobc.engines.cpu.walks import VANISHED, WIDE
+from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
+                                      slot_weights_reason)
+from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
+
+__all__ = ["CpuEngine", "CpuSweeper", "RESCALE_ABOVE_EXP", "WIDE_BELOW_EXP"]
+
+RESCALE_ABOVE_EXP = OVERFLOW_EXP
+"""A count finished above 2^RESCALE_ABOVE_EXP is scaled back (walks.py); read at each run, so
+tests may lower it."""
+
+WIDE_BELOW_EXP = WIDE_EXP
+"""A count finished below 2^-WIDE_BELOW_EXP sends its source to the wide sweep."""
+
+class CpuEngine(Engine):
+    """The compiled CPU engine: per-source BFS or Dijkstra walks on threads over sources."""
+
+    name = "cpu"
+
+    def can_serve(self, problem: Problem) -> str | None:
+        if problem.kernel != "auto":
+            return (f"kernel={problem.kernel!r} names a GPU kernel; the cpu engine takes "
+                    "kernel='auto'")
+        return slot_weights_reason(problem)
+
+    def open(self, problem: Problem) -> "CpuSweeper":
+        return CpuSweeper(problem)
+
+
+class CpuSweeper(Sweeper):
+    """The graph as the compiled core reads it (int64 row pointers, the pattern's column
+    indices, the lengths), kept across :meth:`run` calls."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        graph = problem.graph
+        self.indptr = np.ascontiguousarray(graph.pattern.indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(graph.pattern.indices)
+        self.lengths = (np.empty(0) if graph.lengths is None
+                        else np.ascontiguousarray(graph.lengths, dtype=np.float64))
+        self.tau = _weights(problem.target_weight)
+        self.omega = _weights(problem.source_weight)
+        self.rank = self.depth = None  # breadth-first order and its depth (lanes)
+
+    def run(self, sources: np.ndarray, progress=None) -> Partial:
+        """Raw sums of ``sources``: rounds of chunks of sources on every thread, then the
+        wide sweep for the sources whose counts spread too wide; raises ``MemoryError``
+        before any work when not even one chunk fits the memory budget."""
+        problem, graph = self.problem, self.problem.graph
+        sources = np.ascontiguousarray(sources, dtype=np.int64)
+        raw = np.zeros(graph.n, dtype=np.float64)
+        edge_raw = np.zeros(graph.nnz, dtype=np.float64) if problem.edges else None
+        if len(sources) == 0:
+            return Partial(vertex=raw, sources=0, edge=edge_raw)
+        began = time.perf_counter()
+        threads = compute_threads()
+        if problem.slot_weights is not None:
+            batches = self._run_slots(raw, progress, threads)
+            self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
+                              wide_sources=0, sweep_seconds=time.perf_counter() - began)
+            return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
+        lanes = self._lanes_serve()
+        if lanes:
+            try:
+                per_round = plan_chunks(graph, LANES, threads, len(sources),
+                                        problem.memory_limit, lanes=True)
+            except MemoryError:
+                lanes = False  # a batch of lanes does not fit: sources alone, 25x less
+        if lanes:
+            # neighbours in one batch: a vertex lies at few distinct depths from its sources
+            sources = sources[np.argsort(self._rank()[sources], kind="stable")]
+            chunk = LANES
+        else:
+            chunk = chunk_sources(len(sources))
+            per_round = plan_chunks(graph, chunk, threads, len(sources), problem.memory_limit,
+                                    problem.edges)
+        wide, rounds = [], 0
+        for start, stop in paced_batches(len(sources), per_round * chunk, progress):
+            part = sources[start:stop]
+            if lanes:
+                wide_here = self._sweep_lanes(part, raw)
+            else:
+                wide_here = self._sweep(part, chunk, raw, edge_raw)
+            wide.extend(wide_here)
+            rounds += 1
+            if progress is not None:
+                progress.update(len(part) - len(wide_here))
+        if wide:
+            self._sweep_wide(np.array(wide, dtype=np.int64), raw, edge_raw, progress,
+                             per_round * chunk)
+        self.facts.update(engine="cpu", threads=threads, lanes=lanes, chunk=chunk,
+                          rounds=rounds, wide_sources=len(wide),
+                          sweep_seconds=time.perf_counter() - began)
+        return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
+
+    def planned_batch(self, num_sources: int) -> int:
+        """The sources one call sweeps at once (the Dask driver cuts chunks no smaller)."""
+        chunk = chunk_sources(num_sources)
+        return chunk * plan_chunks(self.problem.graph, chunk, compute_threads(), num_sources,
+                                   self.problem.memory_limit, self.problem.edges)
+
+    def _sweep(self, sources: np.ndarray, chunk: int, raw: np.ndarray,
+               edge_raw: np.ndarray | None) -> list:
+        """One round: ``sources`` in chunks on the threads, the partial sums added into
+        ``raw`` (and ``edge_raw``) in chunk order; returns the sources for the wide sweep."""
+        problem, graph = self.problem, self.problem.graph
+        chunks = -(-len(sources) // chunk)
+        bc_parts = np.zeros((chunks, graph.n), dtype=np.float64)
+        edge_parts = np.zeros((chunks, graph.nnz if edge_raw is not None else 0))
+        status = np.zeros(len(sources), dtype=np.int64)
+        bad_edge = np.full(len(sources), -1, dtype=np.int64)
+        with launch():
+            core.sweep_chunks(self.indptr, self.indices, self.lengths, sources, chunk,
+                              RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau, self.omega,
+                              problem.split_non_targets, problem.endpoints, bc_parts,
+                              edge_parts, status, bad_edge)
+        self._check_vanished(sources, status, bad_edge)
+        for c in range(chunks):  # in chunk order: the sums do not depend on the threads
+            raw += bc_parts[c]
+            if edge_raw is not None:
+                edge_raw += edge_parts[c]
+        return sources[status == WIDE].tolist()
+
+    def _lanes_serve(self) -> bool:
+        """Whether the 64-lane batches (turbobc/engines/cpu/lanes.py) sweep this problem:
+        unweighted vertex sums (without networkx's edge subset rule), on a shallow graph
+        (``Tuning.cpu_lanes``)."""
+        problem = self.problem
+        choice = current_tuning().cpu_lanes
+        if choice not in (True, False, "auto"):
+            raise ValueError(f"Tuning.cpu_lanes must be True, False or 'auto'; got {choice!r}")
+        if not choice or problem.weighted or problem.edges or problem.split_non_targets:
+            return False
+        return choice is True or self._shallow()
+
+    def _shallow(self) -> bool:
+        """Whether the graph is shallow enough for lanes: the breadth-first order's depth
+        is at most ``Tuning.cpu_lanes_max_depth``."""
+        self._rank()
+        return self.depth <= current_tuning().cpu_lanes_max_depth
+
+    def _rank(self) -> np.ndarray:
+        """Each vertex's place in a breadth-first order (computed once)."""
+        if self.rank is None:
+            self.rank, self.depth = breadth_first_rank(self.indptr, self.indices)
+        return self.rank
+
+    def _sweep_lanes(self, sources: np.ndarray, raw: np.ndarray) -> list:
+        """One round of 64-source batches, added into ``raw`` in batch order; a source whose
+        counts grew past one scale is swept alone (:meth:`_sweep`). Returns the sources for
+        the wide sweep."""
+        problem, graph = self.problem, self.problem.graph
+        batches = -(-len(sources) // LANES)
+        bc_parts = np.zeros((batches, graph.n), dtype=np.float64)
+        declined = np.zeros(len(sources), dtype=np.bool_)
+        with launch():
+            sweep_lanes(self.indptr, self.indices, sources, RESCALE_ABOVE_EXP, self.tau,
+                        self.omega, problem.endpoints, bc_parts, declined)
+        for b in range(batches):
+            raw += bc_parts[b]
+        if not declined.any():
+            return []
+        alone = sources[declined]
+        return self._sweep(alone, chunk_sources(len(alone)), raw, None)
+
+    def _check_vanished(self, sources, status, bad_edge) -> None:
+        """Raise for the first source whose walk met a length that vanished in a sum."""
+        hit = np.flatnonzero(status == VANISHED)
+        if hit.size == 0:
+            return
+        e = int(bad_edge[hit[0]])
+        tail = int(np.searchsorted(self.indptr, e, side="right") - 1)
+        with launch():
+            at = core.distances_of(self.indptr, self.indices, self.lengths,
+                                   sources[hit[:1]], RESCALE_ABOVE_EXP)[0, tail]
+        raise vanishing_length_error(tail, int(self.indices[e]), float(self.lengths[e]),
+                                     float(at))
+
+    def _sweep_wide(self, wide: np.ndarray, raw, edge_raw, progress, step: int) -> None:
+        """Sources whose counts spread more than one scale holds: per-vertex exponents
+        (turbobc/engines/wide.py), in batches of at most ``step`` sources."""
+        problem, graph = self.problem, self.problem.graph
+        weighted = graph.lengths is not None
+
+        def distances(batch):
+            with launch():
+                return core.distances_of(self.indptr, self.indices, self.lengths,
+                                         np.ascontiguousarray(batch, dtype=np.int64),
+                                         RESCALE_ABOVE_EXP)
+
+        accumulate_wide(np, self.indptr, self.indices, graph.n, wide, raw,
+                        endpoints=problem.endpoints, progress=progress,
+                        target_weight=problem.target_weight,
+                        source_weight=problem.source_weight, edge_raw=edge_raw,
+                        split_non_targets=problem.split_non_targets,
+                        batch_entries=min(WIDE_BATCH_ENTRIES, max(1, step) * graph.n),
+                        lengths=graph.lengths if weighted else None,
+                        distances=distances if weighted else None)
+
+    def _run_slots(self, raw: np.ndarray, progress, threads: int) -> int:
+        """The batches of the problem's per-slot target weights (``Problem.slot_weights``),
+        one after another; returns their number."""
+        problem, graph = self.problem, self.problem.graph
+        plan = problem.slot_weights
+        batches = plan.batches(slot_capacity(graph, problem.memory_limit))
+        for index, slots in enumerate(batches):
+            walked = _SlotWalks(self, slots)
+            tau = np.ones(graph.n) if self.tau.size == 0 else self.tau
+            walked.tau = np.outer(plan.own_weights(index), tau)
+            add_credits = plan.add_target_weights(index, walked)
+            walked.accumulate(raw, chunk_sources(len(slots)))
+            add_credits()
+            swept = int(np.count_nonzero(plan.own_weights(index)))
+            if progress is not None and swept:
+                progress.update(swept)
+        return len(batches)
+
+    def close(self) -> None:
+        self.indptr = self.indices = self.lengths = None
+
+
+class _SlotWalks(SlotCounts):
+    """One batch's slots walked and kept (B x n rows), shown to the chain plan
+    (:class:`turbobc.engines.protocol.SlotCounts`) between the walks and the accumulate step: hop
+    levels, or for a weighted graph the distances, and the counts σ̂ · 2^E."""
+
+    def __init__(self, sweeper: CpuSweeper, slots: np.ndarray):
+        self.sweeper = sweeper
+        self.slots = np.ascontiguousarray(slots, dtype=np.int64)
+        B, n = len(slots), sweeper.problem.graph.n
+        self.n = n
+        self.weighted = sweeper.lengths.size > 0
+        self.dist = np.full((B, n), np.inf)
+        self.sigma = np.zeros((B, n))
+        self.expo = np.zeros((B, n), dtype=np.int64)
+        self.order = np.empty((B, n), dtype=np.int64)
+        self.reached = np.zeros(B, dtype=np.int64)
+        self.scaled = np.zeros(B, dtype=np.bool_)
+        status = np.zeros(B, dtype=np.int64)
+        bad_edge = np.full(B, -1, dtype=np.int64)
+        with launch():
+            core.walk_slots(sweeper.indptr, sweeper.indices, sweeper.lengths, self.slots,
+                            RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.dist, self.sigma,
+                            self.expo, self.order, self.reached, status, self.scaled,
+                            bad_edge)
+        sweeper._check_vanished(self.slots, status, bad_edge)
+        if (status == WIDE).any():
+            raise SlotWeightsDeclined("path counts spread wider than one scale holds")
+        self.tau = None
+
+    def levels(self, lanes):
+        """Hop levels (int64), or for a weighted graph the distances; -1 where not reached."""
+        dist = self.dist[lanes]
+        if self.weighted:
+            return np.where(np.isinf(dist), -1.0, dist)
+        return np.where(np.isinf(dist), -1, dist).astype(np.int64)
+
+    def counts(self, lanes):
+        return self.sigma[lanes], (self.expo[lanes] if self.scaled.any() else None)
+
+    def add_target_weights(self, lanes, values) -> None:
+        np.add.at(self.tau, lanes, values)
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        np.add.at(self.tau, (lanes, vertices), values)
+
+    def at(self, lanes, vertices):
+        dist = self.dist[lanes, vertices]
+        level = np.where(np.isinf(dist), -1.0, dist)
+        if not self.weighted:
+            level = level.astype(np.int64)
+        sigma = np.ldexp(self.sigma[lanes, vertices],
+                         self.expo[lanes, vertices].astype(np.int32))
+        return level, sigma
+
+    def accumulate(self, raw: np.ndarray, chunk: int) -> None:
+        """The accumulate step of every slot with its row of :attr:`tau`, added into
+        ``raw``."""
+        s = self.sweeper
+        chunks = -(-len(self.slots) // chunk)
+        bc_parts = np.zeros((chunks, self.n))
+        with launch():
+            core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
+                                  self.order, self.dist, self.sigma, self.expo, self.scaled,
+                                  np.ascontiguousarray(self.tau), chunk, bc_parts)
+        for c in range(chunks):
+            raw += bc_parts[c]
+
+
+def _weights(values) -> np.ndarray:
+    """τ or ω as the core takes them: float64, or empty for all ones."""
+    if values is None:
+        return np.empty(0, dtype=np.float64)
+    return np.ascontiguousarray(values, dtype=np.float64)

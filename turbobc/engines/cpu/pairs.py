@@ -1,0 +1,239 @@
+"""The CPU's shortest-path sampler: the samples of turbobc/_pairs.py (a pair (s, t) and one
+shortest s–t path picked uniformly, found by a balanced bidirectional BFS), compiled with
+numba and run on threads over blocks of samples.
+
+Sample i is drawn from (seed, i) alone, with the same random bits, races and path counts as
+the host reference :func:`turbobc._pairs.reference_counts` and the GPU kernel
+(spmv/kernels/pairs.cu), so the three give the same counts sample for sample while path counts
+stay below 2^53. Each block of samples keeps its own levels, counts and visited lists for the
+two sides (about 40 bytes per vertex) and leaves them clean after every sample; the counts of
+a call add up in uint64, the same whatever the threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from turbobc._graph import Graph
+from turbobc._pairs import PathCountOverflow, pair_of
+from turbobc.engines.cpu.memory import launch
+
+__all__ = ["CpuPairSampler", "sample_counts"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
+_MUL2 = np.uint64(0x94D049BB133111EB)
+_U8 = np.uint64(8)
+_U12 = np.uint64(12)
+_ONE = np.uint64(1)
+
+
+@njit(cache=True)
+def _mix(z):
+    """splitmix64's finalizer (uint64, wrapping): :func:`turbobc._pairs._mix`."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MUL1
+    z = (z ^ (z >> np.uint64(27))) * _MUL2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _bits(head, salt, v):
+    """64 random bits for (the sample's ``head``, salt, vertex v): ``pair_bits``."""
+    return _mix(head ^ (np.uint64(v) * _U8 + np.uint64(salt)))
+
+
+@njit(cache=True)
+def _key(bits, weight):
+    """The race key log(u) / weight of a candidate (``race_keys``)."""
+    u = float(np.uint64(2) * (bits >> _U12) + np.uint64(1)) * 2.0**-53
+    return math.log(u) / weight
+
+
+@njit(cache=True)
+def _race(head, salt, pull_ptr, pull_idx, x, level, sigma, want):
+    """The winner among the pull-side neighbours of ``x`` at level ``want``, weighted by
+    ``sigma`` (ties: the smaller vertex)."""
+    best, winner = -np.inf, -1
+    for e in range(pull_ptr[x], pull_ptr[x + 1]):
+        p = pull_idx[e]
+        if level[p] != want:
+            continue
+        key = _key(_bits(head, salt, p), sigma[p])
+        if key > best or (key == best and p < winner):
+            best, winner = key, p
+    return winner
+
+
+@njit(cache=True)
+def _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma, visited, counts,
+                endpoints):
+    """Sample one path from s to t and add it to ``counts``. ``level``, ``sigma`` and
+    ``visited`` are (2, n) arrays (side 0 grows from s along out-edges, side 1 from t along
+    in-edges), clean on entry and on return. Returns the side whose count overflowed, or -1."""
+    roots = (s, t)
+    size = np.zeros(2, dtype=np.int64)      # visited[side, :size] : every vertex seen
+    first = np.zeros(2, dtype=np.int64)     # the frontier: visited[side, first:size]
+    depth = np.zeros(2, dtype=np.int64)
+    volume = np.zeros(2, dtype=np.int64)
+    for side in range(2):
+        root = roots[side]
+        level[side, root] = 0
+        sigma[side, root] = 1.0
+        visited[side, 0] = root
+        size[side] = 1
+        grow_ptr = out_ptr if side == 0 else in_ptr
+        volume[side] = grow_ptr[root + 1] - grow_ptr[root]
+    middle, overflow = -1, -1
+    while True:
+        side = 0 if volume[0] <= volume[1] else 1
+        other = 1 - side
+        grow_ptr, grow_idx = (out_ptr, out_idx) if side == 0 else (in_ptr, in_idx)
+        d = depth[side]
+        start, end = first[side], size[side]
+        lev, sig, seen = level[side], sigma[side], visited[side]  # this side's rows
+        # the next level of this side, every unseen vertex one edge out of its frontier, with
+        # σ(w) = Σ σ(u) over its parents u in the frontier (sums of integers: in any order)
+        found = end
+        for i in range(start, end):
+            u = seen[i]
+            su = sig[u]
+            for e in range(grow_ptr[u], grow_ptr[u + 1]):
+                w = grow_idx[e]
+                lw = lev[w]
+                if lw < 0:
+                    lev[w] = d + 1
+                    seen[found] = w
+                    found += 1
+                    sig[w] = su
+                elif lw == d + 1:
+                    sig[w] += su
+        size[side] = found
+        if found == end:
+            break  # t is not reachable from s
+        # does the level meet the other side?
+        met_key, grow = -np.inf, 0
+        there = level[other]
+        for i in range(end, found):
+            w = seen[i]
+            if math.isinf(sig[w]):
+                overflow = side
+            grow += grow_ptr[w + 1] - grow_ptr[w]
+            if there[w] >= 0:
+                # the middle vertex: a race weighted by σ_s(w) σ_t(w)
+                key = _key(_bits(head, 2, w), sigma[0, w] * sigma[1, w])
+                if key > met_key or (key == met_key and w < middle):
+                    met_key, middle = key, w
+        if overflow >= 0:
+            middle = -1
+            break
+        if middle >= 0:
+            break
+        first[side] = end
+        depth[side] = d + 1
+        volume[side] = grow
+    if middle >= 0:
+        if endpoints or (middle != s and middle != t):
+            counts[middle] += _ONE
+        for toward in range(2):
+            pull_ptr, pull_idx = (in_ptr, in_idx) if toward == 0 else (out_ptr, out_idx)
+            x = middle
+            while level[toward, x] > 0:
+                x = _race(head, 3 + toward, pull_ptr, pull_idx, x, level[toward],
+                          sigma[toward], level[toward, x] - 1)
+                if endpoints or level[toward, x] > 0:
+                    counts[x] += _ONE
+    for side in range(2):
+        for i in range(size[side]):
+            v = visited[side, i]
+            level[side, v] = -1
+            sigma[side, v] = 0.0
+    return overflow
+
+
+@njit(cache=True, parallel=True)
+def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, endpoints,
+                  overflowed):
+    """Counts (uint64, one per vertex) of samples ``first .. first + count − 1``, in
+    ``blocks`` blocks of consecutive samples on the threads. ``overflowed[b]`` gets the
+    first sample of block b whose path count overflowed float64, as ``sample * 2 + side``
+    (-1: none); that sample adds nothing."""
+    n = out_ptr.size - 1
+    parts = np.zeros((blocks, n), dtype=np.uint64)
+    seed_head = _mix(seed)
+    for b in prange(blocks):
+        level = np.full((2, n), -1, dtype=np.int32)
+        sigma = np.zeros((2, n))
+        visited = np.empty((2, n), dtype=np.int64)
+        overflowed[b] = -1
+        lo = first + count * b // blocks
+        hi = first + count * (b + 1) // blocks
+        for i in range(lo, hi):
+            head = _mix(seed_head ^ np.uint64(i))
+            s = np.int64(_bits(head, 0, 0) % np.uint64(n))
+            t = np.int64(_bits(head, 1, 0) % np.uint64(n - 1))
+            if t >= s:
+                t += 1
+            side = _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma,
+                               visited, parts[b], endpoints)
+            if side >= 0 and overflowed[b] < 0:
+                overflowed[b] = 2 * i + side
+    total = np.zeros(n, dtype=np.uint64)
+    for b in range(blocks):
+        total += parts[b]
+    return total
+
+
+class CpuPairSampler:
+    """Sample shortest paths of ``graph`` on the CPU's threads: ``sampler(seed, first, count,
+    bar)`` adds the counts of samples ``first .. first + count − 1`` to a running total and
+    returns it (uint64, one per vertex), as the GPU's
+    :class:`turbobc.engines.gpu.pairs.PairSampler` does.
+
+    Parameters
+    ----------
+    graph : Graph
+        Unweighted; a directed graph also keeps its transpose (side t follows in-edges).
+    endpoints : bool
+        Count s and t too.
+    threads : int
+        The threads of the run; each call cuts its samples into 4 blocks per thread.
+    """
+
+    def __init__(self, graph: Graph, *, endpoints: bool = False, threads: int = 1):
+        if graph.weighted:
+            raise ValueError("the pair sampler counts shortest paths in hops: unweighted graphs")
+        pattern = graph.pattern
+        self.out_ptr = np.ascontiguousarray(pattern.indptr, dtype=np.int64)
+        self.out_idx = np.ascontiguousarray(pattern.indices)
+        if graph.directed:
+            transpose = pattern.T.tocsr()
+            transpose.sort_indices()
+            self.in_ptr = np.ascontiguousarray(transpose.indptr, dtype=np.int64)
+            self.in_idx = np.ascontiguousarray(transpose.indices, dtype=self.out_idx.dtype)
+        else:
+            self.in_ptr, self.in_idx = self.out_ptr, self.out_idx
+        self.endpoints = bool(endpoints)
+        self.blocks_per_call = 4 * max(1, threads)
+        self.total = np.zeros(graph.n, dtype=np.uint64)
+
+    def __call__(self, seed: int, first: int, count: int, bar=None) -> np.ndarray:
+        blocks = max(1, min(self.blocks_per_call, count))
+        overflowed = np.full(blocks, -1, dtype=np.int64)
+        with launch():
+            counts = sample_counts(self.out_ptr, self.out_idx, self.in_ptr, self.in_idx,
+                                   np.uint64(seed), first, count, blocks, self.endpoints,
+                                   overflowed)
+        hit = overflowed[overflowed >= 0]
+        if hit.size:
+            sample, side = divmod(int(hit.min()), 2)
+            root = pair_of(seed, sample, self.total.size)[side]
+            raise PathCountOverflow(f"sample {sample}: a shortest-path count from {root} "
+                                    "overflowed float64")
+        self.total += counts
+        if bar is not None:
+            bar.update(count)
+        return self.total
