@@ -275,6 +275,7 @@ def test_edge_same_seed_same_values_whatever_the_batch():
                                atol=1e-15)
 
 
+@pytest.mark.slow
 def test_edge_progress_counts_the_samples(cpu_engine):
     done = []
 
@@ -333,6 +334,7 @@ def test_progress_counts_the_samples(cpu_engine):
     assert bar.done == result.facts["samples"] + result.facts["pilot_samples"]
 
 
+@pytest.mark.slow
 def test_cli_prints_the_samples_and_the_bound(capsys):
     from turbobc.cli import main
 

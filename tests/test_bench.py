@@ -74,6 +74,7 @@ def test_networkit_raw_scores_are_ordered_pair_sums():
     assert peers.max_rel_diff(np.array([1.0, 2.0]), np.array([1.0, 4.0])) == 0.5
 
 
+@pytest.mark.slow
 def test_compare_suite_records_agreement_ratios_and_skips():
     record = suites.compare(["karate", "delaunay_n10.mtx"], log=lambda _: None,
                             max_pairs={"networkx": 1e9})

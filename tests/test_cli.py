@@ -66,6 +66,7 @@ def test_help_explains_commands_and_options():
     assert "--json" in run("info", "--help").stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, directed", [("email-Eu-core.txt.gz", True),
                                             ("delaunay_n10.mtx", False)])
 def test_bc_csv_equals_python_api(tmp_path, name, directed):
@@ -148,6 +149,7 @@ def test_bc_targets_file_is_the_subset_bc(tmp_path, capsys):
     assert main(["bc", str(path), "--targets", str(tmp_path / "missing.txt")]) == 2
 
 
+@pytest.mark.slow
 def test_edge_bc_command_matches_networkx(tmp_path, capsys):
     """edge-bc on an edge list with its own ids: the printed top edge and every value of -o
     (CSV, JSON) equal networkx's edge BC of nx.read_edgelist; -k/--seed sample as networkx."""
@@ -333,6 +335,7 @@ def test_output_path_is_checked_before_reading_or_computing(tmp_path, monkeypatc
     assert "cannot write there (permission denied)" in captured.err and captured.out == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, text", [("empty.txt", ""), ("comments.txt", "# nodes: 0\n"),
                                         ("empty.mtx", ""), ("zero.mtx", "%%MatrixMarket "
                                          "matrix coordinate pattern general\n0 0 0\n"),
@@ -346,6 +349,7 @@ def test_empty_graph_file_is_a_data_error(tmp_path, name, text):
         assert "empty" in result.stderr.replace(name, "")
 
 
+@pytest.mark.slow
 def test_errors_speak_in_flags_not_in_api_syntax(tmp_path):
     graph = data_path("power.mtx")  # 4,941 vertices, ids 1..4941
     result = _fails(2, "-k must be between 1 and the number of vertices; got 0", "bc", graph,
@@ -434,6 +438,7 @@ def test_python_dash_m_turbobc_is_the_command(tmp_path):
     assert "betweenness centrality of every vertex" in help_text
 
 
+@pytest.mark.slow
 def test_memory_limit_flag(tmp_path):
     """--memory-limit reaches turbobc.bc: the same values under a limit that forces small
     batches; a size that cannot hold one source exits 1 naming the flag; a bad size exits 2."""
@@ -482,6 +487,7 @@ def _assert_edge_values(ours: dict, want: dict):
         assert x == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
 
 
+@pytest.mark.slow
 def test_bc_edges_writes_edge_bc_as_edge_bc_does(tmp_path):
     """bc --edges E.csv: vertex BC as before and networkx's edge BC in E.csv (src,dst,bc with
     the file's ids, sorted, an undirected edge once), byte for byte what edge-bc -o writes."""
@@ -530,6 +536,7 @@ def test_bc_edges_with_targets_is_the_edge_subset_bc(tmp_path):
         H, list(H), list(H)[3:9], normalized=True))
 
 
+@pytest.mark.slow
 def test_edges_path_is_checked_before_reading(tmp_path):
     graph = data_path("power.mtx")
     for flags, message in [
@@ -543,6 +550,7 @@ def test_edges_path_is_checked_before_reading(tmp_path):
         assert result.stdout == ""  # not even the graph was read
 
 
+@pytest.mark.slow
 def test_weight_on_a_file_without_values_says_so_in_flags(tmp_path):
     """--weight reads lengths; a file without them (a pattern Matrix Market file, an edge list
     of two columns), or with a value that is not a length, fails naming the file, the line
@@ -577,6 +585,7 @@ def test_dimacs_file_reads_as_arcs_and_says_so(tmp_path):
     np.testing.assert_allclose(np.load(values), [want[v] for v in (1, 2, 3, 4)])
 
 
+@pytest.mark.slow
 def test_help_documents_weight_edges_and_dimacs():
     top = " ".join(run("--help").stdout.split())
     assert "DIMACS 9 shortest-path files (.gr, road networks)" in top and "--weight" in top
@@ -587,6 +596,7 @@ def test_help_documents_weight_edges_and_dimacs():
     assert "--edges EDGES.csv" in run("bc", "--help").stdout
 
 
+@pytest.mark.slow
 def test_weight_gives_networkx_weighted_bc_vertices_and_edges(tmp_path):
     """--weight reads the third column as lengths: bc (with --edges) and edge-bc give
     networkx's weight='weight' values of the same file, exact and sampled."""

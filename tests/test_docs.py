@@ -40,6 +40,7 @@ def test_readme_python_examples_run(capsys):
     assert "[0. 2. 2. 0.]" in out
 
 
+@pytest.mark.slow
 def test_usage_page_examples_run(capsys):
     """docs/usage.md's examples (the manual the README points to) run and print what their
     comments say."""

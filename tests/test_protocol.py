@@ -333,6 +333,7 @@ CONCURRENT_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CONCURRENT_CASES))
 @pytest.mark.parametrize("workers", [2, 3])
 def test_concurrent_batches_equal_networkx(name, workers):

@@ -11,16 +11,16 @@ import turbobc
 from data_files import load, path as data_path
 from oracles import networkx_bc
 
-# file, directed, how many sources: "all", ("k", k, seed) or ("every", step); the three that
+# file, directed, how many sources: "all", ("k", k, seed) or ("every", step); the five that
 # take longest on the CPU are left to the slow run (marker slow)
 REAL_CASES = [
-    ("delaunay_n10.mtx", False, "all"),
+    pytest.param("delaunay_n10.mtx", False, "all", marks=pytest.mark.slow),
     pytest.param("road-minnesota.mtx", False, "all", marks=pytest.mark.slow),
     pytest.param("power.mtx", False, ("k", 300, 1), marks=pytest.mark.slow),
     pytest.param("as20000102.txt", False, ("k", 200, 2), marks=pytest.mark.slow),
     ("facebook_combined.txt.gz", False, ("every", 97)),
     ("email-Eu-core.txt.gz", True, ("k", 150, 3)),
-    ("p2p-Gnutella08.txt", True, ("k", 200, 4)),
+    pytest.param("p2p-Gnutella08.txt", True, ("k", 200, 4), marks=pytest.mark.slow),
     ("wiki-Vote.txt.gz", True, ("k", 40, 5)),
 ]
 

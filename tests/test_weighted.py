@@ -125,6 +125,7 @@ SELECTION_CASES = ["karate", "les_miserables", "grid_6x7", "grid_deep_2x40", "gn
                    "scale_free_directed", "digraph_sparse_unreachable", "directed_self_loops"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
 def test_sampled_and_chosen_sources_equal_networkx(name, kind, cpu_engine):
@@ -158,6 +159,7 @@ def _sources_and_targets(nodes: list, seed: int):
         yield [nodes[i] for i in sources], [nodes[i] for i in targets]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", SELECTION_CASES)
 def test_subsets_equal_networkx(name, kind, cpu_engine):
@@ -566,6 +568,7 @@ def test_forced_scaling_and_wide_sweep_equal_networkx(monkeypatch, name, wide, c
                 G, nx.edge_betweenness_centrality_subset(G, sources, targets, weight="weight"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", CASES)
 def test_wide_sweep_with_the_dag_test_equals_the_engine(name, kind):
