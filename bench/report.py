@@ -407,8 +407,9 @@ def results_markdown(results: Path = RESULTS) -> str:
          "NetworKit / 1", "NetworKit / auto"], _cpu_threads_row, where=_host)
     parts += _latest_section(
         records, "gpu_families", "The GPU's two families for unweighted BC",
-        "The batched kernels (a warp per vertex and 32 sources) against the queue family "
-        "(`Tuning.gpu_family=\"queue\"`: a thread per source and vertex of each level), the "
+        "The batched kernels (a warp per vertex and 32 sources) against the layers family "
+        "(`Tuning.gpu_family=\"layers\"`, then named \"queue\": a thread per source and vertex "
+        "of each level), the "
         "same sources (the first in locality order), then exact runs where they fit "
         "(docs/deep-graphs.md).",
         ["GPU", "graph", "sources", "batched s", "queue s", "queue / batched",
