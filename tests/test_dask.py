@@ -4,6 +4,7 @@ killed in the middle of a run, and failures reported with the worker's traceback
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -15,8 +16,8 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
-from graph_cases import GRAPH_CASES
-from turbobc import _dask
+from graph_cases import GRAPH_CASES, adjacency, with_hanging_trees, with_lengths
+from turbobc import _dask, _dask_worker
 from turbobc._api import run_bc
 from turbobc.engines.protocol import Partial
 
@@ -187,12 +188,12 @@ def _problem(memory_limit):
 
 def test_out_of_memory_runs_again_with_half_the_budget():
     state = _FakeState(failures=2)
-    part, retries, _ = _dask._run_with_memory_retries(state, _problem(1000), "t", "auto",
+    part, retries, _ = _dask_worker._run_with_memory_retries(state, _problem(1000), "t", "auto",
                                                       np.arange(3))
     assert retries == 2 and state.budgets == [1000, 500, 250]
     np.testing.assert_array_equal(part.vertex, [3.0, 3.0, 3.0])
     with pytest.raises(MemoryError):
-        _dask._run_with_memory_retries(_FakeState(failures=3), _problem(1000), "t", "auto",
+        _dask_worker._run_with_memory_retries(_FakeState(failures=3), _problem(1000), "t", "auto",
                                        np.arange(3))
 
 
@@ -339,3 +340,264 @@ def test_an_approximation_is_one_session_on_the_cluster(client):
     here = run_bc(A, epsilon=0.1, seed=1, engine="graphblas")
     assert there.facts["samples"] == here.facts["samples"]
     np.testing.assert_allclose(there.values, here.values, rtol=1e-12, atol=1e-15)
+
+
+# ---- every reduction of the local path, under Dask ----------------------------------------
+
+def _road_like(seed: int = 3) -> nx.Graph:
+    """A grid with a fifth of its streets closed, half of the rest subdivided by degree-2
+    vertices (chains of 1 to 4 inner vertices), and dead ends (trees) hanging off it."""
+    from test_chains import _subdivided
+
+    rng = np.random.default_rng(seed)
+    G = nx.grid_2d_graph(7, 7)
+    G.remove_edges_from([e for e in list(G.edges) if rng.random() < 0.2])
+    G = G.subgraph(max(nx.connected_components(G), key=len)).copy()
+    return with_hanging_trees(_subdivided(G, 0.5, 4, seed), 25, seed)
+
+
+def _cycle_with_trees() -> nx.Graph:
+    """A cycle of 30 with two chords (four ends of degree 3, chains between them) and trees
+    hanging off it."""
+    G = nx.cycle_graph(30)
+    G.add_edges_from([(0, 15), (7, 22)])
+    return with_hanging_trees(G, 20, seed=4)
+
+
+def _subdivided_grid() -> nx.Graph:
+    from test_chains import GRAPHS
+
+    return GRAPHS["subdivided_grid"]()
+
+
+FOLDING = {"cycle_with_trees": _cycle_with_trees, "subdivided_grid": _subdivided_grid,
+           "road_like": _road_like}
+
+FOLDED_FACTS = ("folded", "core_vertices", "chain_folded", "chains")
+
+
+def _same_folding(spread: dict, local: dict) -> None:
+    """The Dask run reports what the local run folded, and ran on the cluster."""
+    assert spread["engine"] == "dask"
+    assert {k: spread.get(k) for k in FOLDED_FACTS} == {k: local.get(k) for k in FOLDED_FACTS}
+
+
+def _force_chains(**more):
+    """Chain folding on, however few chains (Tuning.chain_min_share), on any engine."""
+    return turbobc.tuning(fold_chains=True, chain_min_share=0.0, **more)
+
+
+def test_folded_chains_travel_in_each_chunk(cpu_engine):
+    """The chains of a plan are carried once over runs of disjoint parts of its sources,
+    and each run's partial holds its chains' credit: the parts add up to the whole run (what
+    each Dask chunk returns, without a cluster)."""
+    from turbobc._chains import ChainFolding, find_chains
+    from turbobc._graph import Graph
+    from turbobc._run import run_schedule
+
+    A = adjacency(_road_like())
+    graph = Graph(pattern=sp.csr_array(A, dtype=np.float64), directed=False)
+    plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
+    problem = turbobc.engines.protocol.Problem(graph, slot_weights=plan)
+    whole, _ = run_schedule(problem, cpu_engine, [plan.sources])
+    parts, _ = run_schedule(problem, cpu_engine, np.array_split(plan.sources[::-1], 5))
+    assert plan.folded > 0
+    np.testing.assert_allclose(parts.vertex, whole.vertex, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="no source inside a folded chain"):
+        plan.batches(64, sources=plan.chains.inner[:3])
+
+
+def test_trees_and_chains_fold_on_the_cluster(client):
+    """The default suite's check: a cycle with chains and trees on two workers, folded as
+    the local run folds it, equal to it and to networkx."""
+    G = _cycle_with_trees()
+    A = adjacency(G)
+    with _force_chains(dask_chunk_sources=1):  # a chunk per end of a chain
+        local = run_bc(A, engine="cpu")
+        spread = run_bc(A, engine="cpu", client=client)
+    _same_folding(spread.facts, local.facts)
+    assert spread.facts["chain_folded"] > 0 and spread.facts["chunks"] > 1
+    np.testing.assert_allclose(spread.values, local.values, rtol=1e-12, atol=1e-15)
+    want = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(spread.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    # the seconds of the chains' target weights and credits are the workers', summed
+    assert spread.facts["chain_seconds"]["target_weights"] > 0
+    assert spread.facts["problem_bytes"] > 0 and spread.facts["start_seconds"]["scatter"] >= 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FOLDING))
+def test_folded_vertex_bc_on_the_cluster_equals_the_local_run(client, name, cpu_engine):
+    G = FOLDING[name]()
+    A = adjacency(G)
+    for options in (dict(), dict(endpoints=True), dict(normalized=False)):
+        with _force_chains(dask_chunk_sources=9):
+            local = run_bc(A, engine=cpu_engine, **options)
+            spread = run_bc(A, engine=cpu_engine, client=client, **options)
+        _same_folding(spread.facts, local.facts)
+        assert local.facts["chain_folded"] > 0
+        np.testing.assert_allclose(spread.values, local.values, rtol=1e-12, atol=1e-15,
+                                   err_msg=f"{name} {options}")
+        want = nx.betweenness_centrality(G, **options)
+        np.testing.assert_allclose(spread.values, [want[v] for v in G], rtol=1e-12,
+                                   atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FOLDING))
+def test_folded_edge_bc_on_the_cluster_equals_the_local_run(client, name, cpu_engine):
+    """Edge BC folds what the local path folds (its trees; chains where it folds them)."""
+    G = FOLDING[name]()
+    A = adjacency(G)
+    with _force_chains(dask_chunk_sources=9):
+        local = turbobc._api.run_edge_bc(A, engine=cpu_engine)
+        spread = turbobc._api.run_edge_bc(A, engine=cpu_engine, client=client)
+    _same_folding(spread.facts, local.facts)
+    assert local.facts["folded"] > 0 or name == "subdivided_grid"  # no trees there
+    np.testing.assert_array_equal(spread.values.indices, local.values.indices)
+    np.testing.assert_allclose(spread.values.data, local.values.data, rtol=1e-12, atol=1e-15)
+    want = nx.edge_betweenness_centrality(G)
+    index = {v: i for i, v in enumerate(G)}
+    got = spread.values.toarray()
+    np.testing.assert_allclose([got[index[u], index[v]] for u, v in want],
+                               list(want.values()), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FOLDING))
+def test_folded_weighted_bc_on_the_cluster_equals_the_local_run(client, name, cpu_engine):
+    """Integer lengths (exact sums): trees and chains fold on the cluster as here, for
+    vertex and edge BC."""
+    G = with_lengths(FOLDING[name](), "int3", seed=2)
+    A = adjacency(G)
+    with _force_chains(dask_chunk_sources=9):
+        local = run_bc(A, weight=True, engine=cpu_engine)
+        spread = run_bc(A, weight=True, engine=cpu_engine, client=client)
+        local_edges = turbobc._api.run_edge_bc(A, weight=True, engine=cpu_engine)
+        edges = turbobc._api.run_edge_bc(A, weight=True, engine=cpu_engine, client=client)
+    _same_folding(spread.facts, local.facts)
+    _same_folding(edges.facts, local_edges.facts)
+    assert local.facts["chain_folded"] > 0
+    np.testing.assert_allclose(spread.values, local.values, rtol=1e-12, atol=1e-15)
+    want = nx.betweenness_centrality(G, weight="weight")
+    np.testing.assert_allclose(spread.values, [want[v] for v in G], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(edges.values.data, local_edges.values.data, rtol=1e-12,
+                               atol=1e-15)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_while_chains_are_swept_loses_nothing(cpu_engine):
+    """The chains' credit travels in each chunk's partial: a chunk run again on another
+    worker adds it once, and nothing a dead worker kept is missed."""
+    import scipy.io
+
+    from data_files import path
+
+    A = sp.csr_array(scipy.io.mmread(path("road-minnesota.mtx")))
+    with _force_chains():
+        local = run_bc(A, engine=cpu_engine)
+    with _cluster(2) as cluster, distributed.Client(cluster) as c:
+        killer = _KillAfter(c, after=300)  # of the 1,039 sources left to sweep
+        with _force_chains(dask_chunk_sources=20):
+            result = run_bc(A, client=c, engine=cpu_engine, progress=killer)
+    assert killer.killed is not None, "no worker was busy to kill"
+    assert killer.killed[1] < A.shape[0], "the kill came after the last chunk"
+    assert killer.done == A.shape[0]  # every source counted once, folded ones included
+    _same_folding(result.facts, local.facts)
+    assert result.facts["chain_folded"] > 0
+    np.testing.assert_allclose(result.values, local.values, rtol=1e-12, atol=1e-15)
+
+
+def test_auto_folds_chains_as_the_workers_engine_would():
+    """fold_chains="auto" folds on the GPU engine: named, or "auto" on workers that all have
+    a GPU (asked of the cluster); CPU workers running "auto" do not fold, as "auto" on this
+    machine does not."""
+    from turbobc import _fold
+
+    class Call:
+        def __init__(self, engine, client=None):
+            self.engine, self.client = engine, client
+
+    assert _fold._sweeps_on_gpus(Call("gpu", client=object()))
+    assert not _fold._sweeps_on_gpus(Call("cpu", client=object()))
+    assert not _fold._sweeps_on_gpus(Call("auto"))
+
+
+def test_cpu_workers_have_no_gpu(client):
+    assert not _dask.workers_have_gpus(client)
+
+
+def test_a_worker_declines_chains_its_engine_does_not_serve():
+    """A worker resolves the engine on the problem without its chain plan, as the call is
+    resolved here; when that engine cannot serve the plan the worker declines it
+    (SlotWeightsDeclined: the caller sweeps the core unfolded)."""
+    from turbobc._chains import ChainFolding, find_chains
+    from turbobc.engines.protocol import SlotWeightsDeclined
+
+    graph = turbobc._graph.Graph(pattern=sp.csr_array(adjacency(_cycle_with_trees()),
+                                                      dtype=np.float64), directed=False)
+    plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
+    served = turbobc.engines.protocol.Problem(graph, slot_weights=plan)
+    assert _dask_worker._engine_for("cpu", served).name == "cpu"
+    with pytest.raises(SlotWeightsDeclined, match="does not serve the folded chains"):
+        _dask_worker._engine_for("graphblas", dataclasses.replace(served, endpoints=True))
+
+
+def test_the_last_chunks_taper():
+    """Chunks of the automatic size, and at the end ever smaller ones down to the smallest:
+    the boundaries depend on the sources and the batch alone."""
+    smallest = _dask.CHUNK_MIN_SOURCES
+    for total in (10_000, 100_003, 5_000):
+        sources = np.arange(total, dtype=np.int64)
+        size = _dask.chunk_size(total)
+        chunks = _dask.chunk_sources(sources, size, smallest=smallest)
+        sizes = [len(c) for c in chunks]
+        np.testing.assert_array_equal(np.concatenate(chunks), sources)
+        assert max(sizes[:-1]) <= size and min(sizes) >= smallest
+        assert sizes[:-1] == sorted(sizes[:-1], reverse=True) and sizes[-1] < 2 * smallest
+        # from the 16th last chunk on, each is at most 1/16 of what is left: up to 16
+        # workers finish within about one small chunk of each other
+        left = np.cumsum(sizes[::-1])[::-1]
+        assert all(s <= max(smallest, -(-int(rest) // _dask.TAPER))
+                   for s, rest in zip(sizes[-_dask.TAPER:-1], left[-_dask.TAPER:-1]))
+        assert len(chunks) < 3 * _dask.CHUNKS
+    # a GPU's batch as large as the chunk: no taper
+    assert len(_dask.chunk_sources(np.arange(10_000), 4096, smallest=4096)) == 3
+
+
+def test_a_graph_travels_compactly():
+    """A graph pickles as its index arrays in the smallest type, without the pattern's ones,
+    and comes back with its own index types (a worker's engines see what the caller's
+    would)."""
+    import pickle
+
+    A = sp.random(500, 500, density=0.02, format="csr", random_state=1)
+    A = sp.csr_array((np.ones(A.nnz), A.indices.astype(np.int64), A.indptr.astype(np.int64)),
+                     shape=A.shape)
+    graph = turbobc._graph.Graph(pattern=A, directed=True)
+    assert graph.depth_estimate >= 0 and graph.out_degree.size == 500
+    copy = pickle.loads(pickle.dumps(graph, protocol=5))
+    assert copy.pattern.indices.dtype == np.int64 and copy.pattern.indptr.dtype == np.int64
+    assert (copy.pattern != A).nnz == 0 and copy.directed and copy.lengths is None
+    assert copy.__dict__.get("depth_estimate") == graph.depth_estimate
+    assert "out_degree" not in copy.__dict__
+    assert len(pickle.dumps(graph, protocol=5)) < 0.3 * (A.data.nbytes + A.indices.nbytes)
+    problem = turbobc.engines.protocol.Problem(graph)
+    assert _dask.problem_bytes(problem) == 4 * (501 + A.nnz)
+
+
+def test_the_callers_knobs_hold_on_the_workers(client):
+    """turbobc.tuning on the client is in force while the workers sweep."""
+    A, _ = _matrix("karate")
+    with turbobc.tuning(cpu_batch_cap=4 * 34, fold_trees=False):
+        small = run_bc(A, engine="graphblas", client=client)
+    plain = run_bc(A, engine="graphblas", client=client)
+    assert small.facts["batch"] <= 4 < plain.facts["batch"]
+    np.testing.assert_allclose(small.values, plain.values, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.slow
+def test_warm_up_loads_every_workers_code(client):
+    warmed = _dask.warm_up(client, "cpu")
+    assert set(warmed) == set(client.scheduler_info()["workers"])
+    assert all(w["engines"] == ["cpu"] for w in warmed.values())

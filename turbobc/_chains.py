@@ -168,13 +168,17 @@ class _Batch:
 class ChainFolding:
     """The per-slot target weights that fold the sources inside ``chains`` into the chains'
     ends (module docstring), for the sweeps of ``graph`` from :attr:`sources` with target
-    weight ``r`` (``Problem.target_weight``); :attr:`credit` collects, as the batches are
-    swept, what the folded sources add to the chains' own vertices and ends.
+    weight ``r`` (``Problem.target_weight``); :attr:`credit` collects, as the batches of a
+    run are swept, what the folded sources add to the chains' own vertices and ends.
 
-    An engine serving it (``Problem.slot_weights``) calls :meth:`batches` once with how many
-    slots a batch holds, then per batch sets τ = own ⊗ r (:meth:`own_weights`), sweeps forward,
-    calls :meth:`add_target_weights`, sweeps backward with that τ (and ω = 1) and runs the
-    callable it returned.
+    An engine serving it (``Problem.slot_weights``) calls :meth:`batches` once per run with
+    the run's sources and how many slots a batch holds, then per batch sets τ = own ⊗ r
+    (:meth:`own_weights`), sweeps forward, calls :meth:`add_target_weights`, sweeps backward
+    with that τ (and ω = 1) and runs the callable it returned; last, it adds :attr:`credit`
+    to the run's raw sums. So a run's :class:`~turbobc.engines.protocol.Partial` is whole:
+    the sums of its sources and of the folded sources they carry. The runs of disjoint parts
+    of :attr:`sources` (the chunks of a Dask run, turbobc/_dask.py) carry every chain once
+    between them (:meth:`batches`), and their partials add up to the run of all.
 
     Attributes
     ----------
@@ -183,7 +187,8 @@ class ChainFolding:
     folded : int
         The sources folded (the chains' inner vertices).
     credit : numpy.ndarray
-        float64 per vertex: the folded sources' raw sums the sweeps do not carry.
+        float64 per vertex: the raw sums of the folded sources carried by the run in
+        progress (since the last :meth:`batches`) that its sweeps do not carry.
     r, chain_of, prefix : numpy.ndarray
         What an engine's :meth:`SlotCounts.chain_terms` reads: r per vertex, the chain of
         each vertex (-1: none), and each chain's prefix sums P(0..k) of r over its inner
@@ -194,7 +199,8 @@ class ChainFolding:
     scale : float or None
         The units of the positions: ``Graph.length_scale`` of a weighted graph, None in hops.
     seconds : dict
-        Host seconds of the plan, of the target weights and of the credits.
+        Host seconds of the plan (its batches included), and of the target weights and the
+        credits of the run in progress.
     """
 
     def __init__(self, graph: Graph, r: np.ndarray, chains: Chains):
@@ -244,6 +250,17 @@ class ChainFolding:
         self._batches: list[_Batch] = []
         self.seconds["plan"] = time.perf_counter() - began
 
+    def __getstate__(self) -> dict:
+        """What a copy of the plan needs (a Dask worker's, turbobc/_dask.py): not the run
+        in progress (its batches and credit) nor the device copies."""
+        state = dict(self.__dict__)
+        state.update(_uploaded={}, _batches=[], credit=None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.credit = np.zeros(self.graph.n, dtype=np.float64)
+
     # ---- positions ---------------------------------------------------------------------
 
     def scaled(self, xp, distance):
@@ -288,15 +305,34 @@ class ChainFolding:
 
     # ---- batches -------------------------------------------------------------------------
 
-    def batches(self, capacity: int, rank: np.ndarray | None = None) -> list[np.ndarray]:
-        """The slots of each batch (source vertices, distinct within a batch, at most
-        ``capacity``): the sources in ``rank`` order (default: vertex order), each batch
-        carrying the chains whose first-swept end it holds, with their other ends as helpers
-        where they are not sources of it. Raises SlotWeightsDeclined when a source and the
-        other ends of its chains do not fit one batch."""
+    def batches(self, capacity: int, rank: np.ndarray | None = None,
+                sources: np.ndarray | None = None) -> list[np.ndarray]:
+        """Start a run: the slots of each batch (source vertices, distinct within a batch, at
+        most ``capacity``) over ``sources`` (a part of :attr:`sources`; default all), in
+        ``rank`` order (default: the order given), each batch carrying the chains whose
+        first-swept end it holds, with their other ends as helpers where they are not sources
+        of it; :attr:`credit` and the seconds of the target weights and credits start from
+        zero.
+
+        A run carries the chains whose first end (``Chains.first``) is among its sources: all
+        of them when it sweeps every source, and each chain exactly once over runs of
+        disjoint parts of :attr:`sources`, whichever part holds its last end. Raises
+        SlotWeightsDeclined when a source and the other ends of its chains do not fit one
+        batch."""
         began = time.perf_counter()
         chains = self.chains
-        sources = self.sources
+        self.credit = np.zeros(self.graph.n, dtype=np.float64)
+        self.seconds.update(target_weights=0.0, credits=0.0)
+        if sources is None:
+            sources = self.sources
+            held = None
+        else:
+            sources = np.asarray(sources, dtype=np.int64)
+            held = np.zeros(self.graph.n, dtype=bool)
+            held[sources] = True
+            if (self.chain_of[sources] >= 0).any():
+                raise ValueError("a run of a chain folding sweeps no source inside a folded "
+                                 "chain")
         if rank is not None:
             sources = sources[np.argsort(rank[sources], kind="stable")]
         # (chain, other end) at each end vertex; a loop is listed once
@@ -305,7 +341,9 @@ class ChainFolding:
             at_end.setdefault(a, []).append((c, b))
             if b != a:
                 at_end.setdefault(b, []).append((c, a))
-        carried = bytearray(chains.count)
+        # chains whose first end another run sweeps count as carried already
+        carried = (bytearray(chains.count) if held is None
+                   else bytearray((~held[chains.first]).astype(np.uint8).tobytes()))
         self._batches = []
         slots, where, owned, need = [], {}, [], set()
         for s in sources.tolist():

@@ -7,28 +7,42 @@ per GPU, a ``LocalCluster`` of CPU workers, a remote scheduler, or a mix). The l
 :class:`ClusterSweeper` per call (:meth:`DaskExecutor.open`) and hands it the schedule's
 source sets (one for exact BC, one per checkpoint of an approximation)::
 
-    problem ──scatter(broadcast)──► every worker holds the graph once (first set)
+    problem ──scatter(direct, broadcast)──► every worker holds it once (first set)
+    every worker opens its sweeper at once; the first to answer says what batch it plans
     sources ──cut──► chunk 0, chunk 1, ..., chunk C-1     (from the source list alone)
-    chunk i ──submit──► any free worker: its cached sweeper (LocalExecutor.open) .run(chunk i)
+    chunk i ──submit──► any free worker: its open sweeper .run(chunk i)   (turbobc/_dask_worker.py)
     Partial 0 + Partial 1 + ... + Partial C-1             (in chunk order) ──► the loop
 
-- **The graph travels once per worker.** The :class:`~turbobc.engines.protocol.Problem` is
-  scattered with ``broadcast=True``; each worker opens one sweeper on it (the graph on its
-  device; through :class:`turbobc._executor.LocalExecutor`, as a run without Dask does) and
-  keeps it for every chunk it runs, until the call ends and closes it. A worker
-  that joins later (a restarted one) fetches the problem from a peer; if every copy is lost,
-  the chunks still to run are handed to the cluster again with a fresh scatter.
+- **Every reduction of the local path.** The problem is what the caller sweeps: for exact BC
+  of an undirected graph, the core left once its trees are folded, its vertices weighted by
+  what they stand for, and the plan of its folded chains (turbobc/_fold.py). All of it is
+  scattered once with the graph; each chunk's partial comes back whole, the chains' credit
+  of its sources included (``ChainFolding.batches``), so the caller expands the sum as it
+  expands a local run's.
+- **The graph travels once per worker, compactly.** The
+  :class:`~turbobc.engines.protocol.Problem` is scattered straight from the client to one
+  worker (``direct``: not through the scheduler) and copied from worker to worker in a tree
+  (``broadcast``); a graph pickles as its index arrays in the smallest type (``Graph``'s
+  ``__reduce__``: 4 bytes a stored edge up to 2^31 of them). Each worker opens one sweeper
+  on it (through :class:`turbobc._executor.LocalExecutor`, as a run without Dask does) and
+  keeps it for every chunk it runs, until the call ends and closes it. A worker that joins
+  later (a restarted one) fetches the problem from a peer; if every copy is lost, the
+  chunks still to run are handed to the cluster again with a fresh scatter.
 - **Dynamic balance, nothing pinned.** Chunks are ordinary tasks: the scheduler hands them to
-  workers as they free up, and re-runs the chunks of a worker that dies elsewhere.
-- **Reproducible sums.** Chunk boundaries depend only on the number of sources
-  (:func:`chunk_sources`), and the partials are added in chunk order, so the result does not
-  depend on the number of workers or on which finished first (beyond what one engine's runs
-  already vary: the GPU kernels' atomics add lanes in no fixed order).
+  workers as they free up, and re-runs the chunks of a worker that dies elsewhere. The last
+  chunks are smaller (:func:`chunk_sources`), so the workers finish close together.
+- **Reproducible sums.** Chunk boundaries depend only on the number of sources and the
+  engine's batch (:func:`chunk_sources`), and the partials are added in chunk order, so the
+  result does not depend on the number of workers or on which finished first (beyond what
+  one engine's runs already vary: the GPU kernels' atomics add lanes in no fixed order).
 - **Each worker picks its engine.** ``engine="auto"`` is resolved on the worker (its own GPU,
   else the CPU engine), so a cluster may mix GPU and CPU workers; ``engine="gpu"`` fails on a
-  worker without a GPU, and the error names the worker and the chunk.
+  worker without a GPU, and the error names the worker and the chunk. The caller's knobs
+  (``turbobc.tuning``) are in force on the workers too.
 - **Out of memory.** A chunk that raises ``MemoryError`` is run again on a sweeper with half
-  the memory budget (smaller batches), up to :data:`MEMORY_RETRIES` times.
+  the memory budget (smaller batches), up to ``MEMORY_RETRIES`` times.
+- **Warm workers.** :func:`warm_up` has every worker load its engine's compiled code once
+  (numba's cache, CuPy's kernels), so that no call's first chunk waits for it.
 
 Importing turbobc never imports Dask: the loop imports this module only when ``client`` is
 given, and this module imports ``distributed`` only inside its functions. It sits below the
@@ -40,31 +54,33 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import threading
 import time
 import uuid
 
 import numpy as np
 
-from turbobc._executor import LocalExecutor
+import turbobc._dask_worker as on_worker
+from turbobc._graph import index_dtype_for
+from turbobc._tuning import Tuning
 from turbobc._tuning import current as current_tuning
-from turbobc.engines import resolve_engine
 from turbobc.engines.protocol import Partial, Problem, Sweeper
 
-__all__ = ["CHUNK_MIN_SOURCES", "CHUNKS", "MEMORY_RETRIES", "ClusterSweeper", "DaskExecutor",
-           "check_client", "chunk_size", "chunk_sources", "local_gpu_cluster"]
+__all__ = ["CHUNK_MIN_SOURCES", "CHUNKS", "TAPER", "ClusterSweeper", "DaskExecutor",
+           "check_client", "chunk_size", "chunk_sources", "local_gpu_cluster",
+           "problem_bytes", "warm_up", "workers_have_gpus"]
 
 CHUNKS = 64
-"""Chunks a call's sources are cut into at most, unless the engine's own batch is larger
-(:func:`chunk_size`): a few per worker on clusters of up to 16 workers, so that the last
-chunks balance the load."""
+"""Chunks of :func:`chunk_size` sources a call's sources make at most, unless the engine's
+own batch is larger: a few per worker on clusters of up to 16 workers."""
 
 CHUNK_MIN_SOURCES = 64
 """Fewest sources in a chunk (except when the call has fewer): below this the task overhead
 of Dask (milliseconds) is no longer small beside the sweep."""
 
-MEMORY_RETRIES = 2
-"""Times a chunk that ran out of memory is run again with half the memory budget."""
+TAPER = 16
+"""Once fewer than ``TAPER`` chunks' worth of sources are left, each chunk takes at most
+1/TAPER of what is left (:func:`chunk_sources`), down to the smallest chunk: the last chunks
+of up to 16 workers are then small, and the workers finish within about one of them."""
 
 RESUBMITS = 3
 """Times the chunks still to run are handed to the cluster again after the problem was lost
@@ -93,13 +109,93 @@ def chunk_size(num_sources: int, engine_batch: int | None = None) -> int:
     return max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / CHUNKS), engine_batch or 0)
 
 
-def chunk_sources(sources: np.ndarray, size: int) -> list[np.ndarray]:
-    """Cut ``sources`` into ``ceil(len / size)`` consecutive chunks whose sizes differ by at
-    most one."""
+def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None
+                  ) -> list[np.ndarray]:
+    """Cut ``sources`` into consecutive chunks: of ``size`` sources (sizes differing by at
+    most one), or, with ``smallest`` below ``size``, tapered at the end: chunks of ``size``
+    until fewer than ``(TAPER + 1) * size`` sources are left, then each of 1/:data:`TAPER`
+    of what is left, at least ``smallest`` (the last one up to twice that). With W ≤ TAPER
+    workers taking chunks as they free up, the last W chunks are small, so the workers
+    finish within about one small chunk of each other."""
     sources = np.asarray(sources, dtype=np.int64)
-    if len(sources) == 0:
+    total = len(sources)
+    if total == 0:
         return []
-    return np.array_split(sources, math.ceil(len(sources) / size))
+    if smallest is None or smallest >= size:
+        return np.array_split(sources, math.ceil(total / size))
+    head = max(0, total - TAPER * size) // size      # whole chunks of size before the tail
+    chunks = [sources[i * size:(i + 1) * size] for i in range(head)]
+    at = head * size
+    while at < total:
+        left = total - at
+        take = min(left, size, max(smallest, math.ceil(left / TAPER)))
+        if left - take < smallest:
+            take = left  # no chunk smaller than the smallest after it
+        chunks.append(sources[at:at + take])
+        at += take
+    return chunks
+
+
+def problem_bytes(problem: Problem) -> int:
+    """Bytes of the arrays a worker receives of ``problem`` (each array once): the graph as
+    it pickles (``Graph.__reduce__``: row pointers and column indices in the smallest index
+    type, lengths), the weights of the folded trees and the plan of the folded chains."""
+    graph = problem.graph
+    total = (graph.n + 1 + graph.nnz) * index_dtype_for(graph.n, graph.nnz).itemsize
+    seen: set = set()
+    arrays = [graph.lengths, problem.target_weight, problem.source_weight]
+    plan = problem.slot_weights
+    if plan is not None:
+        state = plan.__getstate__()
+        arrays += [value for value in state.values() if isinstance(value, np.ndarray)]
+        chains = state.get("chains")
+        if chains is not None:
+            arrays += [getattr(chains, field.name) for field in dataclasses.fields(chains)]
+    for array in arrays:
+        if isinstance(array, np.ndarray) and id(array) not in seen:
+            seen.add(id(array))
+            total += array.nbytes
+    return int(total)
+
+
+def warm_up(client, engine: str = "auto") -> dict:
+    """Have every worker of ``client`` sweep a small graph once for each kind of problem
+    (turbobc/_dask_worker.py, ``warm``), so that its engine's compiled code is loaded from
+    the caches (numba's on the CPU, CuPy's kernels on the GPU) now rather than in a call's
+    first chunk. Call it once after starting a cluster; a worker that starts later loads
+    its code in its first chunk.
+
+    Returns
+    -------
+    dict
+        Per worker address: the engines it used and the seconds it took.
+    """
+    return _on_each_worker(client, on_worker.warm, engine)
+
+
+def workers_have_gpus(client) -> bool:
+    """Whether every worker of ``client`` (at least one) has a usable GPU: where
+    ``engine="auto"`` sweeps on the GPU engine."""
+    usable = _on_each_worker(client, on_worker.gpu_usable)
+    return bool(usable) and all(usable.values())
+
+
+def _on_each_worker(client, function, *args) -> dict:
+    """``function(*args)`` as a task on each worker of ``client``; {address: result}."""
+    workers = list(client.scheduler_info().get("workers", {}))
+    futures = {address: client.submit(function, *args, workers=[address],
+                                      allow_other_workers=False, pure=False,
+                                      key=f"turbobc-{function.__name__}-{uuid.uuid4().hex}")
+               for address in workers}
+    return dict(zip(futures, client.gather(list(futures.values()))))
+
+
+def _changed_knobs() -> dict:
+    """The caller's knobs (``turbobc.tuning``) that differ from the defaults: the workers
+    run each task with them."""
+    knobs, default = current_tuning(), Tuning()
+    return {field.name: getattr(knobs, field.name) for field in dataclasses.fields(Tuning)
+            if getattr(knobs, field.name) != getattr(default, field.name)}
 
 
 class DaskExecutor:
@@ -116,8 +212,8 @@ class DaskExecutor:
         return "dask"
 
     def open(self, problem: Problem, engine: str) -> "ClusterSweeper":
-        """A session of one call on the cluster; ``engine`` ("auto", "gpu", "graphblas") is
-        resolved on each worker (:func:`turbobc.engines.resolve_engine`)."""
+        """A session of one call on the cluster; ``engine`` ("auto", "gpu", "cpu",
+        "graphblas") is resolved on each worker (:func:`turbobc.engines.resolve_engine`)."""
         return ClusterSweeper(self.client, problem, engine)
 
 
@@ -130,9 +226,10 @@ class ClusterSweeper(Sweeper):
     Attributes
     ----------
     facts : dict
-        Over every run so far: workers, chunks, the engines the workers used, seconds from
-        the first submit to the first finished chunk, each chunk's seconds on its worker, and
-        the facts of the last chunk's sweeper.
+        Over every run so far: workers, chunks, the engines the workers used, where the
+        seconds before the first finished chunk went (``start_seconds``), each chunk's
+        seconds on its worker, the bytes of the problem each worker received, and the facts
+        of the last chunk's sweeper.
     """
 
     def __init__(self, client, problem: Problem, engine: str):
@@ -140,8 +237,11 @@ class ClusterSweeper(Sweeper):
         self.client, self.engine = client, engine
         self.facts = {"engine": "dask", "chunks": 0}
         self._token = uuid.uuid4().hex
+        self._knobs = _changed_knobs()
         self._scattered = None
-        self._began = self._first_done = None
+        self._began = None
+        self._start: dict = {}
+        self._opening: list = []
         self._results: list = []
         self._chunks: list = []
         self._resubmits = 0
@@ -168,17 +268,16 @@ class ClusterSweeper(Sweeper):
         if self._scattered is None:
             self._began = time.perf_counter()
             self._scattered = _scatter(client, problem)
+            self._start["scatter"] = time.perf_counter() - self._began
         pending = {}
         try:
-            # one worker opens its sweeper (kept for its chunks) and says what batch it plans
-            planned = client.submit(_planned_batch, self._scattered, self._token, self.engine,
-                                    len(sources),
-                                    key=f"turbobc-plan-{self._token}-{len(self._chunks)}",
-                                    pure=False).result()
-            chunks = chunk_sources(sources, chunk_size(len(sources), planned))
+            planned = self._open_everywhere(len(sources))
+            size = chunk_size(len(sources), planned)
+            tuned = current_tuning().dask_chunk_sources is not None
+            chunks = chunk_sources(sources, size, None if tuned else max(CHUNK_MIN_SOURCES,
+                                                                         planned or 0))
             results: list = [None] * len(chunks)
-            pending = _submit(client, self._scattered, self._token, self.engine, chunks,
-                              range(len(chunks)))
+            pending = self._submit(chunks, range(len(chunks)))
             while pending:
                 lost = []
                 for future in as_completed(list(pending)):
@@ -193,8 +292,9 @@ class ClusterSweeper(Sweeper):
                             exc.add_note(f"turbobc: in chunk {index} of {len(chunks)} "
                                          f"({len(chunks[index])} sources) of a Dask run")
                         raise
-                    if self._first_done is None:
-                        self._first_done = time.perf_counter() - self._began
+                    if "first_chunk" not in self._start:
+                        self._start.update(first_chunk=time.perf_counter() - self._began,
+                                           first_chunk_sweep=results[index].seconds)
                     if progress is not None:
                         progress.update(len(chunks[index]))
                 if lost:
@@ -203,8 +303,7 @@ class ClusterSweeper(Sweeper):
                         raise RuntimeError(f"the problem was lost from every Dask worker "
                                            f"{RESUBMITS} times; {len(lost)} chunks did not run")
                     self._scattered = _scatter(client, problem)
-                    pending = _submit(client, self._scattered, self._token, self.engine,
-                                      chunks, lost)
+                    pending = self._submit(chunks, lost)
         finally:
             for future in pending:
                 future.cancel()
@@ -213,34 +312,61 @@ class ClusterSweeper(Sweeper):
         # what the facts read of each chunk, without its sums (n floats, or m with edges)
         self._results += [dataclasses.replace(result, partial=None) for result in results]
         self._chunks += chunks
-        self.facts = _facts(self._results, self._chunks, self._first_done, self._resubmits,
-                            client)
+        self.facts = _facts(self._results, self._chunks, self._start, self._resubmits,
+                            client, problem)
         return total
+
+    def _open_everywhere(self, num_sources: int) -> int | None:
+        """Every worker opens its sweeper at once (a task addressed to each, run before its
+        chunks); the batch the first to answer plans for ``num_sources`` sources."""
+        from distributed import as_completed
+
+        began = time.perf_counter()
+        workers = list(self.client.scheduler_info().get("workers", {})) or [None]
+        round_ = len(self._chunks)
+        self._opening = [
+            self.client.submit(on_worker.open_and_plan, self._scattered, self._token,
+                               self.engine, num_sources, self._knobs,
+                               workers=None if address is None else [address],
+                               allow_other_workers=True, pure=False,
+                               key=f"turbobc-open-{self._token}-{round_}-{i}")
+            for i, address in enumerate(workers)]
+        first = next(as_completed(self._opening))
+        planned, _ = first.result()
+        self._start.setdefault("open", time.perf_counter() - began)
+        return planned
+
+    def _submit(self, chunks, indices) -> dict:
+        """Submit the chunks at ``indices``; {future: chunk index}."""
+        futures = {}
+        for index in indices:
+            future = self.client.submit(
+                on_worker.sweep_chunk, self._scattered, self._token, self.engine,
+                chunks[index], self._knobs, pure=False,
+                key=f"turbobc-chunk-{self._token}-{index}-{uuid.uuid4().hex[:8]}")
+            futures[future] = index
+        return futures
 
     def close(self) -> None:
         """Close every worker's sweeper of this session."""
+        for future in self._opening:
+            future.release()
+        self._opening = []
         if self._scattered is not None:
-            self.client.run(_close_sweeper, self._token)
+            self.client.run(on_worker.close_sweeper, self._token)
             self._scattered = None
 
 
 def _scatter(client, problem: Problem):
-    """The problem on every worker, once."""
-    return client.scatter(problem, broadcast=True, hash=False)
+    """The problem on every worker, once: straight from the client to one worker, then from
+    worker to worker (``direct`` unless the client was made with
+    ``direct_to_workers=False``, for a client that cannot reach the workers)."""
+    direct = getattr(client, "direct_to_workers", None)
+    return client.scatter(problem, broadcast=True, hash=False,
+                          direct=True if direct is None else direct)
 
 
-def _submit(client, scattered, token: str, engine: str, chunks, indices) -> dict:
-    """Submit the chunks at ``indices``; {future: chunk index}."""
-    futures = {}
-    for index in indices:
-        future = client.submit(_sweep_chunk, scattered, token, engine, chunks[index],
-                               key=f"turbobc-chunk-{token}-{index}-{uuid.uuid4().hex[:8]}",
-                               pure=False)
-        futures[future] = index
-    return futures
-
-
-def _facts(results, chunks, first_done, resubmits, client) -> dict:
+def _facts(results, chunks, start, resubmits, client, problem) -> dict:
     seconds = [r.seconds for r in results]
     facts = dict(results[-1].facts)
     facts.update(engine="dask", worker_engines=sorted({r.engine for r in results}),
@@ -248,134 +374,13 @@ def _facts(results, chunks, first_done, resubmits, client) -> dict:
                  workers_used=len({r.worker for r in results}), chunks=len(chunks),
                  chunk_sources=[len(c) for c in chunks], chunk_seconds=seconds,
                  chunk_workers=[r.worker for r in results],
-                 first_chunk_seconds=first_done, resubmits=resubmits,
+                 first_chunk_seconds=start.get("first_chunk"), start_seconds=dict(start),
+                 problem_bytes=problem_bytes(problem), resubmits=resubmits,
                  memory_retries=sum(r.memory_retries for r in results))
+    slots = [r.slot_seconds for r in results if r.slot_seconds is not None]
+    if slots:
+        facts["slot_seconds"] = {key: sum(s[key] for s in slots) for key in slots[0]}
     return facts
-
-
-@dataclasses.dataclass
-class ChunkResult:
-    """What one chunk sends back: its sums and where and how it ran."""
-
-    partial: Partial | None  # None once the session has added it (ClusterSweeper.run)
-    seconds: float
-    worker: str
-    engine: str
-    memory_retries: int
-    facts: dict
-
-
-# ---- on the worker -----------------------------------------------------------------------
-
-def _sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray) -> ChunkResult:
-    """Run one chunk on this worker's sweeper for the call ``token``."""
-    from distributed import get_worker
-
-    worker = get_worker()
-    began = time.perf_counter()
-    state = _worker_state(worker)
-    with state.lock:  # one chunk at a time per worker: a sweeper is not shared by threads
-        try:
-            partial, retries, sweeper = _run_with_memory_retries(state, problem, token,
-                                                                 engine, sources)
-        except BaseException as exc:
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"turbobc: on Dask worker {worker.address}")
-            raise
-        return ChunkResult(partial=partial, seconds=time.perf_counter() - began,
-                           worker=worker.address, engine=sweeper.facts.get("engine", engine),
-                           memory_retries=retries, facts=dict(sweeper.facts))
-
-
-def _planned_batch(problem: Problem, token: str, engine: str, num_sources: int) -> int | None:
-    """Open this worker's sweeper for the call and return the batch its engine plans for
-    ``num_sources`` sources (None when the engine has no such plan)."""
-    from distributed import get_worker
-
-    worker = get_worker()
-    state = _worker_state(worker)
-    with state.lock:
-        try:
-            sweeper = state.open(problem, token, engine)
-        except BaseException as exc:
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"turbobc: on Dask worker {worker.address}, opening the engine")
-            raise
-        plan = getattr(sweeper, "planned_batch", None)
-        return None if plan is None else plan(num_sources)
-
-
-class _WorkerState:
-    """The sweeper a worker keeps open for the call in progress."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.token = None
-        self.sweeper = None
-        self.opened = 0  # sweepers opened on this worker so far
-
-    def open(self, problem: Problem, token: str, engine: str):
-        if self.token != token or self.sweeper is None:
-            self.close()
-            self.sweeper = LocalExecutor().open(problem, resolve_engine(engine, problem))
-            self.token = token
-            self.opened += 1
-        return self.sweeper
-
-    def close(self):
-        if self.sweeper is not None:
-            self.sweeper.close()
-        self.sweeper = self.token = None
-
-
-def _worker_state(worker) -> _WorkerState:
-    state = getattr(worker, "_turbobc_state", None)
-    if state is None:
-        state = _WorkerState()
-        worker._turbobc_state = state
-    return state
-
-
-def _run_with_memory_retries(state: _WorkerState, problem: Problem, token: str, engine: str,
-                             sources: np.ndarray, *, retries: int = MEMORY_RETRIES):
-    """``sweeper.run(sources)``; on ``MemoryError`` the sweeper is closed (its memory freed)
-    and the chunk runs again on one with half the budget, up to ``retries`` times. Returns
-    the partial, the retries taken and the sweeper."""
-    budget = problem.memory_limit
-    for attempt in range(retries + 1):
-        sweeper = state.open(problem, token, engine)
-        try:
-            return sweeper.run(sources), attempt, sweeper
-        except MemoryError:
-            if attempt == retries:
-                raise
-            budget = max(1, (budget or _memory_budget(sweeper)) // 2)
-            state.close()
-            problem = dataclasses.replace(problem, memory_limit=budget)
-            token = f"{token}-retry{attempt + 1}"
-    raise AssertionError("unreachable")
-
-
-def _memory_budget(sweeper) -> int:
-    """The memory a run may take on this worker now: free device memory for the GPU engine,
-    the CPU engine's available memory otherwise."""
-    if sweeper.facts.get("engine", "").startswith("gpu") or type(sweeper).__module__.startswith(
-            "turbobc.engines.gpu"):
-        import cupy
-
-        cupy.get_default_memory_pool().free_all_blocks()
-        return int(cupy.cuda.runtime.memGetInfo()[0])
-    from turbobc._memory import available_memory
-
-    return int(available_memory())
-
-
-def _close_sweeper(token: str, dask_worker=None) -> None:
-    """Close this worker's sweeper of the call ``token`` (run on every worker at the end)."""
-    state = getattr(dask_worker, "_turbobc_state", None)
-    if state is not None and state.token is not None and state.token.startswith(token):
-        with state.lock:
-            state.close()
 
 
 def local_gpu_cluster(gpus: int):
@@ -403,4 +408,3 @@ def local_gpu_cluster(gpus: int):
                for i in range(gpus)}
     return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}},
                        workers=workers, silence_logs=logging.WARNING)
-

@@ -10,10 +10,11 @@ run over the graph as it is::
          ──expand──► raw sums of the whole graph (closed-form terms of what was folded)
 
 The folding and the expansion run here, once, above the loop; the loop sweeps the core's
-problem as it sweeps any other, here or on Dask's workers, which receive the core and its
-weights with the problem. Chain folding still runs here only: the chains' closed-form
-credits collect in the plan (``ChainFolding.credit``) as the batches are swept, and Dask's
-workers keep theirs (:func:`_chain_folding` declines under Dask).
+problem as it sweeps any other, here or on Dask's workers, which receive the core, its
+weights and the chain plan with the problem (scattered once). Each run of the plan, a whole
+call here or one chunk on a worker, returns its chains' closed-form credit inside its
+:class:`~turbobc.engines.protocol.Partial` (``ChainFolding.batches``), so the chunks' partials
+add up to the folded sums as the local run's do, and nothing is kept on a worker's copy.
 
 :func:`raw_sums` (vertex BC) and :func:`raw_edge_sums` (edge BC) are what
 :func:`turbobc._api.run_bc` and :func:`turbobc._api.run_edge_bc` call for every exact run;
@@ -142,18 +143,21 @@ def _chain_folding(call, problem):
     """The folding of the sources inside the core's chains (turbobc/_chains.py), or None:
     off (``Tuning.fold_chains``; ``"auto"``: on the GPU engine, for cores of at least
     ``Tuning.chain_min_vertices``), a directed graph, a weighted one whose sums of lengths
-    are not exact (``Graph.length_scale``), a Dask run (module docstring), an engine that
-    does not serve per-slot target weights, or fewer folded sources than
-    ``Tuning.chain_min_share`` of the vertices."""
+    are not exact (``Graph.length_scale``), an engine that does not serve per-slot target
+    weights, or fewer folded sources than ``Tuning.chain_min_share`` of the vertices.
+
+    With a Dask client the same rules hold for the workers' engine: ``"auto"`` folds when
+    the call names the GPU engine, or ``"auto"`` on workers that all have a usable GPU; a
+    worker whose engine declines the plan when it opens raises ``SlotWeightsDeclined``, and
+    the core is swept unfolded (:func:`_sweep_core`)."""
     knobs = current_tuning()
     graph = problem.graph
     if knobs.fold_chains not in (True, False, "auto"):
         raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
                          f"{knobs.fold_chains!r}")
-    if (not knobs.fold_chains or graph.directed or problem.edges
-            or call.client is not None):
+    if not knobs.fold_chains or graph.directed or problem.edges:
         return None
-    if knobs.fold_chains == "auto" and (call.engine != "gpu"
+    if knobs.fold_chains == "auto" and (not _sweeps_on_gpus(call)
                                         or graph.n < knobs.chain_min_vertices):
         return None
     if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
@@ -167,9 +171,25 @@ def _chain_folding(call, problem):
     weight = problem.target_weight
     plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains)
     served = dataclasses.replace(problem, slot_weights=plan, source_weight=None)
-    if engine_named(call.engine).can_serve(served) is not None:
+    # with a client, an engine this machine may not have ("gpu", "auto") is asked on the
+    # workers, as they open their sweepers
+    here = call.client is None or call.engine not in ("gpu", "auto")
+    if here and engine_named(call.engine).can_serve(served) is not None:
         return None
     return plan
+
+
+def _sweeps_on_gpus(call) -> bool:
+    """Whether the call's sweeps run on the GPU engine: named, or with a Dask client
+    ``"auto"`` on workers that all have a usable GPU (turbobc/_dask.py,
+    :func:`~turbobc._dask.workers_have_gpus`)."""
+    if call.engine == "gpu":
+        return True
+    if call.client is None or call.engine != "auto":
+        return False
+    from turbobc._dask import workers_have_gpus
+
+    return workers_have_gpus(call.client)
 
 
 def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
@@ -194,11 +214,15 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
                 bar = ForwardedProgress(bar, already=attempt.done)
         else:
             bar.update(chains.folded)
-            return total.vertex + chains.credit, dict(
+            # the chains' closed-form credit came back inside each run's partial
+            # (ChainFolding.batches); the seconds of the target weights and credits are this
+            # process's, or, on Dask, the workers' summed over the chunks
+            seconds = facts.pop("slot_seconds", None) or chains.seconds
+            return total.vertex, dict(
                 facts, chain_folded=chains.folded, chains=chains.chains.count,
                 chain_seconds={"plan": chains.seconds["plan"],
-                               "target_weights": chains.seconds["target_weights"],
-                               "credits": chains.seconds["credits"]})
+                               "target_weights": seconds["target_weights"],
+                               "credits": seconds["credits"]})
     total, facts = run_schedule(problem, call.engine, [np.arange(core.n)], progress=bar,
                                 client=call.client)
     return total.vertex, facts

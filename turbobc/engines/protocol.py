@@ -63,10 +63,13 @@ class Problem:
     slot_weights : turbobc._chains.ChainFolding or None
         Target weights that depend on the source (vertex BC without endpoints; weighted only
         with exact sums of lengths, ``Graph.length_scale``): the engine
-        sweeps the batches it says (:meth:`~turbobc._chains.ChainFolding.batches`, whatever
-        sources :meth:`Sweeper.run` is given), with τ of slot b = own(b) · target_weight,
-        plus what it adds between the forward and the backward sweep; ω is unused. An engine
-        that cannot must decline in :meth:`Engine.can_serve`.
+        sweeps the batches it says for the sources :meth:`Sweeper.run` is given (a part of
+        the plan's sources: :meth:`~turbobc._chains.ChainFolding.batches`), with τ of slot
+        b = own(b) · target_weight, plus what it adds between the forward and the backward
+        sweep, and adds the plan's closed-form credit of the run to the raw sums; ω is
+        unused. So the run's :class:`Partial` holds every source it stands for, and the
+        partials of disjoint parts add up. An engine that cannot must decline in
+        :meth:`Engine.can_serve`.
     """
 
     graph: Graph

@@ -77,7 +77,7 @@ class CpuSweeper(Sweeper):
         began = time.perf_counter()
         threads = compute_threads()
         if problem.slot_weights is not None:
-            batches = self._run_slots(raw, progress, threads)
+            batches = self._run_slots(sources, raw, progress, threads)
             self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
                               wide_sources=0, sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
@@ -219,12 +219,13 @@ class CpuSweeper(Sweeper):
                         lengths=graph.lengths if weighted else None,
                         distances=distances if weighted else None)
 
-    def _run_slots(self, raw: np.ndarray, progress, threads: int) -> int:
-        """The batches of the problem's per-slot target weights (``Problem.slot_weights``),
-        one after another; returns their number."""
+    def _run_slots(self, sources: np.ndarray, raw: np.ndarray, progress, threads: int) -> int:
+        """The batches of the problem's per-slot target weights (``Problem.slot_weights``)
+        over ``sources``, one after another, and the closed-form credit of the folded sources
+        they carry, added into ``raw``; returns the number of batches."""
         problem, graph = self.problem, self.problem.graph
         plan = problem.slot_weights
-        batches = plan.batches(slot_capacity(graph, problem.memory_limit))
+        batches = plan.batches(slot_capacity(graph, problem.memory_limit), sources=sources)
         for index, slots in enumerate(batches):
             walked = _SlotWalks(self, slots)
             tau = np.ones(graph.n) if self.tau.size == 0 else self.tau
@@ -235,6 +236,7 @@ class CpuSweeper(Sweeper):
             swept = int(np.count_nonzero(plan.own_weights(index)))
             if progress is not None and swept:
                 progress.update(swept)
+        raw += plan.credit  # what the folded sources add in closed form
         return len(batches)
 
     def close(self) -> None:

@@ -154,8 +154,8 @@ class LanesFamily(Family):
         sources = np.asarray(sources, dtype=np.int64)
         graph = resident.graph
         if problem.slot_weights is not None:
-            raw = self._sweep_slots(resident, progress, facts)
-            return Partial(vertex=raw, sources=int(problem.slot_weights.sources.size)), facts
+            raw = self._sweep_slots(resident, sources, progress, facts)
+            return Partial(vertex=raw, sources=int(sources.size)), facts
         edge = np.zeros(graph.nnz, dtype=np.float64) if problem.edges else None
         with resident.run():
             raw = _run(resident, sources, endpoints=problem.endpoints, kernel=problem.kernel,
@@ -166,7 +166,7 @@ class LanesFamily(Family):
                        index_dtype=self.index_dtype, depth_cap=self.depth_cap)
         return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
 
-    def _sweep_slots(self, resident, progress, facts) -> np.ndarray:
+    def _sweep_slots(self, resident, sources, progress, facts) -> np.ndarray:
         """The per-slot target weights' run (lanes_slots.py), declined when the device is
         full."""
         import cupy
@@ -175,8 +175,9 @@ class LanesFamily(Family):
         full = None
         with resident.run():
             try:
-                return sweep_slots(resident, plan, kernel=problem.kernel, progress=progress,
-                                   memory_limit=problem.memory_limit, facts=facts,
+                return sweep_slots(resident, plan, sources, kernel=problem.kernel,
+                                   progress=progress, memory_limit=problem.memory_limit,
+                                   facts=facts,
                                    target_weight=problem.target_weight, batch=self.batch)
             except DeviceFull as exc:
                 full = exc.failure  # not exc itself: its traceback holds the run's arrays

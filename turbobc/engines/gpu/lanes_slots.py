@@ -26,11 +26,14 @@ from turbobc.engines.protocol import SlotWeightsDeclined
 __all__ = ["sweep_slots", "LaneCounts"]
 
 
-def sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limit, facts,
-                target_weight, batch: int | None = None) -> np.ndarray:
-    """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``): per batch
-    a forward launch, the plan's target weights written into a τ block laid out as ``t``
-    (own weight ⊗ ``target_weight``, plus the plan's terms), and a backward launch with it.
+def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, memory_limit,
+                facts, target_weight, batch: int | None = None) -> np.ndarray:
+    """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``) over
+    ``sources`` (the run's): per batch a forward launch, the plan's target weights written
+    into a τ block laid out as ``t`` (own weight ⊗ ``target_weight``, plus the plan's terms),
+    and a backward launch with it; the raw sums, with the closed-form credit of the folded
+    sources the batches carry.
+
     Raises :class:`~turbobc.engines.protocol.SlotWeightsDeclined` when a batch's counts need
     the wide sweep, or when the plan's batches no longer fit once a batch needs wider
     levels or a deeper shift table."""
@@ -43,7 +46,7 @@ def sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limi
     rank, order, depth_estimate = locality_order(graph)
     order_seconds = time.perf_counter() - order_began
     name = kernel if kernel != "auto" else _batched.select_batched(
-        n, m, plan.sources.size, depth=depth_estimate if depth_estimate >= 0 else None)
+        n, m, len(sources), depth=depth_estimate if depth_estimate >= 0 else None)
     index_dtype = index_dtype_for(n, m)
     level_dtype, depth_cap = np.dtype(np.int16), min(n + 2, DEPTH_CAP)
     resident.keep_only(LanesFormat.parts(name, graph.directed), index_dtype)
@@ -69,7 +72,7 @@ def sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limi
     capacity = size_for()
     if capacity < LANES:
         raise SlotWeightsDeclined("not even 32 slots fit beside the format and the τ block")
-    batches = plan.batches(capacity, rank)
+    batches = plan.batches(capacity, rank, sources=sources)
     bc, ctl = allocated(lambda: resident.accumulator(_batched.CTL_SLOTS), capacity)
     base = cupy.ones(n) if target_weight is None else cupy.asarray(
         np.asarray(target_weight, dtype=np.float64))
@@ -127,6 +130,7 @@ def sweep_slots(resident: DeviceResident, plan, *, kernel, progress, memory_limi
             if swept:
                 progress.update(swept)
     raw = bc.get()
+    raw += plan.credit  # what the folded sources add in closed form
     if facts is not None:
         facts.update(family="lanes", kernel=name, order=order, order_seconds=order_seconds,
                      sweep_seconds=time.perf_counter() - began, batch=capacity,

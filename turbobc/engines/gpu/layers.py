@@ -61,8 +61,8 @@ class LayersFamily(Family):
     problem : Problem
         Weighted (``graph.lengths``) or, with ``hops``, unweighted; vertex or edge sums, τ and
         ω, endpoints, memory limit; per-slot target weights (``problem.slot_weights``, a
-        weighted graph with exact sums of lengths: the plan's batches, τ per slot; the sources
-        a sweep is given are then unused).
+        weighted graph with exact sums of lengths: the plan's batches of the sources a sweep is
+        given, τ per slot, the plan's closed-form credit added to the sums).
     hops : bool
         Sweep an unweighted graph with every edge of length 1.
     batch : int, optional
@@ -137,8 +137,8 @@ class LayersFamily(Family):
                            memory_limit=problem.memory_limit, facts=facts, weights=weights,
                            edge_raw=edge, batch=self.batch, index_dtype=self.index_dtype,
                            path=path, hops=hops, plan=plan)
-                swept = plan.sources.size if plan is not None else np.asarray(sources).size
-                return Partial(vertex=raw, sources=int(swept), edge=edge), facts
+                return Partial(vertex=raw, sources=int(np.asarray(sources).size),
+                               edge=edge), facts
             except _OutOfMemory as exc:
                 failure = str(exc)
             finally:
@@ -171,7 +171,7 @@ def _run(resident, sources, *, endpoints, progress, memory_limit, facts, weights
     graph = resident.graph
     n, m = graph.n, graph.nnz
     edges = edge_raw is not None
-    sources = np.asarray(sources if plan is None else plan.sources, dtype=np.int64)
+    sources = np.asarray(sources, dtype=np.int64)
     if sources.size == 0 or n == 0:
         return np.zeros(n, dtype=np.float64)
     if np.unique(sources).size != sources.size:
@@ -231,7 +231,7 @@ def _run(resident, sources, *, endpoints, progress, memory_limit, facts, weights
         wide = sources
         batches = None
         if plan is not None:
-            batches = plan.batches(batch)
+            batches = plan.batches(batch, sources=sources)
             batch = max(len(slots) for slots in batches)
         if path == "kernels":
             wide = sweep_dag(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch,
@@ -242,6 +242,8 @@ def _run(resident, sources, *, endpoints, progress, memory_limit, facts, weights
                             target_weight=weights[0], source_weight=weights[1],
                             edge_raw=edge, lengths=lengths, distances=batch_distances)
         raw = bc.get()
+        if plan is not None:
+            raw += plan.credit  # what the folded sources add in closed form
         if edges:
             edge_raw += edge.get()
         resident.mark()

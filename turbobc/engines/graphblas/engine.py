@@ -107,7 +107,7 @@ class GraphblasSweeper(Sweeper):
         workers = 1 if slots else concurrent_batches(len(sources), step)
         if slots:
             # τ per slot: three dense B x n arrays beside the levels, so half the batch
-            wide, batches = [], self._run_slots(max(1, step // 2), raw, progress)
+            wide, batches = [], self._run_slots(sources, max(1, step // 2), raw, progress)
         elif workers > 1:
             # as many batches at once: each within its share of the memory budget, and at
             # least two per worker while the sources allow
@@ -133,19 +133,21 @@ class GraphblasSweeper(Sweeper):
                           sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
-    def _run_slots(self, step, raw, progress) -> int:
-        """The batches of the problem's per-slot target weights, one after another; returns
-        their number."""
+    def _run_slots(self, sources, step, raw, progress) -> int:
+        """The batches of the problem's per-slot target weights over ``sources``, one after
+        another, and the closed-form credit of the folded sources they carry, added into
+        ``raw``; returns the number of batches."""
         plan = self.problem.slot_weights
         try:
             # a shown bar moves at least eight times (not paced by time: the plan fixes
             # every batch's slots at once)
-            paced = max(32, -(-plan.sources.size // 8)) if is_shown(progress) else step
-            batches = plan.batches(min(step, paced))
+            paced = max(32, -(-len(sources) // 8)) if is_shown(progress) else step
+            batches = plan.batches(min(step, paced), sources=sources)
         except SlotWeightsDeclined:
             if paced >= step:
                 raise
-            batches = plan.batches(step)  # a source's chains need more room than the pace
+            # a source's chains need more room than the pace
+            batches = plan.batches(step, sources=sources)
         for index, slots in enumerate(batches):
             core.accumulate_slots(self.walks, self.problem, index, slots, raw)
             if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:
@@ -153,6 +155,7 @@ class GraphblasSweeper(Sweeper):
             swept = int(np.count_nonzero(plan.own_weights(index)))
             if progress is not None and swept:
                 progress.update(swept)
+        raw += plan.credit  # what the folded sources add in closed form
         return len(batches)
 
     def _run_in_turn(self, sources, step, raw, edge_sums, progress) -> tuple[list, int]:
