@@ -1,26 +1,38 @@
-"""Scale-out through Dask: the same BC with 1, 2, ... GPU workers, in one run.
+"""Scale-out through Dask: the same BC with 1, 2, ... workers, in one run, beside the same call
+without Dask.
 
-For each graph and each worker count: a local cluster with one worker process per GPU
-(``turbobc._dask.local_gpu_cluster``: dask-cuda's LocalCUDACluster when installed, else one
-``CUDA_VISIBLE_DEVICES`` per worker), one untimed warm-up call through the cluster (kernels
-compiled into CuPy's on-disk cache, which every worker then reads), then the timed call
-``turbobc._api.run_bc(A, client=client, engine="gpu")`` end to end. The record holds the
-seconds, the speedup over one worker, the Dask overhead (``first_chunk_seconds``: submit to
-the first finished chunk; ``chunk_seconds``: each chunk's time on its worker, so wall time
-minus the busiest worker's chunk time is what scheduling and transfers cost), the chunks and
-the largest difference from the one-worker values.
+For each graph: first the call without Dask on one device of this machine (GPU 0, or the
+CPU's ``--cpu-cores`` threads), one untimed warm-up call then the timed one (``local_seconds``;
+``local_start_seconds``: its wall seconds less its sweep seconds, i.e. validation, folding,
+opening the engine and expanding the sums). Then for each worker count: a local cluster (one
+worker process per GPU, ``turbobc._dask.local_gpu_cluster``; or with ``--engine cpu`` or
+``graphblas`` a CPU LocalCluster whose workers share the cores), ``turbobc._dask.warm_up``
+(every worker loads its compiled code: ``warm_up_seconds``), one untimed call on 64 sources
+through the cluster, then the timed call ``turbobc._api.run_bc(A, client=client,
+engine=...)`` end to end, with a progress recorder that notes when the first chunk finished.
+
+Each row: the seconds, the speedup over one worker and over the call without Dask; the start
+(``first_chunk_seconds``: from the call to the first finished chunk; ``start_seconds``: that
+less the chunk's own sweep, to compare with ``local_start_seconds``; ``start_breakdown``:
+validation and folding on the client, the problem's scatter, the workers' opening, the rest
+(scheduling, the chunk's transfers)); ``problem_bytes`` (what each worker received); the balance
+(each worker's chunk seconds, the busiest one's, ``balance`` = least / most); the chunks; the
+facts of what was folded (folded, core_vertices, chain_folded, chains); the largest
+difference from the one-worker values and from the values without Dask.
 
 Usage: python bench/dask_scaling.py [--graphs road-luxembourg-osm.mtx.gz kron20]
-       [--workers 1 2] [--sources kron20:32768] [--chunk-sources kron20:4096] [--out DIR]
+       [--workers 1 2] [--sources kron20:32768] [--chunk-sources kron20:4096]
+       [--engine gpu|cpu|graphblas] [--cpu-cores C] [--fold-chains auto|on|off] [--out DIR]
 ``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
-exact BC would take longer than the run allows; the record says so. ``--cpu-cores C --engine
-graphblas`` starts a CPU LocalCluster instead, its workers sharing C cores (GraphBLAS threads
-= C // workers; record ``dask_scaling_cpu``).
+exact BC would take longer than the run allows; the record says so. ``--engine cpu`` (or
+``graphblas``) starts a CPU LocalCluster instead, its workers sharing ``--cpu-cores`` cores
+(default: all; threads = cores // workers); the record's ``cluster`` says which.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +47,10 @@ from records import RESULTS, write_record  # noqa: E402
 
 import turbobc  # noqa: E402
 from turbobc._api import run_bc  # noqa: E402
-from turbobc._dask import local_gpu_cluster  # noqa: E402
+from turbobc._dask import local_gpu_cluster, warm_up  # noqa: E402
+
+FOLDED_FACTS = ("folded", "core_vertices", "chain_folded", "chains")
+FOLD_CHAINS = {"auto": "auto", "on": True, "off": False}
 
 
 def _pairs(items: list[str]) -> dict[str, int]:
@@ -43,12 +58,15 @@ def _pairs(items: list[str]) -> dict[str, int]:
 
 
 def cpu_cluster(workers: int, threads: int):
-    """A LocalCluster of ``workers`` processes for the CPU engine, each with ``threads``
-    GraphBLAS threads (so that the workers share the cores instead of each taking all)."""
+    """A LocalCluster of ``workers`` processes for the CPU engines, each with ``threads``
+    threads (numba's and GraphBLAS's), so that the workers share the cores instead of each
+    taking all."""
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                        dashboard_address=":0", env={"OMP_NUM_THREADS": str(threads)})
+                        dashboard_address=":0",
+                        env={"OMP_NUM_THREADS": str(threads),
+                             "NUMBA_NUM_THREADS": str(threads)})
 
 
 def _set_graphblas_threads(threads: int) -> None:
@@ -57,10 +75,54 @@ def _set_graphblas_threads(threads: int) -> None:
     gb.ss.config["nthreads"] = threads
 
 
+def _set_local_threads(engine: str, threads: int) -> None:
+    """This process's threads for the call without Dask: the CPU's ``threads``."""
+    if engine == "cpu":
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    elif engine == "graphblas":
+        _set_graphblas_threads(threads)
+
+
+class FirstChunk:
+    """A progress recorder: when (perf_counter) it was first advanced, by how many sources."""
+
+    def __init__(self):
+        self.at = None
+        self.done = 0
+
+    def update(self, n=1):
+        if self.at is None:
+            self.at = time.perf_counter()
+        self.done += n
+
+
+def run_local(A, sources, engine: str, threads: int | None) -> dict:
+    """The call without Dask: one untimed warm-up call, then the timed one."""
+    if threads is not None:
+        _set_local_threads(engine, threads)
+    warm = sources[:64] if sources is not None else np.arange(min(64, A.shape[0]))
+    run_bc(A, sources=warm, engine=engine)
+    began = time.perf_counter()
+    result = run_bc(A, sources=sources, engine=engine)
+    seconds = time.perf_counter() - began
+    if engine == "gpu":
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()  # the workers use this GPU too
+    sweep = result.facts.get("sweep_seconds")
+    return {"values": result.values, "seconds": seconds, "facts": result.facts,
+            "start_seconds": None if sweep is None else seconds - sweep}
+
+
 def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
               engine: str = "gpu", cpu_cores: int | None = None) -> list[dict]:
     from distributed import Client
 
+    local = run_local(A, sources, engine, cpu_cores)
+    print(f"{LABELS.get(name, name):22s} without Dask {local['seconds']:8.2f} s  start "
+          f"{local['start_seconds'] or float('nan'):.2f} s", flush=True)
     rows, reference = [], None
     for workers in worker_counts:
         threads = None if cpu_cores is None else max(1, cpu_cores // workers)
@@ -68,52 +130,130 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
                    else cpu_cluster(workers, threads))
         with cluster, Client(cluster) as client:
             client.wait_for_workers(workers)
-            if threads is not None:
+            if engine == "graphblas":
                 client.run(_set_graphblas_threads, threads)
+            began = time.perf_counter()
+            warmed = warm_up(client, engine)
+            warm_seconds = time.perf_counter() - began
             warm = sources[:64] if sources is not None else np.arange(min(64, A.shape[0]))
-            run_bc(A, sources=warm, client=client, engine=engine)  # untimed: compile, cache
+            run_bc(A, sources=warm, client=client, engine=engine)  # untimed: this graph's
+            recorder = FirstChunk()
             with turbobc.tuning(dask_chunk_sources=chunk_sources):
                 began = time.perf_counter()
-                result = run_bc(A, sources=sources, client=client, engine=engine)
+                result = run_bc(A, sources=sources, client=client, engine=engine,
+                                progress=recorder)
                 seconds = time.perf_counter() - began
+            transfer = compare_transfer(client, A)
         facts = result.facts
         if reference is None:
             reference, one_worker = result.values, seconds
-        busiest = _busiest_worker_seconds(facts)
-        rows.append({
-            "graph": LABELS.get(name, name), "n": A.shape[0], "nnz": A.nnz,
-            "sources": A.shape[0] if sources is None else len(sources),
-            "exact": sources is None, "workers": workers, "seconds": seconds,
-            "speedup": one_worker / seconds, "chunks": facts.get("chunks"),
-            "chunk_sources": facts.get("chunk_sources"),
-            "first_chunk_seconds": facts.get("first_chunk_seconds"),
-            "chunk_seconds": facts.get("chunk_seconds"),
-            "chunk_workers": facts.get("chunk_workers"),
-            "busiest_worker_chunk_seconds": busiest,
-            "overhead_seconds": seconds - busiest if busiest is not None else None,
-            "worker_engines": facts.get("worker_engines"), "folded": facts.get("folded"),
-            "cluster": "gpu" if threads is None else f"cpu, {threads} GraphBLAS threads per worker",
-            "kernel": facts.get("kernel"), "batch": facts.get("batch"),
-            "max_rel_diff_from_one_worker": float(
-                np.max(np.abs(result.values - reference) / np.maximum(np.abs(reference),
-                                                                      1e-300))),
-        })
-        print(f"{rows[-1]['graph']:22s} workers={workers} {seconds:8.2f} s  speedup "
-              f"{rows[-1]['speedup']:.2f}  chunks {facts.get('chunks')}  first chunk "
-              f"{facts.get('first_chunk_seconds'):.2f} s", flush=True)
+        rows.append(_row(name, A, sources, workers, seconds, one_worker, result, reference,
+                         local, recorder.at - began, warm_seconds, warmed, threads))
+        rows[-1]["graph_transfer"] = transfer
+        row = rows[-1]
+        print(f"{row['graph']:22s} workers={workers} {seconds:8.2f} s  speedup "
+              f"{row['speedup']:.2f} (over no Dask {row['speedup_over_local']:.2f})  chunks "
+              f"{facts.get('chunks')}  first chunk {row['first_chunk_seconds']:.2f} s, start "
+              f"{row['start_seconds']:.2f} s ({row['start_breakdown']})  balance "
+              f"{row['balance']:.2f}", flush=True)
     return rows
 
 
-def _busiest_worker_seconds(facts: dict) -> float | None:
-    """The most chunk seconds any one worker spent (the lower bound of the wall time that
-    the balance allowed)."""
+def compare_transfer(client, A, repeats: int = 3) -> dict:
+    """The graph alone scattered to every worker as a call scatters it now (compact,
+    straight from the client, ``turbobc._dask``) and as it was scattered before (its CSR
+    arrays as they are, int64 indices and float64 ones included, through the scheduler):
+    bytes and the median seconds of ``repeats``."""
+    import pickle
+    import statistics
+    import types
+
+    from turbobc._dask import _scatter
+    from turbobc._graph import Graph
+
+    graph = Graph(pattern=A, directed=False)
+    before = types.SimpleNamespace(pattern=A, directed=False, lengths=None)
+    out = {}
+    for label, data, scatter in (
+            ("now", graph, lambda d: _scatter(client, d)),
+            ("before", before, lambda d: client.scatter(d, broadcast=True, hash=False,
+                                                        direct=False))):
+        sizes: list = []
+        head = pickle.dumps(data, protocol=5, buffer_callback=lambda b: sizes.append(
+            b.raw().nbytes))
+        seconds = []
+        for _ in range(repeats):
+            began = time.perf_counter()
+            future = scatter(data)
+            seconds.append(time.perf_counter() - began)
+            future.release()
+            del future
+            time.sleep(0.2)  # the workers let the copies go
+        out[label] = {"bytes": len(head) + sum(sizes), "seconds": statistics.median(seconds)}
+    return out
+
+
+def _row(name, A, sources, workers, seconds, one_worker, result, reference, local,
+         first_chunk, warm_seconds, warmed, threads) -> dict:
+    facts = result.facts
+    start = facts.get("start_seconds", {})
+    per_worker = _worker_chunk_seconds(facts)
+    busiest = max(per_worker.values()) if per_worker else None
+    sweep = start.get("first_chunk_sweep", 0.0)
+    # the caller's clock from the call to the first finished chunk, split: validation and
+    # folding on the client (until the scatter), the scatter, the workers' opening, the
+    # rest (scheduling, the chunk's transfers), the chunk's own sweep
+    client_side = first_chunk - start.get("first_chunk", first_chunk)
+    breakdown = {"client": client_side, "scatter": start.get("scatter"),
+                 "open": start.get("open"),
+                 "scheduling": (start.get("first_chunk", 0.0) - start.get("scatter", 0.0)
+                                - start.get("open", 0.0) - sweep),
+                 "first_chunk_sweep": sweep}
+    local_start = local["start_seconds"]
+    return {
+        "graph": LABELS.get(name, name), "n": A.shape[0], "nnz": A.nnz,
+        "sources": A.shape[0] if sources is None else len(sources),
+        "exact": sources is None, "workers": workers, "seconds": seconds,
+        "speedup": one_worker / seconds, "local_seconds": local["seconds"],
+        "speedup_over_local": local["seconds"] / seconds,
+        "chunks": facts.get("chunks"), "chunk_sources": facts.get("chunk_sources"),
+        "first_chunk_seconds": first_chunk, "first_chunk_sweep_seconds": sweep,
+        "start_seconds": first_chunk - sweep, "local_start_seconds": local_start,
+        "start_over_local_seconds": (None if local_start is None
+                                     else first_chunk - sweep - local_start),
+        "start_breakdown": {k: None if v is None else round(v, 4)
+                            for k, v in breakdown.items()},
+        "dask_start_seconds": start, "problem_bytes": facts.get("problem_bytes"),
+        "chunk_seconds": facts.get("chunk_seconds"),
+        "chunk_workers": facts.get("chunk_workers"),
+        "worker_chunk_seconds": per_worker, "busiest_worker_chunk_seconds": busiest,
+        "balance": min(per_worker.values()) / busiest if busiest else None,
+        "overhead_seconds": seconds - busiest if busiest is not None else None,
+        "worker_engines": facts.get("worker_engines"),
+        **{key: facts.get(key) for key in FOLDED_FACTS},
+        "local_facts": {key: local["facts"].get(key) for key in FOLDED_FACTS},
+        "warm_up_seconds": warm_seconds,
+        "warm_up": {w: round(v["seconds"], 3) for w, v in warmed.items()},
+        "cluster": "gpu" if threads is None else f"cpu, {threads} threads per worker",
+        "kernel": facts.get("kernel"), "batch": facts.get("batch"),
+        "max_rel_diff_from_one_worker": _max_rel_diff(result.values, reference),
+        "max_rel_diff_from_local": _max_rel_diff(result.values, local["values"]),
+    }
+
+
+def _max_rel_diff(values, reference) -> float:
+    return float(np.max(np.abs(values - reference) / np.maximum(np.abs(reference), 1e-300),
+                        initial=0.0))
+
+
+def _worker_chunk_seconds(facts: dict) -> dict:
+    """Per worker, the chunk seconds it spent (the busiest one's is the lower bound of the
+    wall time that the balance allowed)."""
     seconds, workers = facts.get("chunk_seconds"), facts.get("chunk_workers")
-    if not seconds or not workers:
-        return None
     per_worker: dict = {}
-    for worker, s in zip(workers, seconds):
+    for worker, s in zip(workers or [], seconds or []):
         per_worker[worker] = per_worker.get(worker, 0.0) + s
-    return max(per_worker.values())
+    return per_worker
 
 
 def main(argv=None):
@@ -125,28 +265,35 @@ def main(argv=None):
                         help="NAME:K sweeps the first K vertices of NAME only")
     parser.add_argument("--chunk-sources", nargs="*", default=["kron20:4096"],
                         help="NAME:C sets Tuning.dask_chunk_sources for NAME")
-    parser.add_argument("--engine", default="gpu",
-                        help="engine of the workers (graphblas: a smoke test without GPU)")
+    parser.add_argument("--engine", default="gpu", choices=["gpu", "cpu", "graphblas"],
+                        help="engine of the workers; cpu or graphblas: a CPU LocalCluster")
     parser.add_argument("--cpu-cores", type=int, default=None,
-                        help="a CPU LocalCluster instead of one worker per GPU: these cores "
-                             "shared by the workers (GraphBLAS threads = cores // workers); "
-                             "use with --engine graphblas")
+                        help="cores the CPU cluster's workers share (threads = cores // "
+                             "workers; default: all of them)")
+    parser.add_argument("--fold-chains", default="auto", choices=sorted(FOLD_CHAINS),
+                        help="Tuning.fold_chains (auto: on the GPU engine, large cores)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    cores = args.cpu_cores
+    if args.engine != "gpu" and cores is None:
+        cores = os.cpu_count()
     subsets, chunks = _pairs(args.sources), _pairs(args.chunk_sources)
     rows = []
-    for name in args.graphs:
-        began = time.perf_counter()
-        A = cached_graph(name)
-        print(f"{name}: n={A.shape[0]} nnz={A.nnz} loaded in "
-              f"{time.perf_counter() - began:.1f} s", flush=True)
-        label = LABELS.get(name, name)
-        k = subsets.get(label, subsets.get(name))
-        sources = None if k is None else np.arange(min(k, A.shape[0]))
-        rows += run_graph(name, A, args.workers, sources, chunks.get(label, chunks.get(name)),
-                          args.engine, args.cpu_cores)
-    kind = "dask_scaling" if args.cpu_cores is None else "dask_scaling_cpu"
-    path = write_record(kind, {"rows": rows}, results=args.out)
+    with turbobc.tuning(fold_chains=FOLD_CHAINS[args.fold_chains]):
+        for name in args.graphs:
+            began = time.perf_counter()
+            A = cached_graph(name)
+            print(f"{name}: n={A.shape[0]} nnz={A.nnz} loaded in "
+                  f"{time.perf_counter() - began:.1f} s", flush=True)
+            label = LABELS.get(name, name)
+            k = subsets.get(label, subsets.get(name))
+            sources = None if k is None else np.arange(min(k, A.shape[0]))
+            rows += run_graph(name, A, args.workers, sources,
+                              chunks.get(label, chunks.get(name)), args.engine, cores)
+    path = write_record("dask_scaling", {
+        "cluster": "gpu" if cores is None else "cpu", "engine": args.engine,
+        "cpu_cores": cores, "fold_chains": args.fold_chains, "rows": rows},
+        results=args.out)
     print(f"record: {path}")
 
 

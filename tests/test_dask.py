@@ -405,6 +405,23 @@ def test_folded_chains_travel_in_each_chunk(cpu_engine):
     np.testing.assert_allclose(parts.vertex, whole.vertex, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="no source inside a folded chain"):
         plan.batches(64, sources=plan.chains.inner[:3])
+    # a Dask run's order: the same sources, cut into fewer chain-separating runs
+    ordered = plan.chunked_sources(4)
+    np.testing.assert_array_equal(np.sort(ordered), plan.sources)
+    assert plan._separated(ordered, 4) <= plan._separated(plan.sources, 4)
+
+
+def test_a_cpu_chunk_keeps_every_thread_busy():
+    """The cpu engine plans at least one 64-lane batch per thread: a Dask chunk of fewer
+    sources would leave threads idle."""
+    import numba
+
+    from turbobc.engines.cpu import CpuEngine
+
+    A = adjacency(nx.barabasi_albert_graph(2000, 3, seed=1))
+    graph = turbobc._graph.Graph(pattern=sp.csr_array(A, dtype=np.float64), directed=False)
+    with CpuEngine().open(turbobc.engines.protocol.Problem(graph)) as sweeper:
+        assert sweeper.planned_batch(2000) == 64 * min(numba.get_num_threads(), 2000 // 64)
 
 
 def test_trees_and_chains_fold_on_the_cluster(client):

@@ -40,6 +40,10 @@ from turbobc.engines.protocol import SlotWeightsDeclined
 
 __all__ = ["raw_edge_sums", "raw_sums"]
 
+CHUNKED_PARTS = 16
+"""The chunks a Dask run's source order is chosen for (``ChainFolding.chunked_sources``):
+a few per worker of a small cluster."""
+
 
 def raw_sums(call) -> tuple[np.ndarray, dict]:
     """The raw sums of the call's sources and the facts of the run: over the graph as it
@@ -203,8 +207,12 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
         # a caller's own progress object: counted, so that a declined attempt's sources are
         # not reported twice
         attempt = bar if shown_before is not None else ForwardedProgress(bar)
+        # a Dask run cuts the sources into consecutive chunks: in an order that keeps most
+        # chains' two ends in one chunk (ChainFolding.chunked_sources)
+        sources = (chains.sources if call.client is None
+                   else chains.chunked_sources(CHUNKED_PARTS))
         try:
-            total, facts = run_schedule(served, call.engine, [chains.sources],
+            total, facts = run_schedule(served, call.engine, [sources],
                                         progress=attempt, client=call.client)
         except SlotWeightsDeclined:
             if shown_before is not None:  # the unfolded sweep counts every source again

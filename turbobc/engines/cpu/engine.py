@@ -116,10 +116,21 @@ class CpuSweeper(Sweeper):
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def planned_batch(self, num_sources: int) -> int:
-        """The sources one call sweeps at once (the Dask driver cuts chunks no smaller)."""
+        """The sources one call sweeps at once (the Dask driver cuts chunks no smaller):
+        with 64-lane batches, one batch per thread (a smaller call leaves threads idle: a
+        Dask chunk of 64 sources ran on one of two threads, twice as long); else a round of
+        chunks on every thread."""
+        graph, problem, threads = self.problem.graph, self.problem, compute_threads()
+        if self._lanes_serve():
+            try:
+                per_round = plan_chunks(graph, LANES, threads, num_sources,
+                                        problem.memory_limit, lanes=True)
+                return LANES * min(max(1, threads), per_round)
+            except MemoryError:
+                pass  # sources alone, as run() does
         chunk = chunk_sources(num_sources)
-        return chunk * plan_chunks(self.problem.graph, chunk, compute_threads(), num_sources,
-                                   self.problem.memory_limit, self.problem.edges)
+        return chunk * plan_chunks(graph, chunk, threads, num_sources, problem.memory_limit,
+                                   problem.edges)
 
     def _sweep(self, sources: np.ndarray, chunk: int, raw: np.ndarray,
                edge_raw: np.ndarray | None) -> list:
