@@ -7,9 +7,10 @@ CPU's ``--cpu-cores`` threads), one untimed warm-up call then the timed one (``l
 opening the engine and expanding the sums). Then for each worker count: a local cluster (one
 worker process per GPU, ``turbobc._dask.local_gpu_cluster``; or with ``--engine cpu`` or
 ``graphblas`` a CPU LocalCluster whose workers share the cores), ``turbobc._dask.warm_up``
-(every worker loads its compiled code: ``warm_up_seconds``), one untimed call on 64 sources
-through the cluster, then the timed call ``turbobc._api.run_bc(A, client=client,
-engine=...)`` end to end, with a progress recorder that notes when the first chunk finished.
+(every worker loads its compiled code: ``warm_up_seconds``; before it, ``cold_call``: a call
+of 64 sources on the fresh workers, its start split), then the timed call
+``turbobc._api.run_bc(A, client=client, engine=...)`` end to end, with a progress recorder
+that notes when the first chunk finished.
 
 Each row: the seconds, the speedup over one worker and over the call without Dask; the start
 (``first_chunk_seconds``: from the call to the first finished chunk; ``start_seconds``: that
@@ -132,11 +133,13 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
             client.wait_for_workers(workers)
             if engine == "graphblas":
                 client.run(_set_graphblas_threads, threads)
+            # on the fresh workers: a call of 64 sources, its start split (compile caches
+            # read in its chunk), then every worker warmed, then the timed call
+            warm = sources[:64] if sources is not None else np.arange(min(64, A.shape[0]))
+            cold = _cold_call(client, A, warm, engine)
             began = time.perf_counter()
             warmed = warm_up(client, engine)
             warm_seconds = time.perf_counter() - began
-            warm = sources[:64] if sources is not None else np.arange(min(64, A.shape[0]))
-            run_bc(A, sources=warm, client=client, engine=engine)  # untimed: this graph's
             recorder = FirstChunk()
             with turbobc.tuning(dask_chunk_sources=chunk_sources):
                 began = time.perf_counter()
@@ -149,7 +152,7 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
             reference, one_worker = result.values, seconds
         rows.append(_row(name, A, sources, workers, seconds, one_worker, result, reference,
                          local, recorder.at - began, warm_seconds, warmed, threads))
-        rows[-1]["graph_transfer"] = transfer
+        rows[-1].update(graph_transfer=transfer, cold_call=cold)
         row = rows[-1]
         print(f"{row['graph']:22s} workers={workers} {seconds:8.2f} s  speedup "
               f"{row['speedup']:.2f} (over no Dask {row['speedup_over_local']:.2f})  chunks "
@@ -157,6 +160,20 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
               f"{row['start_seconds']:.2f} s ({row['start_breakdown']})  balance "
               f"{row['balance']:.2f}", flush=True)
     return rows
+
+
+def _cold_call(client, A, sources, engine) -> dict:
+    """A call of ``sources`` (64) on workers that have run nothing yet: the seconds, from
+    the call to its first finished chunk, and how the workers' start split (their engine's
+    compiled code read from the caches in the chunk's sweep)."""
+    recorder = FirstChunk()
+    began = time.perf_counter()
+    result = run_bc(A, sources=sources, client=client, engine=engine, progress=recorder)
+    seconds = time.perf_counter() - began
+    start = result.facts.get("start_seconds", {})
+    return {"sources": len(sources), "seconds": seconds,
+            "first_chunk_seconds": recorder.at - began,
+            "dask_start_seconds": {k: round(v, 4) for k, v in start.items()}}
 
 
 def compare_transfer(client, A, repeats: int = 3) -> dict:

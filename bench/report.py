@@ -148,11 +148,14 @@ def _latest(records: list[dict], keep) -> list[dict]:
     return list(chosen.values())
 
 
-def _latest_section(records, kind, title, note, header, row, where=None) -> list[str]:
-    """The page's lines for the latest record of benchmark ``kind``: a heading naming its
-    file, ``note``, and a table of ``row(where(record), row)`` per row of the record
-    (``where``: the device column, default :func:`_device`)."""
-    chosen = [r for r in records if r.get("benchmark") == kind]
+def _latest_section(records, kind, title, note, header, row, where=None,
+                    keep=None) -> list[str]:
+    """The page's lines for the latest record of benchmark ``kind`` (or, with ``keep``,
+    the latest one ``keep`` accepts): a heading naming its file, ``note``, and a table of
+    ``row(where(record), row)`` per row of the record (``where``: the device column, default
+    :func:`_device`)."""
+    chosen = [r for r in records
+              if (keep(r) if keep is not None else r.get("benchmark") == kind)]
     if not chosen:
         return []
     r = chosen[-1]
@@ -285,10 +288,26 @@ def _blocks_row(device, g) -> list:
 
 
 def _dask_row(device, g) -> list:
+    def seconds(key):
+        return "-" if g.get(key) is None else f"{g[key]:.2f}"
+
+    folded = ("-" if g.get("folded") is None
+              else f"{g['folded']:,} / {g.get('chain_folded') or 0:,}")
     return [device, g["graph"], "all (exact)" if g["exact"] else f"{g['sources']:,}",
-            g["workers"], f"{g['seconds']:.2f}", f"{g['speedup']:.2f}x", g["chunks"],
-            f"{g['first_chunk_seconds']:.2f}", f"{statistics.median(g['chunk_seconds']):.2f}",
-            f"{g['overhead_seconds']:.2f}"]
+            g["workers"], f"{g['seconds']:.2f}", f"{g['speedup']:.2f}x", seconds("local_seconds"),
+            g["chunks"], f"{g['first_chunk_seconds']:.2f}", seconds("start_seconds"),
+            seconds("local_start_seconds"),
+            f"{statistics.median(g['chunk_seconds']):.2f}", f"{g['overhead_seconds']:.2f}",
+            folded]
+
+
+def _dask_cluster(record: dict) -> str:
+    """'gpu' or 'cpu': the cluster of a dask_scaling record (dask_scaling_cpu: older CPU
+    records)."""
+    if record.get("benchmark") == "dask_scaling_cpu":
+        return "cpu"
+    return record.get("cluster", "gpu") if record.get("benchmark") == "dask_scaling" else ""
+
 
 
 def _exact_rows(records: list[dict]) -> list[list]:
@@ -429,15 +448,22 @@ def results_markdown(results: Path = RESULTS) -> str:
         ["GPU", "graph", "n", "unweighted s", "blocks s", "blocks / unweighted", "rounds s",
          "rounds / unweighted", "max rel diff"], _blocks_row)
     dask_note = ("Overhead = wall seconds − the busiest worker's chunk seconds (validation, the "
-                 "graph's one transfer per worker, scheduling).")
-    dask_header = ["GPU", "graph", "sources", "workers", "seconds", "speedup", "chunks",
-                   "first chunk s", "median chunk s", "overhead s"]
+                 "graph's one transfer per worker, scheduling). Without Dask: the same call on "
+                 "one device of the machine. First chunk: from the call to the first finished "
+                 "chunk; start: that less the chunk's own sweep, beside the call without Dask's "
+                 "(its seconds less its sweep). Folded: vertices in trees / sources inside "
+                 "chains (docs/scale-out.md).")
+    dask_header = ["device", "graph", "sources", "workers", "seconds", "speedup",
+                   "without Dask s", "chunks", "first chunk s", "start s",
+                   "start without Dask s", "median chunk s", "overhead s", "folded"]
     parts += _latest_section(records, "dask_scaling",
                              "Scale-out through Dask, one worker per GPU", dask_note,
-                             dask_header, _dask_row)
+                             dask_header, _dask_row,
+                             keep=lambda r: _dask_cluster(r) == "gpu")
     parts += _latest_section(records, "dask_scaling_cpu",
-                             "Scale-out through Dask, CPU LocalCluster, graphblas workers "
-                             "sharing the cores", dask_note, dask_header, _dask_row)
+                             "Scale-out through Dask, CPU LocalCluster, workers sharing the "
+                             "cores", dask_note, dask_header, _dask_row,
+                             keep=lambda r: _dask_cluster(r) == "cpu")
     for suite, title in (("exact", "Exact BC, every engine in one run"),
                          ("cpu-small", "Exact BC on small graphs, every engine in one run"),
                          ("memory", "Memory footprint (Kronecker graphs)")):
