@@ -4,9 +4,12 @@
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
 # BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
-# serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs), run first
-# after the tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
-# LocalCluster of graphblas workers; FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
+# serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs by default,
+# issue 34's four: DASK_ARGS="--workers 1 2 4 --graphs kron20 road-luxembourg-osm.mtx.gz
+# --sources kron20:131072 --chunk-sources kron20:4096"; each graph runs first without Dask on
+# GPU 0 for the record's local_seconds, so DASK_TIMEOUT must allow for it), run first after the
+# tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
+# LocalCluster (DASK_CPU_ENGINE: graphblas by default, or cpu); FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
 # for unweighted BC on the same sources (exact_gpu.py --families); APPROX="GRAPH ..." approximate
 # BC against NetworKit's KADABRA (bench/approx_gpu.py, APPROX_ARGS); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu);
@@ -95,15 +98,20 @@ if [ "$BENCH_ONLY" != 1 ]; then
     fi
 fi
 bstatus=0
-if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1 and 2 GPU workers through Dask (two GPUs needed)
+if [ "${DASK:-0}" != 0 ]; then  # DASK=1: 1, 2 (, 4) GPU workers through Dask, and none
+    # the record (dask_scaling, cluster gpu): seconds, speedup, local_seconds (the call without
+    # Dask on GPU 0), first_chunk_seconds and start_seconds with their split, the busiest
+    # worker's chunk seconds, balance, what was folded (folded, chain_folded, chains)
+    nvidia-smi --query-gpu=index,name,memory.used --format=csv,noheader 2>/dev/null | head -n 8
     timeout ${DASK_TIMEOUT:-300} python3 bench/dask_scaling.py --out "$OUT" ${DASK_ARGS:-} \
         2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
         | tee "$OUT/dask_scaling.log" | tail -n 20
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] dask_scaling done"
 fi
-if [ -n "${DASK_CPU_ARGS:-}" ]; then  # a CPU LocalCluster (graphblas workers), e.g. 1 2 4 workers
-    timeout ${DASK_CPU_TIMEOUT:-150} python3 bench/dask_scaling.py --out "$OUT" --engine graphblas \
+if [ -n "${DASK_CPU_ARGS:-}" ]; then  # a CPU LocalCluster (graphblas or cpu workers), 1 2 4 ...
+    timeout ${DASK_CPU_TIMEOUT:-150} python3 bench/dask_scaling.py --out "$OUT" \
+        --engine "${DASK_CPU_ENGINE:-graphblas}" \
         $DASK_CPU_ARGS 2>&1 | grep -v "distributed\.\(nanny\|scheduler\|worker\|core\|http\)" \
         | tee "$OUT/dask_scaling_cpu.log" | tail -n 12
     [ $? -eq 0 ] || bstatus=1

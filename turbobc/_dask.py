@@ -277,6 +277,7 @@ class ClusterSweeper(Sweeper):
             chunks = chunk_sources(sources, size, None if tuned else max(CHUNK_MIN_SOURCES,
                                                                          planned or 0))
             results: list = [None] * len(chunks)
+            added = 0  # the chunks before this one are in total, their sums let go
             pending = self._submit(chunks, range(len(chunks)))
             while pending:
                 lost = []
@@ -295,6 +296,12 @@ class ClusterSweeper(Sweeper):
                     if "first_chunk" not in self._start:
                         self._start.update(first_chunk=time.perf_counter() - self._began,
                                            first_chunk_sweep=results[index].seconds)
+                    # in chunk order, as soon as the chunks before are in: the client
+                    # holds only the sums of chunks that finished ahead of an earlier one
+                    while added < len(chunks) and results[added] is not None:
+                        total = total + results[added].partial
+                        results[added] = dataclasses.replace(results[added], partial=None)
+                        added += 1
                     if progress is not None:
                         progress.update(len(chunks[index]))
                 if lost:
@@ -307,10 +314,8 @@ class ClusterSweeper(Sweeper):
         finally:
             for future in pending:
                 future.cancel()
-        for result in results:
-            total = total + result.partial
         # what the facts read of each chunk, without its sums (n floats, or m with edges)
-        self._results += [dataclasses.replace(result, partial=None) for result in results]
+        self._results += results
         self._chunks += chunks
         self.facts = _facts(self._results, self._chunks, self._start, self._resubmits,
                             client, problem)
