@@ -182,7 +182,7 @@ def workers_have_gpus(client) -> bool:
 
 def _on_each_worker(client, function, *args) -> dict:
     """``function(*args)`` as a task on each worker of ``client``; {address: result}."""
-    workers = list(client.scheduler_info().get("workers", {}))
+    workers = list(client.nthreads())  # every worker (scheduler_info may list a few)
     futures = {address: client.submit(function, *args, workers=[address],
                                       allow_other_workers=False, pure=False,
                                       key=f"turbobc-{function.__name__}-{uuid.uuid4().hex}")
@@ -327,7 +327,7 @@ class ClusterSweeper(Sweeper):
         from distributed import as_completed
 
         began = time.perf_counter()
-        workers = list(self.client.scheduler_info().get("workers", {})) or [None]
+        workers = list(self.client.nthreads()) or [None]
         round_ = len(self._chunks)
         self._opening = [
             self.client.submit(on_worker.open_and_plan, self._scattered, self._token,
@@ -375,7 +375,7 @@ def _facts(results, chunks, start, resubmits, client, problem) -> dict:
     seconds = [r.seconds for r in results]
     facts = dict(results[-1].facts)
     facts.update(engine="dask", worker_engines=sorted({r.engine for r in results}),
-                 workers=len(client.scheduler_info().get("workers", {})),
+                 workers=len(client.nthreads()),
                  workers_used=len({r.worker for r in results}), chunks=len(chunks),
                  chunk_sources=[len(c) for c in chunks], chunk_seconds=seconds,
                  chunk_workers=[r.worker for r in results],

@@ -161,9 +161,9 @@ def _chain_folding(call, problem):
                          f"{knobs.fold_chains!r}")
     if not knobs.fold_chains or graph.directed or problem.edges:
         return None
-    if knobs.fold_chains == "auto" and (not _sweeps_on_gpus(call)
-                                        or graph.n < knobs.chain_min_vertices):
-        return None
+    if knobs.fold_chains == "auto" and (graph.n < knobs.chain_min_vertices
+                                        or not _sweeps_on_gpus(call)):
+        return None  # (the size first: asking a cluster's workers is a round trip)
     if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
         return None
     if graph.weighted and graph.length_scale is None:
