@@ -42,6 +42,8 @@
 # at a time (1: no two first calls share the machine, about 100 s a side: raise COMPILE_TIMEOUT
 # to 130).
 # $BEFORE_DIR/COMMIT, when present, names the older tree's commit in its records.
+# The device's copy of the tree carries a .git that is not this checkout's: pass
+# TURBOBC_COMMIT=$(git rev-parse HEAD) (typed into the command) so records name the commit.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs come from the large data set, when present beside the checkout (../shared/data), or
 # from .gpudata/ when that is what was carried.
