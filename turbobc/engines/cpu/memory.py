@@ -58,7 +58,10 @@ def launch():
     threading layer, the fallback where neither TBB nor OpenMP is installed, must not be
     entered by two Python threads at once, and each call already uses every thread), and
     its loop's iterations handed out one by one (``numba.parallel_chunksize(1)``: a thread
-    that finishes early, or was descheduled on a shared machine, does not idle the others)."""
+    that finishes early, or was descheduled on a shared machine, does not idle the others).
+    So a compiled parallel function has no array expression outside its prange: that would be
+    a parallel loop of its own, handed out one element at a time (``np.zeros((8, 4941))``:
+    tens of milliseconds a call)."""
     with _LAUNCH_LOCK, numba.parallel_chunksize(1):
         yield
 

@@ -126,8 +126,9 @@ def distances_of(indptr, indices, lengths, sources, rescale_exp):
     """B x n float64: the shortest distances from each of ``sources`` (inf where not reached),
     the sums Dijkstra makes."""
     n = indptr.size - 1
-    out = np.full((sources.size, n), np.inf)
+    out = np.empty((sources.size, n))  # filled inside the prange (see sample_counts)
     for b in prange(sources.size):
+        out[b, :] = np.inf
         sigma = np.zeros(n)
         expo = np.zeros(n, dtype=np.int64)
         order = np.empty(n, dtype=np.int64)
