@@ -18,7 +18,7 @@ best of ``--repeats`` runs:
 the ratios of edge to vertex BC (``edge_chains_over_vertex_chains``: both with chains
 folded); the largest difference between each folded edge result and the unfolded one
 (largest absolute difference over the largest value, and the largest per-entry relative
-difference); the vertices folded. On a CPU engine graphs of more than ``--max-n`` vertices
+difference); the vertices folded; the host's load average. On a CPU engine graphs of more than ``--max-n`` vertices
 (20,000) are left out (hours of unfolded edge BC on a few cores). Record ``edge_folding``.
 
 Usage: python bench/edge_folding.py [GRAPH ...] [--engine gpu|cpu|graphblas] [--repeats 3]
@@ -28,6 +28,7 @@ Usage: python bench/edge_folding.py [GRAPH ...] [--engine gpu|cpu|graphblas] [--
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -88,7 +89,10 @@ def bench(name: str, A, engine: str, repeats: int) -> dict:
            "max_rel_diff_folded_vs_unfolded": folded_gap,
            "max_entry_rel_diff_folded_vs_unfolded": folded_entry,
            "max_rel_diff_chains_vs_unfolded": chains_gap,
-           "max_entry_rel_diff_chains_vs_unfolded": chains_entry}
+           "max_entry_rel_diff_chains_vs_unfolded": chains_entry,
+           # other work on a shared machine stalls the threads: the host's 1, 5 and 15 minute
+           # load averages after the row's runs
+           "load_average": [round(x, 2) for x in os.getloadavg()]}
     print(f"{name:22s} {engine}: vertex {vertex_s:.3f} s ({vertex_chains_s:.3f} s chains "
           f"folded), edge {folded_s:.3f} s trees folded ({row['edge_folded']} vertices) / "
           f"{chains_s:.3f} s trees and chains ({row['edge_chain_folded']} chain sources) / "
