@@ -12,8 +12,9 @@ run over the graph as it is::
 The folding and the expansion run here, once, above the loop; the loop sweeps the core's
 problem as it sweeps any other, here or on Dask's workers, which receive the core and its
 weights with the problem. Chain folding still runs here only: the chains' closed-form
-credits collect in the plan (``ChainFolding.credit``) as the batches are swept, and Dask's
-workers keep theirs (:func:`_chain_folding` declines under Dask).
+credits collect in the plan (``ChainFolding.credit``, or for edge BC the chains' edges,
+``ChainFolding.edge_credit``) as the batches are swept, and Dask's workers keep theirs
+(:func:`_chain_folding` declines under Dask).
 
 :func:`raw_sums` (vertex BC) and :func:`raw_edge_sums` (edge BC) are what
 :func:`turbobc._api.run_bc` and :func:`turbobc._api.run_edge_bc` call for every exact run;
@@ -74,19 +75,25 @@ def raw_sums(call) -> tuple[np.ndarray, dict]:
 def raw_edge_sums(call) -> tuple[np.ndarray, dict]:
     """The raw edge sums of the call's sources, one per stored entry of the graph, and the
     facts of the run: over the graph as it is, or, for exact BC of an undirected graph, over
-    the core left once its trees are folded, expanded back (``FoldedTrees.expand_edges``)."""
-    folded = _tree_folding(call) if _every_source(call) else None
-    if folded is None:
+    the core left once its trees are folded and with the sources inside its chains folded into
+    the chains' ends (their edge sums with per-slot target weights, the chains' own edges in
+    closed form: ``ChainFolding.edge_credit``), expanded back (``FoldedTrees.expand_edges``)."""
+    every_source = _every_source(call)
+    folded = _tree_folding(call) if every_source else None
+    core = call.graph if folded is None else folded.core
+    weight = None if folded is None else folded.weight
+    problem = dataclasses.replace(call.problem, graph=core, target_weight=weight,
+                                  source_weight=weight)
+    chains = _chain_folding(call, problem) if every_source else None
+    if folded is None and chains is None:
         total, facts = run_schedule(call.problem, call.engine, [call.sources],
                                     progress=call.progress, client=call.client)
         return total.edge, dict(facts, folded=0)
-    core = folded.core
-    problem = dataclasses.replace(call.problem, graph=core, target_weight=folded.weight,
-                                  source_weight=folded.weight)
     with _folded_progress(call, core) as bar:
-        total, facts = run_schedule(problem, call.engine, [np.arange(core.n)], progress=bar,
-                                    client=call.client)
-    return folded.expand_edges(total.edge, call.graph.pattern), _folded_facts(facts, folded)
+        core_edge, facts = _sweep_core(call, problem, chains, bar)
+    if folded is None:
+        return core_edge, dict(facts, folded=0)
+    return folded.expand_edges(core_edge, call.graph.pattern), _folded_facts(facts, folded)
 
 
 @contextlib.contextmanager
@@ -144,14 +151,14 @@ def _chain_folding(call, problem):
     ``Tuning.chain_min_vertices``), a directed graph, a weighted one whose sums of lengths
     are not exact (``Graph.length_scale``), a Dask run (module docstring), an engine that
     does not serve per-slot target weights, or fewer folded sources than
-    ``Tuning.chain_min_share`` of the vertices."""
+    ``Tuning.chain_min_share`` of the vertices. Vertex and edge BC alike: with
+    ``problem.edges`` the plan credits the chains' edges (``ChainFolding.edge_credit``)."""
     knobs = current_tuning()
     graph = problem.graph
     if knobs.fold_chains not in (True, False, "auto"):
         raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
                          f"{knobs.fold_chains!r}")
-    if (not knobs.fold_chains or graph.directed or problem.edges
-            or call.client is not None):
+    if not knobs.fold_chains or graph.directed or call.client is not None:
         return None
     if knobs.fold_chains == "auto" and (call.engine != "gpu"
                                         or graph.n < knobs.chain_min_vertices):
@@ -165,7 +172,8 @@ def _chain_folding(call, problem):
     if chains.inner.size < max(1, knobs.chain_min_share * call.graph.n):
         return None
     weight = problem.target_weight
-    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains)
+    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains,
+                        edges=problem.edges)
     served = dataclasses.replace(problem, slot_weights=plan, source_weight=None)
     if engine_named(call.engine).can_serve(served) is not None:
         return None
@@ -173,9 +181,10 @@ def _chain_folding(call, problem):
 
 
 def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
-    """Raw sums of the core's every vertex as a source, through the loop: swept, or, with
-    ``chains``, the chains' ends swept with per-slot target weights plus the chains'
-    closed-form terms (and swept as they are if the engine declines midway)."""
+    """Raw sums of the core's every vertex as a source, through the loop (vertex sums, or
+    with ``problem.edges`` edge sums): swept, or, with ``chains``, the chains' ends swept with
+    per-slot target weights plus the chains' closed-form terms (and swept as they are if the
+    engine declines midway)."""
     core = problem.graph
     if chains is not None:
         served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
@@ -194,11 +203,13 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
                 bar = ForwardedProgress(bar, already=attempt.done)
         else:
             bar.update(chains.folded)
-            return total.vertex + chains.credit, dict(
+            sums = (total.edge + chains.edge_credit() if problem.edges
+                    else total.vertex + chains.credit)
+            return sums, dict(
                 facts, chain_folded=chains.folded, chains=chains.chains.count,
                 chain_seconds={"plan": chains.seconds["plan"],
                                "target_weights": chains.seconds["target_weights"],
                                "credits": chains.seconds["credits"]})
     total, facts = run_schedule(problem, call.engine, [np.arange(core.n)], progress=bar,
                                 client=call.client)
-    return total.vertex, facts
+    return (total.edge if problem.edges else total.vertex), facts

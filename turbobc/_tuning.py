@@ -98,9 +98,10 @@ class Tuning:
         ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
         graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
     fold_chains : bool or "auto"
-        Before exact BC of an undirected unweighted graph, fold the sources inside chains of
-        degree-2 vertices into the chains' ends (:mod:`turbobc._chains`; exact): the ends'
-        sweeps carry them with per-slot target weights. False sweeps every core vertex; True
+        Before exact BC (vertex or edge) of an undirected graph, unweighted or with exact sums
+        of lengths, fold the sources inside chains of degree-2 vertices into the chains' ends
+        (:mod:`turbobc._chains`; exact): the ends' sweeps carry them with per-slot target
+        weights, their vertex or edge sums alike. False sweeps every core vertex; True
         folds on either engine; ``"auto"`` on the GPU engine when the core has at least
         ``chain_min_vertices`` vertices. Measured on an H200, exact BC with / without
         (bench/results/chain_folding-20261125T095535Z.json): road-luxembourg-osm 1.38 /

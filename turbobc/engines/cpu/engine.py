@@ -77,7 +77,7 @@ class CpuSweeper(Sweeper):
         began = time.perf_counter()
         threads = compute_threads()
         if problem.slot_weights is not None:
-            batches = self._run_slots(raw, progress, threads)
+            batches = self._run_slots(raw, edge_raw, progress, threads)
             self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
                               wide_sources=0, sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
@@ -219,18 +219,20 @@ class CpuSweeper(Sweeper):
                         lengths=graph.lengths if weighted else None,
                         distances=distances if weighted else None)
 
-    def _run_slots(self, raw: np.ndarray, progress, threads: int) -> int:
+    def _run_slots(self, raw: np.ndarray, edge_raw: np.ndarray | None, progress,
+                   threads: int) -> int:
         """The batches of the problem's per-slot target weights (``Problem.slot_weights``),
-        one after another; returns their number."""
+        one after another, adding into ``raw`` (and ``edge_raw``, edge BC); returns their
+        number."""
         problem, graph = self.problem, self.problem.graph
         plan = problem.slot_weights
-        batches = plan.batches(slot_capacity(graph, problem.memory_limit))
+        batches = plan.batches(slot_capacity(graph, problem.memory_limit, problem.edges))
         for index, slots in enumerate(batches):
             walked = _SlotWalks(self, slots)
             tau = np.ones(graph.n) if self.tau.size == 0 else self.tau
             walked.tau = np.outer(plan.own_weights(index), tau)
             add_credits = plan.add_target_weights(index, walked)
-            walked.accumulate(raw, chunk_sources(len(slots)))
+            walked.accumulate(raw, edge_raw, chunk_sources(len(slots)))
             add_credits()
             swept = int(np.count_nonzero(plan.own_weights(index)))
             if progress is not None and swept:
@@ -295,18 +297,21 @@ class _SlotWalks(SlotCounts):
                          self.expo[lanes, vertices].astype(np.int32))
         return level, sigma
 
-    def accumulate(self, raw: np.ndarray, chunk: int) -> None:
+    def accumulate(self, raw: np.ndarray, edge_raw: np.ndarray | None, chunk: int) -> None:
         """The accumulate step of every slot with its row of :attr:`tau`, added into
-        ``raw``."""
+        ``raw`` (and its edge terms into ``edge_raw`` when given), chunk by chunk in order."""
         s = self.sweeper
         chunks = -(-len(self.slots) // chunk)
         bc_parts = np.zeros((chunks, self.n))
+        edge_parts = np.zeros((chunks, edge_raw.size if edge_raw is not None else 0))
         with launch():
             core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
                                   self.order, self.dist, self.sigma, self.expo, self.scaled,
-                                  np.ascontiguousarray(self.tau), chunk, bc_parts)
+                                  np.ascontiguousarray(self.tau), chunk, bc_parts, edge_parts)
         for c in range(chunks):
             raw += bc_parts[c]
+            if edge_raw is not None:
+                edge_raw += edge_parts[c]
 
 
 def _weights(values) -> np.ndarray:

@@ -209,15 +209,16 @@ def choose_lanes(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
 
 def slot_lanes(n: int, m: int, free_bytes: int, *, index_bytes: int, level_bytes: int,
                depth_cap: int, directed: bool, kernel: str, scratch: int,
-               memory_limit: int | None = None) -> int:
+               memory_limit: int | None = None, edges: bool = False) -> int:
     """Lanes per batch of a lanes run with per-slot target weights (chain folding): as
     :func:`choose_lanes`, with a τ block (8 n) and an exponent column (as the shift table) more
-    per lane and ``scratch`` bytes of the plan's device arrays out of the budget; a multiple of
-    32 (below 32: none fit), at most ``Tuning.max_batch``."""
+    per lane and ``scratch`` bytes of the plan's device arrays out of the budget, and with
+    ``edges`` (edge BC) the edge sums (8 m); a multiple of 32 (below 32: none fit), at most
+    ``Tuning.max_batch``."""
     budget = _budget(free_bytes, memory_limit, None) - scratch
     per_lane = lane_bytes(n, level_bytes, depth_cap) + 8 * n + 4 * depth_cap
     lanes = (max(0, budget - lanes_format_bytes(n, m, index_bytes, directed, kernel)
-                 - sums_bytes(n, m, False) - 1024) // per_lane // LANES * LANES)
+                 - sums_bytes(n, m, edges) - 1024) // per_lane // LANES * LANES)
     return int(min(lanes, current_tuning().max_batch))
 
 

@@ -107,7 +107,7 @@ class GraphblasSweeper(Sweeper):
         workers = 1 if slots else concurrent_batches(len(sources), step)
         if slots:
             # τ per slot: three dense B x n arrays beside the levels, so half the batch
-            wide, batches = [], self._run_slots(max(1, step // 2), raw, progress)
+            wide, batches = [], self._run_slots(max(1, step // 2), raw, edge_sums, progress)
         elif workers > 1:
             # as many batches at once: each within its share of the memory budget, and at
             # least two per worker while the sources allow
@@ -133,9 +133,9 @@ class GraphblasSweeper(Sweeper):
                           sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
-    def _run_slots(self, step, raw, progress) -> int:
-        """The batches of the problem's per-slot target weights, one after another; returns
-        their number."""
+    def _run_slots(self, step, raw, edge_sums, progress) -> int:
+        """The batches of the problem's per-slot target weights, one after another, added
+        into ``raw`` (and ``edge_sums``, edge BC); returns their number."""
         plan = self.problem.slot_weights
         try:
             # a shown bar moves at least eight times (not paced by time: the plan fixes
@@ -147,7 +147,7 @@ class GraphblasSweeper(Sweeper):
                 raise
             batches = plan.batches(step)  # a source's chains need more room than the pace
         for index, slots in enumerate(batches):
-            core.accumulate_slots(self.walks, self.problem, index, slots, raw)
+            core.accumulate_slots(self.walks, self.problem, index, slots, raw, edge_sums)
             if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:
                 gc.collect()  # the batch's matrices (module docstring, "Memory")
             swept = int(np.count_nonzero(plan.own_weights(index)))
