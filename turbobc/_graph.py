@@ -16,18 +16,54 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for",
-           "reverse_edge_positions", "exact_length_scale", "vanishing_length_error"]
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "wide_enough",
+           "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
+           "vanishing_length_error"]
 
 
 INT32_LIMIT = 2**31 - 64
 """Largest n or nnz (exclusive) kept in int32 indices: the kernels step through neighbour lists
 32 entries at a time in the index type, so a few slots below 2^31 stay free."""
 
+INDEX_BITS = ("auto", 64)
+"""The values of ``Tuning.index_bits``."""
 
-def index_dtype_for(n: int, nnz: int) -> np.dtype:
-    """Smallest index type (int32 or int64) that holds ``n`` vertices and ``nnz`` stored edges."""
-    return np.dtype(np.int32) if max(n, nnz) < INT32_LIMIT else np.dtype(np.int64)
+
+def index_dtype_for(n: int, nnz: int, bits=None) -> np.dtype:
+    """The index type of a graph of ``n`` vertices and ``nnz`` stored edges: int32 when both
+    stay below :data:`INT32_LIMIT`, else int64; int64 whatever the size when ``bits`` (by
+    default ``Tuning.index_bits``, the knob in force) is 64.
+
+    One type serves the row pointers and the column indices alike (the kernels take one
+    template parameter for both): past 2^31 - 64 stored edges the indices take 8 bytes per
+    stored edge too, although n may be small enough for 4 (docs/architecture.md, "64-bit
+    indices").
+
+    Raises
+    ------
+    ValueError
+        ``bits`` neither ``"auto"`` nor 64.
+    """
+    if bits is None:
+        from turbobc._tuning import current
+
+        bits = current().index_bits
+    if isinstance(bits, (bool, np.bool_)) or bits not in INDEX_BITS:
+        raise ValueError(f"index_bits must be 'auto' or 64 (int64 indices on any graph); got "
+                         f"{bits!r}")
+    if bits == 64 or max(n, nnz) >= INT32_LIMIT:
+        return np.dtype(np.int64)
+    return np.dtype(np.int32)
+
+
+def wide_enough(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
+    """``array`` (row pointers or column indices of a pattern) in an index type at least as wide
+    as :func:`index_dtype_for` asks: unchanged (no copy) when it already is, int64 otherwise.
+    Never narrows: an int64 array stays int64."""
+    want = index_dtype_for(n, nnz)
+    if array.dtype == want or (array.dtype == np.int64 and want == np.int32):
+        return array
+    return array.astype(np.promote_types(array.dtype, want))
 
 
 @dataclass(frozen=True, eq=False)

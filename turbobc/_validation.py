@@ -20,7 +20,8 @@ import scipy.sparse as sp
 from spmv import check_kernel
 
 from turbobc._engines import gpu_status
-from turbobc._graph import Graph, canonical_csr, index_dtype_for, reverse_edge_positions
+from turbobc._graph import (Graph, canonical_csr, index_dtype_for, reverse_edge_positions,
+                            wide_enough)
 from turbobc._memory import parse_memory_limit
 from turbobc.engines import ENGINES, resolve_engine
 from turbobc.engines.protocol import Problem
@@ -101,6 +102,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     else:
         graph = _weighted_graph(matrix, directed, on_device=on_device, labels=labels,
                                 attribute=weight if isinstance(weight, str) else None)
+    graph = _index_width(graph)
 
     if k is not None and sources is not None:
         raise ValueError("give either k (sample k sources) or sources (use exactly these), "
@@ -367,6 +369,20 @@ def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: b
                              "differ): an undirected edge has one length; pass directed=True, "
                              "or make A symmetric, e.g. A = A.minimum(A.T)")
     return Graph(pattern=graph.pattern, directed=graph.directed, lengths=lengths)
+
+
+def _index_width(graph: Graph) -> Graph:
+    """``graph`` with its pattern's arrays in at least the index type of
+    :func:`~turbobc._graph.index_dtype_for` (int64 under ``Tuning.index_bits=64``; SciPy
+    already holds int64 past 2^31 stored entries): the same graph when they already are."""
+    pattern = graph.pattern
+    indptr = wide_enough(pattern.indptr, graph.n, graph.nnz)
+    indices = wide_enough(pattern.indices, graph.n, graph.nnz)
+    if indptr is pattern.indptr and indices is pattern.indices:
+        return graph
+    wide = sp.csr_array((pattern.data, indices, indptr), shape=pattern.shape)
+    wide.has_canonical_format = True  # the same entries, in the same order
+    return dataclasses.replace(graph, pattern=wide)
 
 
 def _kept_entries(matrix: sp.csr_array):
