@@ -188,14 +188,15 @@ def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,
     -------
     scipy.sparse.csr_array
         float64, ``A[rows[k], cols[k]]`` = 1 or the least ``lengths[j]`` over the k' with the
-        same (row, col).
+        same (row, col). Its index arrays are of :func:`index_dtype_for`'s type: int32, or
+        int64 past 2^31 - 64 entries or vertices and under ``Tuning.index_bits=64``.
     """
     if lengths is None:
         matrix = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         matrix.sort_indices()
-        return matrix
+        return _index_typed(matrix)
     # sort the entries by (row, col): each run of equal pairs is one entry, its least length
     order = np.lexsort((cols, rows))
     rows, cols, lengths = rows[order], cols[order], lengths[order]
@@ -206,7 +207,21 @@ def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,
     # row i's entries start at indptr[i]: the running count of entries in the rows before it
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows[starts], minlength=n), out=indptr[1:])
-    return sp.csr_array((data, cols[starts], indptr), shape=(n, n))
+    return _index_typed(sp.csr_array((data, cols[starts], indptr), shape=(n, n)))
+
+
+def _index_typed(matrix: sp.csr_array) -> sp.csr_array:
+    """A canonical CSR matrix with its index arrays in :func:`index_dtype_for`'s type (SciPy
+    keeps the int64 of its COO input: narrowed to int32 where that holds the graph; the same
+    matrix when they already are)."""
+    dtype = index_dtype_for(matrix.shape[0], matrix.nnz)
+    indptr = matrix.indptr.astype(dtype, copy=False)
+    indices = matrix.indices.astype(dtype, copy=False)
+    if indptr is matrix.indptr and indices is matrix.indices:
+        return matrix
+    wide = sp.csr_array((matrix.data, indices, indptr), shape=matrix.shape)
+    wide.has_canonical_format = True
+    return wide
 
 
 def entry_positions(pattern: sp.csr_array, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

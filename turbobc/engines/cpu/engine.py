@@ -82,7 +82,8 @@ class CpuSweeper(Sweeper):
         if problem.slot_weights is not None:
             batches = self._run_slots(raw, progress, threads)
             self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
-                              wide_sources=0, sweep_seconds=time.perf_counter() - began)
+                              wide_sources=0, index_dtype=str(self.indices.dtype),
+                              sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
         lanes = self._lanes_serve()
         if lanes:
@@ -115,7 +116,7 @@ class CpuSweeper(Sweeper):
                              per_round * chunk)
         self.facts.update(engine="cpu", threads=threads, lanes=lanes, chunk=chunk,
                           rounds=rounds, wide_sources=len(wide),
-                          sweep_seconds=time.perf_counter() - began)
+                          index_dtype=str(self.indices.dtype), sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def planned_batch(self, num_sources: int) -> int:
