@@ -17,7 +17,7 @@ from graph_cases import GRAPH_CASES, adjacency, with_hanging_trees, with_lengths
 from gpu_helpers import band_arrays
 from oracles import as_array
 from turbobc._api import run_bc, run_edge_bc
-from turbobc._graph import INT32_LIMIT, index_dtype_for
+from turbobc._graph import INT32_LIMIT, Graph, index_dtype_for
 from turbobc._validation import validate
 
 CASES = ["karate", "grid_deep_2x40", "two_components_isolated", "digraph_gnp",
@@ -255,3 +255,57 @@ def test_past_two_to_the_31_stored_edges_on_the_device():
     np.testing.assert_allclose(gpu.values[sample], cpu.values[sample], rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(gpu.values.sum(), cpu.values.sum(), rtol=1e-9)
     assert cpu.values.sum() > 0
+
+
+# ---------------------------------------------------------------- past SciPy's csgraph
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_traversals_equal_scipys(seed):
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    from turbobc._traverse import bfs_order_levels, component_labels
+
+    G = nx.gnp_random_graph(300, 0.006, seed=seed, directed=seed == 2)
+    A = adjacency(G)
+    _, theirs = connected_components(A, directed=False)
+    ours = component_labels(A.indptr, A.indices)
+    same = theirs[:, None] == theirs[None, :]
+    np.testing.assert_array_equal(ours[:, None] == ours[None, :], same)
+    assert all(ours[v] == np.flatnonzero(ours == ours[v]).min() for v in range(A.shape[0]))
+    order, level = bfs_order_levels(A.indptr, A.indices, 5)
+    scipy_order = breadth_first_order(A, 5, directed=True, return_predecessors=False)
+    assert set(order.tolist()) == set(scipy_order.tolist()) and order[0] == 5
+    lengths = nx.single_source_shortest_path_length(G, list(G)[5])
+    expected = np.full(A.shape[0], -1)
+    for node, hops in lengths.items():
+        expected[list(G).index(node)] = hops
+    np.testing.assert_array_equal(level, expected)
+
+
+def test_callers_past_scipys_csgraph(monkeypatch, cpu_engine):
+    """Past 2^31 - 1 stored edges SciPy's csgraph refuses the graph: the folding, the depth
+    estimate, the diameter bound of the pair sampler and the lanes' locality order take the
+    compiled loops (here on a small graph, the limit lowered to 0)."""
+    import turbobc._traverse
+    from turbobc._pairs import vertex_diameter_bound
+    from turbobc._reduce import component_sizes
+    from turbobc.engines.gpu.lanes_order import locality_order
+
+    G = with_hanging_trees(nx.disjoint_union(nx.cycle_graph(12), nx.petersen_graph()), 15,
+                           seed=5)
+    A = _narrow(adjacency(G))
+    graph = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=False,
+                     directed=None, engine=cpu_engine, kernel="auto", progress=False).graph
+    sizes, depth = component_sizes(graph), graph.depth_estimate
+    bound = vertex_diameter_bound(graph.pattern)
+    expected = as_array(nx.betweenness_centrality(G, endpoints=True), G)
+    monkeypatch.setattr(turbobc._traverse, "CSGRAPH_LIMIT", 0)
+    fresh = Graph(pattern=graph.pattern, directed=False)  # depth_estimate is cached
+    np.testing.assert_array_equal(component_sizes(fresh), sizes)
+    assert fresh.depth_estimate == depth
+    assert vertex_diameter_bound(fresh.pattern) == bound
+    assert vertex_diameter_bound(fresh.pattern, directed=True) is None
+    rank, order, _ = locality_order(fresh, "rcm")
+    assert order == "bfs" and sorted(rank.tolist()) == list(range(fresh.n))
+    got = turbobc.bc(A, engine=cpu_engine, endpoints=True)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)

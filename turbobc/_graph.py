@@ -144,8 +144,14 @@ class Graph:
 def bfs_levels(csr, root: int) -> tuple[np.ndarray, np.ndarray]:
     """Breadth-first order from ``root`` along out-edges, and the level of every vertex it
     reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy (the levels by
-    pointer jumping over the breadth-first tree)."""
+    pointer jumping over the breadth-first tree); past SciPy's int32 indices (2^31 - 1 stored
+    edges), one compiled pass (turbobc/_traverse.py)."""
     from scipy.sparse.csgraph import breadth_first_order
+
+    from turbobc._traverse import bfs_order_levels, past_csgraph
+
+    if past_csgraph(csr):
+        return bfs_order_levels(csr.indptr, csr.indices, root)
 
     order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
     n = csr.shape[0]
