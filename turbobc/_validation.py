@@ -412,7 +412,7 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
                              "A.data[~numpy.isfinite(A.data)] = 1")
     if matrix.has_canonical_format and keep.all():
         # The common case: nothing to drop, the structure already is the pattern.
-        pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),
+        pattern = sp.csr_array((_ones(keep.size), matrix.indices, matrix.indptr),
                                shape=(n, n))
         return _with_direction(pattern, directed, on_device)
     rows, cols = rows[keep], matrix.indices[keep]
@@ -426,6 +426,18 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
         pattern.sum_duplicates()
         pattern.data[:] = 1.0
     return _with_direction(pattern, directed, on_device)
+
+
+ONES_VIEW_FROM = 2**31
+"""From this many stored edges a pattern's float64 ones are a read-only view of one value (0
+bytes instead of 8 a stored edge, 17 GB at 2^31): nothing writes a Graph's pattern."""
+
+
+def _ones(size: int) -> np.ndarray:
+    """``size`` float64 ones: an array, or from :data:`ONES_VIEW_FROM` a read-only view."""
+    if size >= ONES_VIEW_FROM:
+        return np.broadcast_to(np.float64(1.0), (size,))
+    return np.ones(size)
 
 
 def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: bool) -> Graph:
