@@ -24,6 +24,10 @@ source sets (one for exact BC, one per checkpoint of an approximation)::
   (:func:`chunk_sources`), and the partials are added in chunk order, so the result does not
   depend on the number of workers or on which finished first (beyond what one engine's runs
   already vary: the GPU kernels' atomics add lanes in no fixed order).
+- **The caller's knobs hold on the workers.** Each chunk carries the
+  :class:`~turbobc._tuning.Tuning` in force where the call was made (``with
+  turbobc.tuning(...)`` around ``bc(..., client=)``), and runs under it: ``index_bits=64``,
+  a GPU family, a batch cap apply to every worker's sweeps as to a local run.
 - **Each worker picks its engine.** ``engine="auto"`` is resolved on the worker (its own GPU,
   else the CPU engine), so a cluster may mix GPU and CPU workers; ``engine="gpu"`` fails on a
   worker without a GPU, and the error names the worker and the chunk.
@@ -47,7 +51,7 @@ import uuid
 import numpy as np
 
 from turbobc._executor import LocalExecutor
-from turbobc._tuning import current as current_tuning
+from turbobc._tuning import current as current_tuning, using
 from turbobc.engines import resolve_engine
 from turbobc.engines.protocol import Partial, Problem, Sweeper
 
@@ -172,7 +176,7 @@ class ClusterSweeper(Sweeper):
         try:
             # one worker opens its sweeper (kept for its chunks) and says what batch it plans
             planned = client.submit(_planned_batch, self._scattered, self._token, self.engine,
-                                    len(sources),
+                                    len(sources), current_tuning(),
                                     key=f"turbobc-plan-{self._token}-{len(self._chunks)}",
                                     pure=False).result()
             chunks = chunk_sources(sources, chunk_size(len(sources), planned))
@@ -231,9 +235,9 @@ def _scatter(client, problem: Problem):
 
 def _submit(client, scattered, token: str, engine: str, chunks, indices) -> dict:
     """Submit the chunks at ``indices``; {future: chunk index}."""
-    futures = {}
+    futures, knobs = {}, current_tuning()
     for index in indices:
-        future = client.submit(_sweep_chunk, scattered, token, engine, chunks[index],
+        future = client.submit(_sweep_chunk, scattered, token, engine, chunks[index], knobs,
                                key=f"turbobc-chunk-{token}-{index}-{uuid.uuid4().hex[:8]}",
                                pure=False)
         futures[future] = index
@@ -267,14 +271,17 @@ class ChunkResult:
 
 # ---- on the worker -----------------------------------------------------------------------
 
-def _sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray) -> ChunkResult:
-    """Run one chunk on this worker's sweeper for the call ``token``."""
+def _sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray,
+                 knobs=None) -> ChunkResult:
+    """Run one chunk on this worker's sweeper for the call ``token``, under the caller's
+    ``knobs`` (a :class:`~turbobc._tuning.Tuning`; None: the worker's own)."""
     from distributed import get_worker
 
     worker = get_worker()
     began = time.perf_counter()
     state = _worker_state(worker)
-    with state.lock:  # one chunk at a time per worker: a sweeper is not shared by threads
+    # one chunk at a time per worker: a sweeper is not shared by threads
+    with state.lock, using(knobs if knobs is not None else current_tuning()):
         try:
             partial, retries, sweeper = _run_with_memory_retries(state, problem, token,
                                                                  engine, sources)
@@ -287,14 +294,16 @@ def _sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray)
                            memory_retries=retries, facts=dict(sweeper.facts))
 
 
-def _planned_batch(problem: Problem, token: str, engine: str, num_sources: int) -> int | None:
+def _planned_batch(problem: Problem, token: str, engine: str, num_sources: int,
+                   knobs=None) -> int | None:
     """Open this worker's sweeper for the call and return the batch its engine plans for
-    ``num_sources`` sources (None when the engine has no such plan)."""
+    ``num_sources`` sources (None when the engine has no such plan), under the caller's
+    ``knobs``."""
     from distributed import get_worker
 
     worker = get_worker()
     state = _worker_state(worker)
-    with state.lock:
+    with state.lock, using(knobs if knobs is not None else current_tuning()):
         try:
             sweeper = state.open(problem, token, engine)
         except BaseException as exc:

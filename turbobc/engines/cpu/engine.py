@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from turbobc.engines.protocol import SlotCounts
-from turbobc._graph import vanishing_length_error
+from turbobc._graph import vanishing_length_error, wide_enough
 from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
@@ -51,13 +51,16 @@ class CpuEngine(Engine):
 
 class CpuSweeper(Sweeper):
     """The graph as the compiled core reads it (int64 row pointers, the pattern's column
-    indices, the lengths), kept across :meth:`run` calls."""
+    indices: int32, or int64 past 2^31 - 64 or under ``Tuning.index_bits=64``, each a
+    specialization of the compiled functions; the lengths), kept across :meth:`run`
+    calls."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
         graph = problem.graph
         self.indptr = np.ascontiguousarray(graph.pattern.indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(graph.pattern.indices)
+        self.indices = np.ascontiguousarray(wide_enough(graph.pattern.indices, graph.n,
+                                                        graph.nnz))
         self.lengths = (np.empty(0) if graph.lengths is None
                         else np.ascontiguousarray(graph.lengths, dtype=np.float64))
         self.tau = _weights(problem.target_weight)
@@ -79,7 +82,8 @@ class CpuSweeper(Sweeper):
         if problem.slot_weights is not None:
             batches = self._run_slots(raw, edge_raw, progress, threads)
             self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
-                              wide_sources=0, sweep_seconds=time.perf_counter() - began)
+                              wide_sources=0, index_dtype=str(self.indices.dtype),
+                              sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
         lanes = self._lanes_serve()
         if lanes:
@@ -112,7 +116,7 @@ class CpuSweeper(Sweeper):
                              per_round * chunk)
         self.facts.update(engine="cpu", threads=threads, lanes=lanes, chunk=chunk,
                           rounds=rounds, wide_sources=len(wide),
-                          sweep_seconds=time.perf_counter() - began)
+                          index_dtype=str(self.indices.dtype), sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def planned_batch(self, num_sources: int) -> int:

@@ -1,14 +1,18 @@
 """Every GPU memory model, in one place: what each family keeps on the device per run and per
 source, and the batch sizes that follow from the free device memory.
 
-n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64), level size ℓ (2:
+n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64 vertices or stored edges
+and under ``Tuning.index_bits=64``: row pointers and column indices share the type, so b counts
+for every stored edge; docs/architecture.md, "64-bit indices"), level size ℓ (2:
 int16, or 4 when a batch is deeper than 32,765 levels), B sources of a batch:
 
 ==========  ===============================================  ==================================
 family      kept once per run                                per source of a batch
 ==========  ===============================================  ==================================
 single      CSC b (n + 1 + m), or COOC 2 b m; S b n, σ and   (one source per sweep)
-            t 16 n, bc 8 n, shifts 4 n: 4m + 36n in int32
+            t 16 n, bc 8 n, shifts 4 n: 4m + 36n in int32,
+            8m + 44n in int64 (:func:`single_model`: bm +
+            (40 + 2b) n)
 lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`: n (ℓ + 16)
             scCOOC b (n + 1 + 2m); bc 8 n; edge sums 8 m     plus flags, masks, shift table:
                                                              about 18.6 n bytes
@@ -39,7 +43,7 @@ __all__ = ["LANES", "DEPTH_CAP", "device_free_bytes", "device_memory_text", "sin
            "hop_source_bytes", "layers_bytes", "choose_layers_batch", "chain_scratch_bytes",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT", "round_up",
            "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontiers_bytes",
-           "choose_frontier_blocks", "frontier_graph_bytes"]
+           "choose_frontier_blocks", "frontier_graph_bytes", "single_model", "index_words"]
 
 LANES = _batched.LANES
 """Sources per unit of the lanes family: a batch's row stride is a multiple of this."""
@@ -92,7 +96,22 @@ def _budget(free_bytes: int, memory_limit: int | None, memory_fraction: float | 
     return int(memory_fraction * free_bytes)
 
 
+def index_words(index_dtype) -> str:
+    """The index type in words, for the messages of MemoryError: ``'int64 indices, 8 bytes per
+    stored edge'``."""
+    dtype = np.dtype(index_dtype)
+    return f"{dtype.name} indices, {dtype.itemsize} bytes per stored edge"
+
+
 # ---- single source -------------------------------------------------------------------------
+
+def single_model(n: int, m: int, index_dtype) -> int:
+    """The single-source model in bytes, b m + (40 + 2 b) n for index size b: 4m + 48n in
+    int32 (the paper's), 8m + 56n in int64. :func:`single_bytes` itemizes it (CSC: b (n + 1 +
+    m) + b n + 28 n and a few hundred bytes, within the model)."""
+    b = np.dtype(index_dtype).itemsize
+    return b * m + (40 + 2 * b) * n
+
 
 def single_bytes(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
     """Bytes of device memory a single-source run needs: its format (CSC, or COOC for
@@ -122,7 +141,7 @@ def check_single_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
 
         raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
                           f"for one source of this graph (n={n}, {m} stored edges, "
-                          f"kernel={kernel!r}), but memory_limit is "
+                          f"{index_words(index_dtype)}, kernel={kernel!r}), but memory_limit is "
                           f"{format_bytes(memory_limit)}; raise memory_limit")
 
 

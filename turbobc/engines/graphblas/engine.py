@@ -130,6 +130,7 @@ class GraphblasSweeper(Sweeper):
             edge_raw += self.walks.edge_array(edge_sums)
         self.facts.update(engine="graphblas", batch=step, batches=batches,
                           concurrent_batches=workers, wide_sources=len(wide),
+                          index_dtype=str(graph.pattern.indices.dtype),
                           sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
