@@ -46,6 +46,7 @@ def test_array_module_kronecker_is_canonical_with_host_like_density():
     assert abs(A.nnz / host.nnz - 1) < 0.05  # same distribution, another sample
 
 
+@pytest.mark.slow
 def test_chunked_kronecker_is_the_canonical_form_of_its_sample():
     """kron25 to kron27's path (several chunks, many buckets, two passes) on the host at scale
     9: the same canonical pattern as SciPy's of the same sampled edges."""
@@ -110,6 +111,7 @@ def test_kronecker_without_a_device_is_the_host_sample():
     assert (a != b).nnz == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["turbobc-graphblas", "networkit", "networkx"])
 def test_every_cpu_peer_gives_networkx_normalized_values_or_says_why_not(engine):
     G = nx.les_miserables_graph()

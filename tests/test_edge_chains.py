@@ -30,6 +30,10 @@ from turbobc._reduce import fold_trees
 from turbobc._validation import validate
 from turbobc.engines.protocol import Problem, slot_weights_reason
 
+# random graphs: the first 10 seeds in the first check, all 40 with the slow tests
+SEEDS = [seed if seed < 10 else pytest.param(seed, marks=pytest.mark.slow)
+         for seed in range(40)]
+
 FORCED = dict(fold_chains=True, chain_min_share=0.0, chain_min_vertices=0)
 """The knobs that fold every chain of a small graph (turbobc/_tuning.py)."""
 
@@ -152,7 +156,7 @@ def test_every_entry_equals_the_unfolded_sweep(cpu_engine, name, weight):
     np.testing.assert_allclose(folded, plain, rtol=1e-12, atol=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs, connected or not, with chains of 1 to 8 inner vertices and trees."""
     rng = np.random.default_rng(seed)
@@ -180,7 +184,7 @@ def test_weighted_chain_folded_edge_bc_equals_networkx(engine, name, kind):
     assert result.facts["chain_folded"] == _inner_vertices(G, trees) > 0
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_weighted_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs with chains and trees, lengths of every exact kind."""
     rng = np.random.default_rng(seed)

@@ -289,6 +289,7 @@ def _live_matrices() -> int:
     return sum(isinstance(o, Matrix) for o in gc.get_objects())
 
 
+@pytest.mark.slow
 def test_matrices_of_finished_batches_are_freed():
     """python-graphblas matrices sit in reference cycles (Matrix.ss refers back), so only the
     cyclic collector frees them; the engine collects after each batch. With automatic
