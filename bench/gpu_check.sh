@@ -24,6 +24,12 @@
 # (bench/edge_folding.py);
 # BLOCKS="GRAPH ..." weighted distances per block against rounds (bench/weighted_distances.py,
 # BLOCKS_ARGS);
+# MEMORY="25 26" the memory suite on those Kronecker scales (python -m bench memory --scales,
+# bench/memory.py: bytes per stored edge, time per source and peak device memory against the
+# models for single-source, k-sampled and approximate (epsilon = 0.01) BC, int64 indices past
+# 2^31 stored edges; MEMORY_BUDGET seconds for the suite, default 420, MEMORY_TIMEOUT 540;
+# record memory-*.json in $OUT). kron26 wants an H200 and about 64 GB of host memory, kron27
+# about 110 GB of both: one scale a call;
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
@@ -45,6 +51,8 @@
 # at a time (1: no two first calls share the machine, about 100 s a side: raise COMPILE_TIMEOUT
 # to 130).
 # $BEFORE_DIR/COMMIT, when present, names the older tree's commit in its records.
+# The device's copy of the tree carries a .git that is not this checkout's: pass
+# TURBOBC_COMMIT=$(git rev-parse HEAD) (typed into the command) so records name the commit.
 # Wheels in .whl/ (python-graphblas and friends) are installed first when present; real
 # graphs come from the large data set, when present beside the checkout (../shared/data), or
 # from .gpudata/ when that is what was carried.
@@ -150,6 +158,12 @@ if [ -n "${CPU_THREADS:-}" ]; then  # CPU_THREADS="GRAPH ...": bench/cpu_threads
         2>&1 | tee "$OUT/cpu_threads.log" | tail -n 8
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] cpu_threads done"
+fi
+if [ -n "${MEMORY:-}" ]; then  # MEMORY="25 26": the memory suite on those Kronecker scales
+    timeout ${MEMORY_TIMEOUT:-540} python3 -m bench memory --scales $MEMORY \
+        --budget ${MEMORY_BUDGET:-420} --out "$OUT" 2>&1 | tee "$OUT/memory.log" | tail -n 16
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] memory done"
 fi
 if [ -n "${CHAINS:-}" ]; then  # CHAINS="GRAPH ...": exact BC with and without chain folding,
     # GPU and CPU engine, NetworKit on this host's cores beside the CPU (bench/chain_folding.py)

@@ -7,15 +7,17 @@ no duplicates) of an undirected graph. Names: ``myc<k>``, ``kron<s>``, ``sw<n>``
 facebook_combined.txt.gz).
 
 Kronecker graphs from scale :data:`DEVICE_MIN_SCALE` up are sampled and deduplicated on the
-device (:func:`kronecker_device`: the same definition, sort-based deduplication, so a
-billion-edge graph takes seconds); smaller ones keep the host path, so every graph in the
-existing records (kron14 to kron18) is the same sample as before. The device sample comes
-from CuPy's generator, so ``kron22`` from the device is a different sample from ``kron22``
-from the host, with the same distribution.
+device (:func:`kronecker_device`: the same definition, sort-based deduplication by buckets of
+rows, so a billion-edge graph takes seconds and no CuPy call spans 2^31 elements: kron25 to
+kron27, past 2^31 stored edges, come back as int64 host arrays); smaller ones keep the host
+path, so every graph in the existing records (kron14 to kron18) is the same sample as before.
+The device sample comes from CuPy's generator, so ``kron22`` from the device is a different
+sample from ``kron22`` from the host, with the same distribution.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import scipy.sparse as sp
 from turbobc import read_graph
 
 __all__ = ["graph", "mycielskian", "kronecker", "kronecker_device", "kronecker_arrays",
+           "kronecker_sizes", "CHUNK_EDGES", "BUCKET_KEYS",
            "watts_strogatz", "delaunay", "rgg", "road", "read_file", "DATA_DIRS",
            "DEVICE_MIN_SCALE", "device_present"]
 
@@ -83,7 +86,7 @@ def kronecker(scale: int, edge_factor: int = 48, seed: int = 1, *,
         device = scale >= DEVICE_MIN_SCALE and device_present()
     if device:
         indptr, indices = kronecker_device(scale, edge_factor, seed)
-        return _csr_from_arrays(indptr.get(), indices.get(), 2**scale)
+        return _csr_from_arrays(indptr, indices, 2**scale)
     rng = np.random.default_rng(seed)
     n, m = 2**scale, edge_factor * 2**scale
     a, b, c = 0.57, 0.19, 0.19
@@ -99,74 +102,200 @@ def kronecker(scale: int, edge_factor: int = 48, seed: int = 1, *,
     return _canonical(perm[rows], perm[cols], n)
 
 
-def kronecker_arrays(xp, scale: int, edge_factor: int = 48, seed: int = 1):
-    """CSR arrays (indptr, indices) of a Kronecker graph, computed with the array module ``xp``
-    (``cupy`` on the device, or ``numpy``: the same code, which is how it is tested on the CPU).
+CHUNK_EDGES = 2**30
+"""Sampled edges per chunk of :func:`kronecker_arrays`: no array of the generation holds more,
+so every CuPy call (random numbers, sorts, scans, searches) runs on fewer than 2^31 elements:
+kron25 (1.6 billion sampled edges, 3.2 billion keys) failed with "OverflowError: value too
+large to convert to int" when one sort spanned them all. Scales up to 24 (805 million sampled
+edges) take one chunk, so their sample is the one of the earlier records."""
+
+BUCKET_KEYS = 2**30
+"""Keys (row · n + col, both directions of every sampled edge) one bucket of rows gathers and
+sorts at most (a bucket that would hold more is split before any is sorted)."""
+
+BUCKET_SLACK = 1.25
+"""Buckets planned per :data:`BUCKET_KEYS` of expected keys: room for a bucket's rows to hold
+more than their share (the vertices are permuted, so rows of high degree spread)."""
+
+
+def kronecker_sizes(scale: int, edge_factor: int = 48, *, chunk_edges: int = CHUNK_EDGES,
+                    bucket_keys: int = BUCKET_KEYS) -> dict:
+    """The sizes and types :func:`kronecker_arrays` works with at ``scale``, computed without
+    allocating anything: vertices n and sampled edges m, the vertex type of the sampled rows
+    and columns, the key type and the largest key (row · n + col), the chunks, the buckets
+    planned and the keys each expects, an upper bound of the stored edges (2 m) and the index
+    type of the result (int64 once the stored edges may pass 2^31 - 64, whatever n), and the
+    bytes of the result's index array at that bound."""
+    from turbobc._graph import index_dtype_for
+
+    n, m = 2**scale, edge_factor * 2**scale
+    vertex = np.dtype(np.int32) if n <= 2**31 else np.dtype(np.int64)
+    largest_key = (n - 1) * n + (n - 1)
+    buckets = max(1, math.ceil(BUCKET_SLACK * 2 * m / bucket_keys))
+    stored_bound = 2 * m
+    index = index_dtype_for(n, stored_bound, bits="auto")
+    return {"scale": scale, "n": n, "sampled_edges": m, "vertex_dtype": vertex.name,
+            "vertex_max": n - 1, "key_dtype": "int64", "largest_key": largest_key,
+            "key_fits": largest_key < 2**63, "chunks": math.ceil(m / chunk_edges),
+            "chunk_edges": min(m, chunk_edges), "buckets": buckets,
+            "rows_per_bucket": math.ceil(n / buckets),
+            "keys_per_bucket": math.ceil(2 * m / buckets),
+            "stored_edges_bound": stored_bound, "index_dtype": index.name,
+            "index_bytes_bound": stored_bound * index.itemsize + (n + 1) * index.itemsize}
+
+
+def kronecker_arrays(xp, scale: int, edge_factor: int = 48, seed: int = 1, *,
+                     chunk_edges: int = CHUNK_EDGES, bucket_keys: int = BUCKET_KEYS):
+    """Host CSR arrays (indptr, indices) of a Kronecker graph, computed with the array module
+    ``xp`` (``cupy`` on the device, or ``numpy``: the same code, which is how it is tested on
+    the CPU, with small chunks and buckets to take the same paths as kron25 to kron27).
 
     Sampling: for each of the ``scale`` bits, one uniform float32 decides the row bit
-    (probability C + D = 0.24) and one the column bit (B / (A + B) or D / (C + D)); then a
-    random permutation of the vertices. Canonical form by sorting the keys row·n + col of both
-    directions and dropping repeats, so rows come out sorted with sorted columns.
+    (probability C + D = 0.24) and one the column bit (B / (A + B) or D / (C + D)); the
+    m = edge_factor · 2^scale edges in chunks of at most ``chunk_edges`` (bit after bit within
+    a chunk), then a random permutation of the vertices. Canonical form by buckets of rows
+    (:func:`_bucketed_csr`): each bucket's keys row · n + col of both directions sorted and
+    their repeats dropped, so rows come out sorted with sorted columns, and no array spans
+    2^31 entries. Both arrays come back in :func:`turbobc._graph.index_dtype_for`'s type of
+    the result (int64 past 2^31 - 64 stored edges).
     """
+    chunks = _kronecker_chunks(xp, scale, edge_factor, seed, chunk_edges)
+    return _bucketed_csr(xp, chunks, 2**scale, bucket_keys)
+
+
+def _kronecker_chunks(xp, scale: int, edge_factor: int, seed: int, chunk_edges: int) -> list:
+    """The sampled edges of :func:`kronecker_arrays`, permuted and without self loops: a list
+    of (rows, cols) on ``xp``, one per chunk of at most ``chunk_edges`` sampled edges."""
     n, m = 2**scale, edge_factor * 2**scale
     a, b, c = 0.57, 0.19, 0.19
     ab, c_norm, a_norm = a + b, c / (1 - (a + b)), a / (a + b)
     rng = xp.random.default_rng(seed)
-    index = np.int32 if n < 2**31 else np.int64
-    rows = xp.zeros(m, dtype=index)
-    cols = xp.zeros(m, dtype=index)
-    for bit in range(scale):
-        ii = rng.random(m, dtype=np.float32) > ab
-        threshold = xp.where(ii, np.float32(c_norm), np.float32(a_norm))
-        jj = rng.random(m, dtype=np.float32) > threshold
-        del threshold
-        rows |= ii.astype(index) << bit
-        cols |= jj.astype(index) << bit
-        del ii, jj
-    perm = xp.argsort(rng.random(n, dtype=np.float32)).astype(index)
-    rows, cols = perm[rows], perm[cols]
-    del perm
-    return _canonical_arrays(xp, rows, cols, n)
+    vertex = np.int32 if n <= 2**31 else np.int64
+    chunks = []
+    for first in range(0, m, chunk_edges):
+        size = min(chunk_edges, m - first)
+        rows = xp.zeros(size, dtype=vertex)
+        cols = xp.zeros(size, dtype=vertex)
+        for bit in range(scale):
+            ii = rng.random(size, dtype=np.float32) > ab
+            threshold = xp.where(ii, np.float32(c_norm), np.float32(a_norm))
+            jj = rng.random(size, dtype=np.float32) > threshold
+            del threshold
+            rows |= ii.astype(vertex) << bit
+            cols |= jj.astype(vertex) << bit
+            del ii, jj
+        chunks.append((rows, cols))
+    perm = xp.argsort(rng.random(n, dtype=np.float32)).astype(vertex)
+    for i, (rows, cols) in enumerate(chunks):
+        rows, cols = perm[rows], perm[cols]
+        keep = rows != cols
+        chunks[i] = (rows[keep], cols[keep])
+        del rows, cols, keep
+    return chunks
 
 
-def _canonical_arrays(xp, rows, cols, n: int):
-    """Sorted, duplicate-free CSR arrays of the symmetrized pattern without self loops."""
-    keep = rows != cols
-    rows, cols = rows[keep], cols[keep]
-    del keep
-    keys = xp.empty(2 * rows.size, dtype=np.int64)
-    keys[: rows.size] = rows.astype(np.int64) * n + cols
-    keys[rows.size:] = cols.astype(np.int64) * n + rows
-    del rows, cols
+def _bucketed_csr(xp, chunks: list, n: int, bucket_keys: int = BUCKET_KEYS):
+    """Sorted, duplicate-free host CSR arrays of the symmetrized pattern of the edges
+    ``chunks`` hold ((rows, cols) on ``xp``, no self loops), a bucket of rows at a time.
+
+    The rows are cut into buckets of equal ranges, as many as keep each bucket's keys (both
+    directions of its edges) at most ``bucket_keys``, counted first; then two passes: the
+    first sorts each bucket's keys and counts each row's distinct columns (the row pointers,
+    int64, and the stored edges), the second sorts them again and writes the columns into
+    the one host array of the result. The host holds the result alone: no list of pieces."""
+    from turbobc._graph import index_dtype_for
+
+    total = 2 * sum(int(rows.size) for rows, _ in chunks)
+    buckets = max(1, math.ceil(BUCKET_SLACK * total / bucket_keys))
+    while True:
+        span = -(-n // buckets)  # rows per bucket
+        counts = np.zeros(buckets, dtype=np.int64)
+        for rows, cols in chunks:
+            for ends in (rows, cols):
+                counts += _host(xp, xp.bincount(ends // np.int64(span), minlength=buckets))
+        if counts.max(initial=0) <= max(bucket_keys, 1) or span == 1:
+            break
+        buckets *= 2
+    row_counts = np.zeros(n, dtype=np.int64)
+    for bucket in range(buckets):
+        lo, hi = bucket * span, min(n, (bucket + 1) * span)
+        if lo >= hi:
+            continue
+        keys = _bucket_keys(xp, chunks, n, bucket, span)
+        row_counts[lo:hi] = _host(xp, xp.bincount(keys // n - lo, minlength=hi - lo))
+        del keys
+    nnz = int(row_counts.sum())
+    dtype = index_dtype_for(n, nnz, bits="auto")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(row_counts, out=indptr[1:])
+    del row_counts
+    indices = np.empty(nnz, dtype=dtype)
+    for bucket in range(buckets):
+        lo, hi = bucket * span, min(n, (bucket + 1) * span)
+        if lo >= hi:
+            continue
+        keys = _bucket_keys(xp, chunks, n, bucket, span)
+        indices[indptr[lo]:indptr[hi]] = _host(xp, (keys % n).astype(dtype))
+        del keys
+    return indptr.astype(dtype, copy=False), indices
+
+
+def _bucket_keys(xp, chunks: list, n: int, bucket: int, span: int):
+    """The distinct keys row · n + col (int64, sorted) of the edges of ``chunks`` whose row,
+    in either direction, lies in ``bucket`` (rows bucket · span to (bucket + 1) · span)."""
+    parts = []
+    for rows, cols in chunks:
+        lo, hi = np.int64(bucket * span), np.int64((bucket + 1) * span)
+        for tails, heads in ((rows, cols), (cols, rows)):
+            mine = (tails >= lo) & (tails < hi)
+            parts.append(tails[mine].astype(np.int64) * n + heads[mine])
+            del mine
+    keys = xp.concatenate(parts) if parts else xp.zeros(0, dtype=np.int64)
+    del parts
     keys.sort()
     if keys.size:
         first = xp.empty(keys.size, dtype=bool)
         first[0] = True
         xp.not_equal(keys[1:], keys[:-1], out=first[1:])
         keys = keys[first]
-        del first
-    nnz = int(keys.size)
-    index = np.int32 if max(n, nnz) < 2**31 - 1 else np.int64
-    indices = (keys % n).astype(index)
-    row_of = keys // n
-    del keys
-    indptr = xp.searchsorted(row_of, xp.arange(n + 1, dtype=np.int64)).astype(index)
-    return indptr, indices
+    return keys
+
+
+def _host(xp, array) -> np.ndarray:
+    """``array`` (on ``xp``) as a NumPy array."""
+    return array if xp is np else array.get()
+
+
+def _canonical_arrays(xp, rows, cols, n: int):
+    """Sorted, duplicate-free host CSR arrays of the symmetrized pattern of (rows, cols)
+    without self loops (:func:`_bucketed_csr` of one chunk)."""
+    keep = rows != cols
+    return _bucketed_csr(xp, [(rows[keep], cols[keep])], n)
 
 
 def kronecker_device(scale: int, edge_factor: int = 48, seed: int = 1):
-    """:func:`kronecker_arrays` on the GPU: CuPy arrays (indptr, indices); the pool's blocks
-    of the generation are freed before returning."""
+    """:func:`kronecker_arrays` sampled and made canonical on the GPU: host arrays (indptr,
+    indices); the pool's blocks of the generation are freed before returning."""
     import cupy
 
-    indptr, indices = kronecker_arrays(cupy, scale, edge_factor, seed)
-    cupy.get_default_memory_pool().free_all_blocks()
-    return indptr, indices
+    try:
+        return kronecker_arrays(cupy, scale, edge_factor, seed)
+    finally:
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+ONES_VIEW_FROM = 2**31
+"""From this many stored edges, :func:`_csr_from_arrays` gives the pattern's float64 ones as a
+read-only view of one value (0 bytes instead of 8 per stored edge: kron26's 6 billion stored
+edges would take 48 GB more of host memory); the engines read the pattern's index arrays."""
 
 
 def _csr_from_arrays(indptr: np.ndarray, indices: np.ndarray, n: int) -> sp.csr_array:
-    """A canonical scipy CSR pattern (float64 ones) around sorted, duplicate-free arrays."""
-    A = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))
+    """A canonical scipy CSR pattern (float64 ones) around sorted, duplicate-free arrays (the
+    ones a read-only view from :data:`ONES_VIEW_FROM` stored edges)."""
+    ones = (np.broadcast_to(np.float64(1.0), indices.shape) if indices.size >= ONES_VIEW_FROM
+            else np.ones(indices.size))
+    A = sp.csr_array((ones, indices, indptr), shape=(n, n))
     A.has_sorted_indices = True
     A.has_canonical_format = True
     return A

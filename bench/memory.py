@@ -1,19 +1,27 @@
-"""Memory footprint: peak device memory of single-source and batched runs against the models.
+"""Memory footprint: peak device memory of single-source, batched (k-sampled) and approximate
+runs against the models.
 
 For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.py) from about
-1 million to more than 1 billion stored edges:
+1 million to more than 10 billion stored edges (kron25 to kron27 pass 2^31 stored edges: int64
+indices, 8 bytes a stored edge instead of 4; ``python -m bench memory --scales 25 26 27``):
 
 - single source: the engine's device arrays (``turbobc.engines.gpu.single.DeviceSweep``, kernel auto)
   for a few sources, each timed with CUDA events after a warm-up launch (median of
   ``repeats``); peak CuPy pool bytes and the drop of ``cudaMemGetInfo``'s free bytes against
-  the model 4m + 48n bytes (int32 indices) and the engine's itemized model
+  the model b m + (40 + 2b) n bytes (b the index size: 4m + 48n in int32, 8m + 56n in int64;
+  ``turbobc.engines.gpu.memory.single_model``) and the engine's itemized model
   (``turbobc.engines.gpu.memory.single_bytes``);
 - batched: one batch of the size the engine chooses from free memory
   (``turbobc.engines.gpu.memory.choose_lanes``), run by the lanes family; its peak
   pool bytes against ``turbobc.engines.gpu.memory.lanes_bytes`` (format b(n + 1 + m), per source
   n(ℓ + 16) + nℓ/16 + n/2 + 4·D_cap + 24, bc 8n: about 18.6 bytes per (vertex, source) with int16
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
-  and swept in vertex order (:data:`SOURCE_ORDER`).
+  and swept in vertex order (:data:`SOURCE_ORDER`): k-sampled BC with k the batch;
+- approximate: ``turbobc.bc(A, epsilon=0.01)`` on the GPU through the public path (validation
+  included), its seconds, sampler, samples and peak pool bytes.
+
+Every measurement also gives bytes per stored edge (its peak over m) beside the models' bytes
+per stored edge in int32 and int64 (:func:`per_edge`).
 
 Then, by the models, the largest Kronecker scale whose single-source run fits the device
 (and an 80 GB H100: :data:`H100_BYTES`), with stored edges per vertex extrapolated linearly in
@@ -35,7 +43,16 @@ from bench.cuda_timing import time_each_source
 from bench.records import gteps, mteps
 
 __all__ = ["DEVICE_SCALES", "HOST_SCALES", "H100_BYTES", "single_model", "largest_fitting",
-           "run"]
+           "per_edge", "run", "APPROX_EPSILON"]
+
+APPROX_EPSILON = 0.01
+"""ε of the approximate measurement (δ the library's default, 0.1)."""
+
+VALIDATION_BYTES_PER_EDGE = 12
+"""Host bytes per stored edge that ``turbobc.bc``'s validation holds beside the user's matrix
+(turbobc/_validation.py: the row of every entry, int64 past 2^31 stored edges, and the masks
+of kept and finite entries; the pattern's ones are a view there): the approximate measurement
+is skipped, saying so, where the host has less (an out-of-memory kill would lose the record)."""
 
 DEVICE_SCALES = (14, 16, 18, 20, 22, 24, 23)
 """Kronecker scales measured on a GPU, in the order they run (kron24 before the optional
@@ -57,9 +74,27 @@ CONTEXT_BYTES = 2**30
 """Reserve for the CUDA context and CuPy's own allocations when a capacity is not measured."""
 
 
-def single_model(n: int, m: int) -> int:
-    """The single-source model in bytes: 4m + 48n (float64 values, int32 indices)."""
-    return 4 * m + 48 * n
+def single_model(n: int, m: int, index_dtype=None) -> int:
+    """The single-source model in bytes, b m + (40 + 2b) n: 4m + 48n with int32 indices,
+    8m + 56n with int64 (float64 values); ``index_dtype`` defaults to the one the engine
+    takes for n and m (int64 past 2^31 - 64 stored edges)."""
+    from turbobc._graph import index_dtype_for
+    from turbobc.engines.gpu.memory import single_model as model
+
+    return model(n, m, index_dtype or index_dtype_for(n, m, bits="auto"))
+
+
+def per_edge(n: int, m: int, measured: int | None = None) -> dict:
+    """Bytes per stored edge: the single-source model's in int32 and in int64, the index type
+    the engine takes, and ``measured`` bytes over m when given."""
+    from turbobc._graph import index_dtype_for
+
+    out = {"index_dtype": index_dtype_for(n, m, bits="auto").name,
+           "model_int32": single_model(n, m, np.int32) / max(m, 1),
+           "model_int64": single_model(n, m, np.int64) / max(m, 1)}
+    if measured is not None:
+        out["measured"] = measured / max(m, 1)
+    return out
 
 
 def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
@@ -87,6 +122,7 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
     scales = np.array([p["scale"] for p in points], dtype=float)
     degree = np.array([p["nnz"] / p["n"] for p in points])
     slope, intercept = np.polyfit(scales, degree, 1) if len(points) > 1 else (0.0, degree[0])
+    from turbobc._graph import index_dtype_for
     from turbobc.engines.gpu.memory import choose_lanes
     from turbobc._tuning import current
 
@@ -96,7 +132,8 @@ def largest_fitting(points: list[dict], capacity: int, max_scale: int = 40) -> d
         n = 2**s
         m = int(round(n * (slope * s + intercept)))
         single = _single_expected(n, m)
-        lanes = choose_lanes(n, m, n, capacity, index_bytes=4 if max(n, m) < 2**31 - 1 else 8)
+        lanes = choose_lanes(n, m, n, capacity,
+                             index_bytes=index_dtype_for(n, m, bits="auto").itemsize)
         row = {"scale": s, "n": n, "nnz_estimated": m, "single_expected_bytes": single,
                "single_fits": single <= capacity, "batch_lanes": lanes,
                "batch_expected_bytes": _batched_expected(n, m, lanes) if lanes else None}
@@ -182,6 +219,36 @@ def _measure_batched(graph) -> dict:
             "source_order": SOURCE_ORDER}
 
 
+def _measure_approx(A, epsilon: float = APPROX_EPSILON) -> dict:
+    """``turbobc.bc(A, epsilon=...)`` on the GPU: seconds, what the run sampled and its peak."""
+    import cupy
+
+    from turbobc._api import run_bc
+    from turbobc._memory import available_memory, format_bytes
+
+    n, m = A.shape[0], A.nnz
+    need = VALIDATION_BYTES_PER_EDGE * m + 16 * n
+    if need > available_memory():
+        return {"skipped": f"validation needs about {format_bytes(need)} of host memory "
+                           f"({VALIDATION_BYTES_PER_EDGE} bytes a stored edge beside the "
+                           f"graph); {format_bytes(available_memory())} available"}
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    free0 = cupy.cuda.runtime.memGetInfo()[0]
+    start = time.perf_counter()
+    _, facts = run_bc(A, epsilon=epsilon, engine="gpu")
+    wall = time.perf_counter() - start
+    delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
+    pool.free_all_blocks()
+    kept = {k: v for k, v in facts.items() if isinstance(v, (int, float, str, bool))}
+    record = {"epsilon": epsilon, "seconds": wall, "device_bytes_delta": int(delta),
+              "peak_pool_bytes": kept.get("peak_pool_bytes"), "facts": kept}
+    for key in ("sources", "samples", "pairs"):
+        if isinstance(kept.get(key), int) and kept[key] > 0:
+            record[f"seconds_per_{key[:-1]}"] = wall / kept[key]
+    return record
+
+
 def _warm_up() -> None:
     """Compile the single-source and batched kernels on a small graph."""
     import spmv
@@ -198,7 +265,7 @@ def _warm_up() -> None:
 
 
 def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
-        batched: bool = True, log=print) -> dict:
+        batched: bool = True, approx: bool = True, log=print) -> dict:
     """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
     from turbobc._graph import Graph
 
@@ -213,7 +280,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
             record["points"].append({"graph": f"kron{s}", "scale": s, "n": n, "nnz": m,
                                      "generator": "numpy (host)",
                                      "single_model_bytes": single_model(n, m),
-                                     "single_expected_bytes": _single_expected(n, m)})
+                                     "single_expected_bytes": _single_expected(n, m),
+                                     "bytes_per_stored_edge": per_edge(n, m)})
         record["capacity_source"] = "H100 80 GB (81,559 MiB) less 1 GiB for the context"
         record["largest"] = largest_fitting(record["points"], H100_BYTES - CONTEXT_BYTES)
         return record
@@ -244,20 +312,21 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
                                      f"generation failed: {type(exc).__name__}: {exc}"})
             log(f"kron{s}: generation failed: {exc}")
             continue
-        gen_s = time.perf_counter() - t0
-        A = graphs._csr_from_arrays(indptr.get(), indices.get(), n)
+        gen_s = time.perf_counter() - t0  # sampled, deduplicated and copied to the host
+        A = graphs._csr_from_arrays(indptr, indices, n)
         del indptr, indices
         cupy.get_default_memory_pool().free_all_blocks()
         m = A.nnz
         graph = Graph(pattern=A, directed=False)
         point = {"graph": f"kron{s}", "scale": s, "n": n, "nnz": m, "generator": "cupy (device)",
-                 "generate_seconds": gen_s, "to_host_seconds": time.perf_counter() - t0 - gen_s,
+                 "generate_seconds": gen_s, "index_dtype": A.indices.dtype.name,
                  "single_model_bytes": single_model(n, m),
                  "single_expected_bytes": _single_expected(n, m)}
         try:
             point["single"] = _measure_single(graph, repeats, num_sources)
         except Exception as exc:  # record the failure, go on with the other sizes
             point["single"] = {"error": f"{type(exc).__name__}: {exc}"}
+        point["bytes_per_stored_edge"] = per_edge(n, m, point["single"].get("peak_pool_bytes"))
         cost["single"] = (time.perf_counter() - step) / m
         single = point["single"]
         log(f"kron{s}: n={n} nnz={m} gen {gen_s:.2f} s  single {single.get('kernel')} "
@@ -282,11 +351,32 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
             cost["batched"] = (time.perf_counter() - step) / pairs
         b = point["batched"]
         if "peak_pool_bytes" in b:
+            b["bytes_per_stored_edge"] = b["peak_pool_bytes"] / m
             log(f"kron{s}: batched {b['kernel']} B={b['batch']} {b['sweep_seconds']:.2f} s "
                 f"({b['seconds_per_source'] * 1e3:.3f} ms/src) peak "
                 f"{b['peak_pool_bytes'] / 2**30:.2f} GiB (model {b['model_bytes'] / 2**30:.2f})")
         else:
             log(f"kron{s}: batched {b}")
+        left = budget_seconds - (time.perf_counter() - began)
+        predicted = cost.get("approx", 0.0) * m
+        if not approx:
+            point["approx"] = {"skipped": "approximate runs not requested"}
+        elif predicted > left:
+            point["approx"] = {"skipped": f"time budget: predicted {predicted:.0f} s, "
+                                          f"{left:.0f} s left"}
+        else:
+            step = time.perf_counter()
+            try:
+                point["approx"] = _measure_approx(A)
+            except Exception as exc:
+                point["approx"] = {"error": f"{type(exc).__name__}: {exc}"}
+            cost["approx"] = (time.perf_counter() - step) / m
+        a = point["approx"]
+        if a.get("peak_pool_bytes"):
+            a["bytes_per_stored_edge"] = a["peak_pool_bytes"] / m
+        log(f"kron{s}: approximate (epsilon {APPROX_EPSILON}) "
+            + (f"{a['seconds']:.2f} s, sampler {a['facts'].get('sampler')}"
+               if "seconds" in a else str(a)))
         record["points"].append(point)
         del graph, A
     measured = [p for p in record["points"] if "nnz" in p]

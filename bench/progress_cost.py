@@ -53,12 +53,17 @@ def _graph(name: str) -> sp.csr_array:
     return sp.csr_array(nx.to_scipy_sparse_array(G, nodelist=range(int(n)), format="csr"))
 
 
+ENGINE = "graphblas"
+"""The engine timed (``--engine``): the graphblas engine as first measured, or the cpu
+engine, the default without a GPU."""
+
+
 def _timed_run(A, progress: bool):
-    """Seconds, values and facts of exact BC on the CPU engine; the bar drawn into a
+    """Seconds, values and facts of exact BC on :data:`ENGINE`; the bar drawn into a
     string."""
     with contextlib.redirect_stderr(io.StringIO()):
         began = time.perf_counter()
-        result = turbobc.run_bc(A, engine="graphblas", progress=progress)
+        result = turbobc.run_bc(A, engine=ENGINE, progress=progress)
         seconds = time.perf_counter() - began
     return seconds, result.values, result.facts
 
@@ -108,16 +113,16 @@ def bench(name: str, repeats: int, peers: bool, widths) -> dict:
     plain, shown = min(times[False]), min(times[True])
     import graphblas as gb
 
-    row = {"graph": name, "n": A.shape[0], "nnz": A.nnz, "repeats": repeats,
+    row = {"graph": name, "engine": ENGINE, "n": A.shape[0], "nnz": A.nnz, "repeats": repeats,
            "graphblas_threads": gb.ss.config["nthreads"],
            "seconds_without_progress": times[False], "seconds_with_progress": times[True],
            "best_without": plain, "best_with": shown, "ratio_best": shown / plain,
            "ratio_median": statistics.median(t / p for t, p in zip(times[True], times[False])),
-           "batches_without": facts[False].get("batches"),
-           "batches_with": facts[True].get("batches"),
+           "batches_without": facts[False].get("batches", facts[False].get("rounds")),
+           "batches_with": facts[True].get("batches", facts[True].get("rounds")),
            "folded": facts[True].get("folded"),
            "max_abs_difference": float(np.max(np.abs(values[True] - values[False])))}
-    if widths:
+    if widths and ENGINE == "graphblas":
         row["seconds_per_source"] = _seconds_per_source(
             A, [w for w in widths if w < A.shape[0]] + [A.shape[0]], max(1, repeats // 2))
         print(f"{name:22s} seconds per source by batch width: {row['seconds_per_source']}",
@@ -147,8 +152,12 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None,
                         help="GraphBLAS threads (default: as it starts, one per core); one "
                              "thread keeps busy shared cores from timing their contention")
+    parser.add_argument("--engine", choices=("graphblas", "cpu"), default="graphblas",
+                        help="the engine timed (--widths applies to graphblas only)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    global ENGINE
+    ENGINE = args.engine
     import graphblas as gb
 
     if args.threads is not None:

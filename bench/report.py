@@ -213,11 +213,18 @@ def _host(record: dict) -> str:
 
 
 def _edge_folding_row(device, g) -> list:
+    # the chain-folded columns: records from issue 33's fourth item on (dashes before)
+    chains = g.get("edge_chain_folded")
     return [device, g["graph"], g["engine"], f"{g['n']:,}", f"{g['vertex_seconds']:.3f}",
             f"{g['edge_folded_seconds']:.3f}", f"{g['edge_unfolded_seconds']:.3f}",
             f"{g['edge_folded']:,}", f"{g['edge_over_vertex']:.2f}",
             f"{g['edge_unfolded_over_vertex']:.2f}",
-            f"{g['max_rel_diff_folded_vs_unfolded']:.1e}"]
+            f"{g['max_rel_diff_folded_vs_unfolded']:.1e}",
+            _or_dash(g.get("vertex_chains_seconds"), ".3f"),
+            _or_dash(g.get("edge_chains_seconds"), ".3f"),
+            "-" if chains is None else f"{chains:,}",
+            _or_dash(g.get("edge_chains_over_vertex_chains"), ".2f"),
+            _or_dash(g.get("max_rel_diff_chains_vs_unfolded"), ".1e")]
 
 
 def _cpu_weighted_row(host, g) -> list:
@@ -405,9 +412,14 @@ def results_markdown(results: Path = RESULTS) -> str:
         records, "edge_folding", "Exact edge BC with the trees folded",
         "Whole graphs, end to end, best of the record's repeats: vertex BC (trees, and on the "
         "GPU chains, folded), edge BC with the trees folded and without "
-        "(`Tuning.fold_trees=False`) on the same engine (bench/edge_folding.py).",
+        "(`Tuning.fold_trees=False`) on the same engine (bench/edge_folding.py); from "
+        "issue 33's fourth item on, vertex and edge BC with chains folded too "
+        "(`Tuning.fold_chains=True`; chain sources: the sources folded into chains' ends, "
+        "dashes in earlier records).",
         ["device", "graph", "engine", "n", "vertex s", "edge s", "edge unfolded s",
-         "folded", "edge / vertex", "unfolded edge / vertex", "max diff / largest"],
+         "folded", "edge / vertex", "unfolded edge / vertex", "max diff / largest",
+         "vertex chains s", "edge chains s", "chain sources", "edge / vertex, chains",
+         "chains max diff / largest"],
         _edge_folding_row)
     parts += _latest_section(
         records, "cpu_weighted", "Weighted and edge BC on the CPU engine against NetworKit",

@@ -28,11 +28,12 @@ ALONE = "one-source-walks"
 """The cpu engine with ``Tuning.cpu_lanes = False``: every source walked alone (the path of
 deep graphs, edge sums and lengths), where the small graphs of the grid would otherwise take
 the 64-lane batches (turbobc/engines/cpu/lanes.py): the fixture sets the knob and hands the
-test ("cpu", "auto")."""
+test ("cpu", "auto"). Marked slow: the plain "cpu" entry already walks alone wherever lanes do
+not serve (lengths, edges, deep graphs), so the first check leaves this repeat to .ci/run."""
 
 ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas"),
                   pytest.param(("cpu", "auto"), id="cpu"),
-                  pytest.param(("cpu", ALONE), id="cpu-alone")] + [
+                  pytest.param(("cpu", ALONE), id="cpu-alone", marks=pytest.mark.slow)] + [
     pytest.param(("gpu", kernel), id=f"gpu-{kernel}", marks=pytest.mark.gpu)
     for kernel in GPU_KERNELS
 ] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu),

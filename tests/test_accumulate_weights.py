@@ -18,7 +18,9 @@ from turbobc.engines import engine_named
 from turbobc.engines.protocol import Problem
 from turbobc.engines.wide import accumulate_wide
 
-CASES = ["karate", "les_miserables", "grid_6x7", "grid_deep_2x40", "barbell", "random_tree",
+# the deep grid (80 levels, the longest here on the CPU) runs with the slow tests
+CASES = ["karate", "les_miserables", "grid_6x7",
+         pytest.param("grid_deep_2x40", marks=pytest.mark.slow), "barbell", "random_tree",
          "gnp_sparse_isolated", "two_components_isolated", "self_loops", "digraph_gnp",
          "digraph_sparse_unreachable", "dag", "scale_free_directed", "directed_self_loops"]
 

@@ -320,6 +320,7 @@ def test_gpu_edge_samples_the_same_sources():
                                atol=1e-15)
 
 
+@pytest.mark.slow
 def test_progress_counts_the_samples(cpu_engine):
     class Recorder:
         def __init__(self):
@@ -418,6 +419,7 @@ def test_allocated_budgets_sum_within_the_budget():
         assert np.all(np.diff(L[order]) <= 1e-9)  # larger pilot mean, smaller (or equal) L
 
 
+@pytest.mark.slow
 def test_budgets_from_the_means_shrink_the_largest_radius():
     """Budgets allocated from the true means (a perfect pilot) give a smaller largest radius
     than the even split at the same sample count, on graphs with a few vertices of large BC."""
@@ -434,6 +436,7 @@ def test_budgets_from_the_means_shrink_the_largest_radius():
             assert largest_radius(mean, k, 1.0, L) < largest_radius(mean, k, 1.0, even)
 
 
+@pytest.mark.slow
 def test_pilot_takes_no_more_samples_than_the_even_split():
     """A whole run with the pilot (pairs sampled on the host, a Barabási–Albert graph): it
     stops by the radius, with no more samples than the even split takes on the same draws

@@ -46,11 +46,72 @@ def test_array_module_kronecker_is_canonical_with_host_like_density():
     assert abs(A.nnz / host.nnz - 1) < 0.05  # same distribution, another sample
 
 
+@pytest.mark.slow
+def test_chunked_kronecker_is_the_canonical_form_of_its_sample():
+    """kron25 to kron27's path (several chunks, many buckets, two passes) on the host at scale
+    9: the same canonical pattern as SciPy's of the same sampled edges."""
+    chunks = graphs._kronecker_chunks(np, 9, 48, 1, chunk_edges=997)
+    assert len(chunks) == 25 and all(rows.dtype == np.int32 for rows, _ in chunks)
+    rows = np.concatenate([r for r, _ in chunks])
+    cols = np.concatenate([c for _, c in chunks])
+    expected = graphs._canonical(rows, cols, 2**9)
+    indptr, indices = graphs._bucketed_csr(np, chunks, 2**9, bucket_keys=1500)
+    np.testing.assert_array_equal(indptr, expected.indptr)
+    np.testing.assert_array_equal(indices, expected.indices)
+    whole = graphs.kronecker_arrays(np, 9, chunk_edges=997, bucket_keys=1500)
+    np.testing.assert_array_equal(whole[1], indices)
+
+
+def test_one_chunk_is_the_sample_of_the_records():
+    """Up to scale 24 (one chunk) the sample is the one the records were measured on: the
+    draws in the same order, one sort of every key."""
+    one = graphs.kronecker_arrays(np, 10)
+    chunks = graphs._kronecker_chunks(np, 10, 48, 1, chunk_edges=2**30)
+    assert len(chunks) == 1 and graphs.kronecker_sizes(24)["chunks"] == 1
+    rows, cols = chunks[0]
+    expected = graphs._canonical(rows, cols, 2**10)
+    np.testing.assert_array_equal(one[0], expected.indptr)
+    np.testing.assert_array_equal(one[1], expected.indices)
+
+
+def test_kronecker_arrays_come_back_in_int64_past_the_limit(monkeypatch):
+    """Past 2^31 - 64 stored edges both arrays are int64 (here the limit lowered to 100)."""
+    import turbobc._graph
+
+    small = graphs.kronecker_arrays(np, 8, chunk_edges=997, bucket_keys=1500)
+    monkeypatch.setattr(turbobc._graph, "INT32_LIMIT", 100)
+    indptr, indices = graphs.kronecker_arrays(np, 8, chunk_edges=997, bucket_keys=1500)
+    assert indptr.dtype == np.int64 and indices.dtype == np.int64
+    assert small[1].dtype == np.int32
+    np.testing.assert_array_equal(indices, small[1])
+    A = graphs._csr_from_arrays(indptr, indices, 2**8)
+    assert A.indices.dtype == np.int64 and (A != A.T).nnz == 0
+
+
+@pytest.mark.parametrize("scale", [25, 26, 27])
+def test_kronecker_sizes_past_two_to_the_31_do_not_overflow(scale):
+    """kron25 to kron27, sized without allocating: every array of the generation below 2^31
+    entries, the vertices in int32, the keys in int64, the result in int64."""
+    sizes = graphs.kronecker_sizes(scale)
+    n, m = 2**scale, 48 * 2**scale
+    assert sizes["n"] == n and sizes["sampled_edges"] == m > 2**31 // 2
+    assert sizes["vertex_dtype"] == "int32" and sizes["vertex_max"] < 2**31 - 1
+    assert (1 << (scale - 1)) < 2**31  # the highest bit a sampled row or column sets in int32
+    assert sizes["key_fits"] and sizes["largest_key"] == n * n - 1
+    assert sizes["chunks"] == -(-m // graphs.CHUNK_EDGES) >= 2
+    assert sizes["chunk_edges"] <= graphs.CHUNK_EDGES < 2**31
+    assert sizes["keys_per_bucket"] <= graphs.BUCKET_KEYS < 2**31
+    assert sizes["stored_edges_bound"] > 2**31 and sizes["index_dtype"] == "int64"
+    assert sizes["index_bytes_bound"] == 8 * (2 * m + n + 1)
+    assert graphs.kronecker_sizes(22)["index_dtype"] == "int32"
+
+
 def test_kronecker_without_a_device_is_the_host_sample():
     a, b = graphs.kronecker(10), graphs.kronecker(10, device=False)
     assert (a != b).nnz == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["turbobc-graphblas", "networkit", "networkx"])
 def test_every_cpu_peer_gives_networkx_normalized_values_or_says_why_not(engine):
     G = nx.les_miserables_graph()
@@ -248,3 +309,14 @@ def test_compile_time_imports_only_public_turbobc():
                         "spmv", "cupy", "records"}
     assert re.findall(r"\bturbobc\.(\w+)", text) and set(
         re.findall(r"\bturbobc\.(\w+)\(", text)) == {"bc"}
+
+
+def test_memory_models_per_stored_edge_in_both_index_types():
+    n, m = 2**25, 3_000_000_000  # kron25's size: int64 indices by size
+    row = memory.per_edge(n, m, measured=30 * m)
+    assert row["index_dtype"] == "int64" and row["measured"] == 30
+    assert row["model_int32"] == pytest.approx(4 + 48 * n / m)
+    assert row["model_int64"] == pytest.approx(8 + 56 * n / m)
+    assert memory.single_model(n, m) == 8 * m + 56 * n
+    assert memory.single_model(2**20, 10**8) == 4 * 10**8 + 48 * 2**20
+    assert memory.per_edge(2**20, 10**8)["index_dtype"] == "int32"

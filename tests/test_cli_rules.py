@@ -152,6 +152,7 @@ def _with_gpu_count(count: int, *args) -> subprocess.CompletedProcess:
                           text=True, cwd=ROOT, env={**os.environ, **NO_GPU})
 
 
+@pytest.mark.slow
 def test_dask_logging_is_quiet_unless_debug(tmp_path):
     """--gpus 1 starts a local cluster: its workers' INFO lines (about 40) are not shown; with
     --debug they are."""

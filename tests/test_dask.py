@@ -464,7 +464,8 @@ def test_folded_vertex_bc_on_the_cluster_equals_the_local_run(client, name, cpu_
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FOLDING))
 def test_folded_edge_bc_on_the_cluster_equals_the_local_run(client, name, cpu_engine):
-    """Edge BC folds what the local path folds (its trees; chains where it folds them)."""
+    """Edge BC folds what the local path folds: its trees, and its chains (the chains'
+    edges credited in each chunk's partial)."""
     G = FOLDING[name]()
     A = adjacency(G)
     with _force_chains(dask_chunk_sources=9):
@@ -472,6 +473,7 @@ def test_folded_edge_bc_on_the_cluster_equals_the_local_run(client, name, cpu_en
         spread = turbobc._api.run_edge_bc(A, engine=cpu_engine, client=client)
     _same_folding(spread.facts, local.facts)
     assert local.facts["folded"] > 0 or name == "subdivided_grid"  # no trees there
+    assert local.facts["chain_folded"] > 0
     np.testing.assert_array_equal(spread.values.indices, local.values.indices)
     np.testing.assert_allclose(spread.values.data, local.values.data, rtol=1e-12, atol=1e-15)
     want = nx.edge_betweenness_centrality(G)
@@ -527,13 +529,13 @@ KILLED = {"vertex": lambda A, **kw: run_bc(A, **kw),
 def test_a_worker_killed_while_folded_sources_are_swept_loses_nothing(cpu_engine, kind):
     """The chains' credit travels in each chunk's partial: a chunk run again on another
     worker adds it once, and nothing a dead worker kept is missed (vertex, weighted and
-    edge BC, each folded as the local run folds it)."""
+    edge BC, each folded as the local run folds it: trees and chains)."""
     A = _road_minnesota(lengths=kind == "weighted")
     call = KILLED[kind]
     with _force_chains():
         local = call(A, engine=cpu_engine)
     with _cluster(2) as cluster, distributed.Client(cluster) as c:
-        killer = _KillAfter(c, after=300)  # of the 1,039 (edge BC: 2,501) sources swept
+        killer = _KillAfter(c, after=300)  # of the 1,039 sources swept
         with _force_chains(dask_chunk_sources=20):
             result = call(A, client=c, engine=cpu_engine, progress=killer)
     assert killer.killed is not None, "no worker was busy to kill"
@@ -541,11 +543,11 @@ def test_a_worker_killed_while_folded_sources_are_swept_loses_nothing(cpu_engine
     assert killer.done == A.shape[0]  # every source counted once, folded ones included
     _same_folding(result.facts, local.facts)
     assert result.facts["folded"] > 0
+    assert result.facts["chain_folded"] > 0
     if kind == "edge":
         np.testing.assert_allclose(result.values.data, local.values.data, rtol=1e-12,
                                    atol=1e-15)
     else:
-        assert result.facts["chain_folded"] > 0
         np.testing.assert_allclose(result.values, local.values, rtol=1e-12, atol=1e-15)
 
 

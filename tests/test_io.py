@@ -16,9 +16,35 @@ import scipy.sparse as sp
 
 import turbobc
 import turbobc.io._dimacs
+import turbobc.io._matrix_market
 import turbobc.io._readers
 from data_files import SMALL_GRAPHS, large_data, path as data_path
 from turbobc.io._readers import load
+
+HAS_FAST = turbobc.io._matrix_market.fast_reader() is not None
+MTX_READERS = [pytest.param("fast_matrix_market", marks=pytest.mark.skipif(
+                   not HAS_FAST, reason="fast_matrix_market is in the test extra "
+                                        "(pip install '.[test]')")),
+               "scipy"]
+"""Matrix Market files are read both ways: fast_matrix_market and scipy.io.mmread."""
+
+
+def pytest_generate_tests(metafunc):
+    """Every Matrix Market test (named ..._mtx_... or ..._matrix_market_...) runs with each
+    reader of :data:`MTX_READERS`."""
+    name = metafunc.function.__name__
+    if "mtx_reader" in metafunc.fixturenames and ("mtx" in name or "matrix_market" in name):
+        metafunc.parametrize("mtx_reader", MTX_READERS, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def mtx_reader(request, monkeypatch):
+    """The Matrix Market reader of a test: ``"scipy"`` hides fast_matrix_market (as a machine
+    without the extra); other tests read as installed."""
+    reader = getattr(request, "param", "auto")
+    if reader == "scipy":
+        monkeypatch.setattr(turbobc.io._matrix_market, "fast_reader", lambda: None)
+    return reader
 
 # Copied from the statistics table of the curated real-graph set these files come from (its
 # README, "The datasets"), computed by the set's curator with numpy/scipy, not by our reader:
@@ -1003,3 +1029,84 @@ def test_a_utf8_byte_order_mark_is_skipped(tmp_path):
             assert (marked.matrix != plain.matrix).nnz == 0, name
             np.testing.assert_array_equal(marked.labels, plain.labels)
             assert marked.n == 3 and marked.matrix.nnz in (2, 4), name
+
+
+# ---------------------------------------------------------------- Matrix Market, both readers
+
+MTX_FILES = [name for name in SMALL_GRAPHS if ".mtx" in name]
+
+
+@pytest.mark.parametrize("name", MTX_FILES)
+@pytest.mark.parametrize("directed", [None, True, False])
+def test_both_readers_read_the_same_graph(name, directed):
+    if not HAS_FAST:
+        pytest.skip("fast_matrix_market is in the test extra (pip install '.[test]')")
+    path = data_path(name)
+    fast = turbobc.io._matrix_market.read_mtx(path, directed, False,
+                                              reader="fast_matrix_market")
+    slow = turbobc.io._matrix_market.read_mtx(path, directed, False, reader="scipy")
+    assert (fast.matrix != slow.matrix).nnz == 0 and fast.matrix.has_canonical_format
+    assert fast.matrix.indices.dtype == slow.matrix.indices.dtype == np.int32
+    np.testing.assert_array_equal(fast.labels, slow.labels)
+    assert (fast.directed, fast.self_loops, fast.header_directed) == (
+        slow.directed, slow.self_loops, slow.header_directed)
+
+
+def test_matrix_market_weighted_symmetric_both_ways(tmp_path, mtx_reader):
+    path = _write(tmp_path / "w.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
+                                      "4 4 3\n2 1 2.5\n3 2 1\n4 1 4\n")
+    A = load(path, weighted=True).matrix
+    assert A.toarray().tolist() == [[0, 2.5, 0, 4], [2.5, 0, 1, 0], [0, 1, 0, 0], [4, 0, 0, 0]]
+    arcs = load(path, weighted=True, directed=True)
+    assert arcs.directed and (arcs.matrix != A).nnz == 0
+
+
+class _Bytes:
+    def __init__(self):
+        self.count = 0
+
+    def update(self, n):
+        self.count += n
+
+
+@pytest.mark.parametrize("suffix", [".mtx", ".mtx.gz"])
+def test_progress_counts_the_files_bytes(tmp_path, suffix):
+    if not HAS_FAST:
+        pytest.skip("fast_matrix_market is in the test extra (pip install '.[test]')")
+    text = data_path("delaunay_n10.mtx").read_bytes()
+    path = tmp_path / f"d{suffix}"
+    path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    bar = _Bytes()
+    A, _ = turbobc.read_graph(path, progress=bar)
+    assert bar.count == path.stat().st_size
+    B, _ = turbobc.read_graph(path, progress=True)  # a tqdm bar, shown after a second
+    assert (A != B).nnz == 0 and (A != turbobc.read_graph(path)[0]).nnz == 0
+
+
+def test_matrix_market_byte_order_mark_both_ways(tmp_path, mtx_reader):
+    path = tmp_path / "bom.mtx"
+    path.write_bytes(b"\xef\xbb\xbf%%MatrixMarket matrix coordinate pattern general\n"
+                     b"3 3 2\n1 2\n2 3\n")
+    graph = load(path)
+    assert _edges(graph.matrix, graph.labels) == {(1, 2), (2, 3)}
+
+
+def test_read_graph_refuses_a_progress_that_is_no_bar(tmp_path):
+    path = _mtx(tmp_path / "p.mtx", "general\n3 3 1\n1 2\n")
+    with pytest.raises(TypeError, match=re.escape("progress must be True or False, or an "
+                                                  "object with an update(n) method; got "
+                                                  "str 'yes'")):
+        turbobc.read_graph(path, progress="yes")
+
+
+def test_reader_names_checked(tmp_path, monkeypatch):
+    path = _mtx(tmp_path / "r.mtx", "general\n3 3 1\n1 2\n")
+    with pytest.raises(ValueError, match=re.escape("reader must be one of 'auto', "
+                                                   "'fast_matrix_market', 'scipy'; got "
+                                                   "'fmm'")):
+        turbobc.io._matrix_market.read_mtx(path, None, False, reader="fmm")
+    monkeypatch.setattr(turbobc.io._matrix_market, "fast_reader", lambda: None)
+    with pytest.raises(ImportError, match=re.escape("reader='fast_matrix_market' needs the "
+                                                    "fast_matrix_market package: pip install "
+                                                    "'turbobc[fast-io]'")):
+        turbobc.io._matrix_market.read_mtx(path, None, False, reader="fast_matrix_market")

@@ -42,7 +42,9 @@ def test_kernel_compiles_for_compute_90(filename):
     ptx, lowered = _module.compile_ptx(filename, arch="compute_90")
     names = _module.name_expressions(filename)
     assert set(lowered) == set(names)
-    assert any("long long" in name for name in names) and any("<int" in name for name in names)
+    for kernel in SOURCES[filename]:  # each kernel in both index types: int32 and int64
+        assert any(name.startswith(f"{kernel}<int") for name in names), kernel
+        assert any(name.startswith(f"{kernel}<long long") for name in names), kernel
     text = ptx.decode() if isinstance(ptx, bytes) else ptx
     assert ".target sm_90" in text
     for mangled in lowered.values():

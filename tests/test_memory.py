@@ -289,6 +289,7 @@ def _live_matrices() -> int:
     return sum(isinstance(o, Matrix) for o in gc.get_objects())
 
 
+@pytest.mark.slow
 def test_matrices_of_finished_batches_are_freed():
     """python-graphblas matrices sit in reference cycles (Matrix.ss refers back), so only the
     cyclic collector frees them; the engine collects after each batch. With automatic
@@ -340,7 +341,8 @@ def test_gpu_single_source_refuses_a_model_above_the_limit():
     check_single_limit(n, m, "auto", np.int32, 1, None)
     check_single_limit(n, m, "auto", np.int32, 1, need)
     message = (f"the GPU engine needs about {_memory.format_bytes(need)} of device memory for "
-               "one source of this graph (n=1000, 8000 stored edges, kernel='auto'), but "
+               "one source of this graph (n=1000, 8000 stored edges, int32 indices, 4 bytes per "
+               "stored edge, kernel='auto'), but "
                f"memory_limit is {_memory.format_bytes(need - 1)}; raise memory_limit")
     with pytest.raises(MemoryError, match=re.escape(message)):
         check_single_limit(n, m, "auto", np.int32, 1, need - 1)

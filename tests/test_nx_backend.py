@@ -651,6 +651,7 @@ def _classify(calls):
     return served, declined, untouched
 
 
+@pytest.mark.slow
 def test_networkx_betweenness_tests_with_fallback(tmp_path):
     """networkx's own betweenness tests, every call dispatched to turbobc, declined ones
     falling back to networkx: all pass; the served/declined split is pinned."""

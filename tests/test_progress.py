@@ -58,6 +58,7 @@ def test_a_shown_bar_is_redrawn_while_no_source_is_done(capsys, monkeypatch):
     assert not [t for t in set(threading.enumerate()) - earlier if t.name == "turbobc-progress"]
 
 
+@pytest.mark.slow
 def test_bc_with_progress_in_one_engine_batch(capsys, monkeypatch):
     """road-minnesota (2,642 vertices) is one batch of the CPU engine, with the bar as
     without it: the bar is redrawn while the batch runs (the time elapsed), reaches the total

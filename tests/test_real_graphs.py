@@ -11,7 +11,7 @@ import turbobc
 from data_files import load, path as data_path
 from oracles import networkx_bc
 
-# file, directed, how many sources: "all", ("k", k, seed) or ("every", step); the five that
+# file, directed, how many sources: "all", ("k", k, seed) or ("every", step); the six that
 # take longest on the CPU are left to the slow run (marker slow)
 REAL_CASES = [
     pytest.param("delaunay_n10.mtx", False, "all", marks=pytest.mark.slow),
@@ -21,7 +21,7 @@ REAL_CASES = [
     ("facebook_combined.txt.gz", False, ("every", 97)),
     ("email-Eu-core.txt.gz", True, ("k", 150, 3)),
     pytest.param("p2p-Gnutella08.txt", True, ("k", 200, 4), marks=pytest.mark.slow),
-    ("wiki-Vote.txt.gz", True, ("k", 40, 5)),
+    pytest.param("wiki-Vote.txt.gz", True, ("k", 40, 5), marks=pytest.mark.slow),
 ]
 
 

@@ -355,6 +355,7 @@ def test_weight_kinds():
         turbobc.bc(A, weight=1.5, **CPU)
 
 
+@pytest.mark.slow
 def test_lengths_that_vanish_in_a_sum_raise(cpu_engine):
     """1 next to 2^60: 2^60 + 1 == 2^60 in float64, so the DAG would hold an edge between two
     vertices at the same distance (networkx's counts depend on its pop order there)."""
@@ -540,6 +541,7 @@ def test_diamond_chain_beside_path(k, cpu_engine):
 @pytest.mark.parametrize("wide", [False, True], ids=["rescaled", "wide"])
 @pytest.mark.parametrize("name", ["grid_6x7", "les_miserables", "grid_deep_2x40",
                                   "digraph_dense", "gnp_medium"])
+@pytest.mark.slow
 def test_forced_scaling_and_wide_sweep_equal_networkx(monkeypatch, name, wide, cpu_engine):
     """Every level scaled (threshold 2^2) and, with ``wide``, nearly every source through the
     wide sweep (limit 2^2): vertex, edge and subset BC still equal networkx."""

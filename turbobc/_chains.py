@@ -33,6 +33,14 @@ r(x_i), the vertices it stands for after folding trees):
 
 A *loop* (a = b: a cycle through one vertex of another degree) is the same with d(a, b) = 0.
 
+Edge BC folds the same way (docs/algorithm.md, "Folding chains", edge sums): the dependency of a
+pair (x_i, t) on an edge outside the chain splits between a's and b's paths as its dependency on
+a vertex does, so the ends' sweeps carry it when their edge sums use the slot's τ (every
+engine's accumulate step hands a DAG edge v -> w the term σ(v)/σ(w) · (τ(w) + δ(w)) with the
+τ it sweeps with); the chain's own edges get closed forms, edge j (positions j − 1, j) what
+vertex j − 1 gets of the paths through a (crossed toward a) and what vertex j gets of those
+through b (crossed toward b), and the in-chain pairs the edges between them or round them.
+
 Weighted graphs: i and L above become lengths. x_i lies at p_i (the length of the chain from
 a to it) and the chain is λ long; a target outside is reached through a when 2 p_i < h(t) =
 λ − Δ(t), on a tie when 2 p_i = h(t). The classes stay the 2L + 1 of the hop case, in order:
@@ -57,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from turbobc._graph import Graph
+from turbobc._graph import Graph, entry_positions
 from turbobc.engines.protocol import SlotCounts, SlotWeightsDeclined
 
 __all__ = ["Chains", "find_chains", "ChainFolding", "ChainRows"]
@@ -170,13 +178,15 @@ class ChainFolding:
     """The per-slot target weights that fold the sources inside ``chains`` into the chains'
     ends (module docstring), for the sweeps of ``graph`` from :attr:`sources` with target
     weight ``r`` (``Problem.target_weight``); :attr:`credit` collects, as the batches of a
-    run are swept, what the folded sources add to the chains' own vertices and ends.
+    run are swept, what the folded sources add to the chains' own vertices and ends, or with
+    ``edges`` (edge BC) what they add to the chains' own edges (:meth:`edge_credit`).
 
     An engine serving it (``Problem.slot_weights``) calls :meth:`batches` once per run with
     the run's sources and how many slots a batch holds, then per batch sets τ = own ⊗ r
     (:meth:`own_weights`), sweeps forward, calls :meth:`add_target_weights`, sweeps backward
     with that τ (and ω = 1) and runs the callable it returned; last, it adds :attr:`credit`
-    to the run's raw sums. So a run's :class:`~turbobc.engines.protocol.Partial` is whole:
+    to the run's raw vertex sums, and with ``edges`` :meth:`edge_credit` to its edge sums.
+    So a run's :class:`~turbobc.engines.protocol.Partial` is whole:
     the sums of its sources and of the folded sources they carry. The runs of disjoint parts
     of :attr:`sources` (the chunks of a Dask run, turbobc/_dask.py) carry every chain once
     between them (:meth:`batches`), and their partials add up to the run of all.
@@ -189,7 +199,11 @@ class ChainFolding:
         The sources folded (the chains' inner vertices).
     credit : numpy.ndarray
         float64 per vertex: the raw sums of the folded sources carried by the run in
-        progress (since the last :meth:`batches`) that its sweeps do not carry.
+        progress (since the last :meth:`batches`) that its sweeps do not carry (zero with
+        ``edges``: edge BC has no vertex sums to give).
+    edges : bool
+        Edge BC: the credits go to the chains' edges (:meth:`edge_credit`), not their
+        vertices.
     r, chain_of, prefix : numpy.ndarray
         What an engine's :meth:`SlotCounts.chain_terms` reads: r per vertex, the chain of
         each vertex (-1: none), and each chain's prefix sums P(0..k) of r over its inner
@@ -204,9 +218,10 @@ class ChainFolding:
         credits of the run in progress.
     """
 
-    def __init__(self, graph: Graph, r: np.ndarray, chains: Chains):
+    def __init__(self, graph: Graph, r: np.ndarray, chains: Chains, *, edges: bool = False):
         began = time.perf_counter()
         self.graph, self.r, self.chains = graph, np.asarray(r, dtype=np.float64), chains
+        self.edges = edges
         n = graph.n
         self.chain_of = np.full(n, -1, dtype=np.int64)
         k = chains.inner_count
@@ -227,6 +242,10 @@ class ChainFolding:
                      + np.arange(chains.inner.size))
         vertex_at[inner_pos] = chains.inner
         self._vertex_at = vertex_at
+        # edge BC: the credit of edge j (positions j − 1, j) of chain c at pos_off[c] + j, each
+        # way: toward b (forward, the entry x_{j−1} -> x_j) and toward a (backward)
+        self._edge_forward = np.zeros(vertex_at.size if edges else 0, dtype=np.float64)
+        self._edge_backward = np.zeros(vertex_at.size if edges else 0, dtype=np.float64)
         self._position, self.scale = _positions(graph, vertex_at, self._pos_off, self._L)
         self._span = self._position[self._pos_off[1:] - 1]       # λ per chain (L in hops)
         # class lookup (classes()): chain c's doubled positions, after every earlier chain's
@@ -253,14 +272,18 @@ class ChainFolding:
 
     def __getstate__(self) -> dict:
         """What a copy of the plan needs (a Dask worker's, turbobc/_dask.py): not the run
-        in progress (its batches and credit) nor the device copies."""
+        in progress (its batches and credits) nor the device copies."""
         state = dict(self.__dict__)
-        state.update(_uploaded={}, _batches=[], credit=None)
+        state.update(_uploaded={}, _batches=[], credit=None, _edge_forward=None,
+                     _edge_backward=None)
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.credit = np.zeros(self.graph.n, dtype=np.float64)
+        size = self._vertex_at.size if self.edges else 0
+        self._edge_forward = np.zeros(size, dtype=np.float64)
+        self._edge_backward = np.zeros(size, dtype=np.float64)
 
     # ---- positions ---------------------------------------------------------------------
 
@@ -334,8 +357,8 @@ class ChainFolding:
         most ``capacity``) over ``sources`` (a part of :attr:`sources`; default all), in
         ``rank`` order (default: the order given), each batch carrying the chains whose
         first-swept end it holds, with their other ends as helpers where they are not sources
-        of it; :attr:`credit` and the seconds of the target weights and credits start from
-        zero.
+        of it; :attr:`credit` (and the chains' edge credits) and the seconds of the target
+        weights and credits start from zero.
 
         A run carries the chains whose first end (``Chains.first``) is among its sources: all
         of them when it sweeps every source, and each chain exactly once over runs of
@@ -345,6 +368,8 @@ class ChainFolding:
         began = time.perf_counter()
         chains = self.chains
         self.credit = np.zeros(self.graph.n, dtype=np.float64)
+        self._edge_forward[:] = 0.0
+        self._edge_backward[:] = 0.0
         self.seconds.update(target_weights=0.0, credits=0.0)
         if sources is None:
             sources = self.sources
@@ -471,8 +496,9 @@ class ChainFolding:
 
     def add_target_weights(self, index: int, counts: SlotCounts):
         """Add the folded sources' target weights to the slots of batch ``index`` (module
-        docstring). Returns a callable that adds their closed-form terms to :attr:`credit`
-        (host work, which the engine may run while its backward sweep runs on the device)."""
+        docstring). Returns a callable that adds their closed-form terms to :attr:`credit`,
+        or with :attr:`edges` to the chains' edges (:meth:`edge_credit`): host work, which the
+        engine may run while its backward sweep runs on the device."""
         batch = self._batches[index]
         began = time.perf_counter()
         later = []
@@ -501,16 +527,20 @@ class ChainFolding:
         # τ of both ends' slots, and the classes of the targets outside each chain
         mass, tie_mass = counts.chain_terms(self, rows)
         # d(a, b) and σ(a, b): pairs inside a chain with a shorter way round add to τ_a(b)
+        # (edge BC: those that go round from b to a to τ_b(a), so that each stored entry of
+        # the a-b paths gets the pairs that cross it its way)
         D, sig_ab = counts.at(lane_a, last)
         D = np.where(self._loop[chains], 0, self.scaled(np, D))
         sig_ab = np.where(self._loop[chains], 1.0, sig_ab)
         direct = (D >= self._span[chains]) & ~self._loop[chains]
         if (~direct).any():
-            around = self._credit_pairs(chains[~direct], D[~direct], sig_ab[~direct])
-            keep = (around != 0) & (first[~direct] != last[~direct])
-            if keep.any():
-                counts.add_target_entries(lane_a[~direct][keep], last[~direct][keep],
-                                          around[keep])
+            to_b, to_a = self._credit_pairs(chains[~direct], D[~direct], sig_ab[~direct])
+            round_a, round_b = lane_a[~direct], lane_b[~direct]
+            ends_a, ends_b = first[~direct], last[~direct]
+            for lanes, ends, around in ((round_a, ends_b, to_b), (round_b, ends_a, to_a)):
+                keep = (around != 0) & (ends_a != ends_b)
+                if keep.any():
+                    counts.add_target_entries(lanes[keep], ends[keep], around[keep])
 
         def finish() -> None:
             self._credit_outside(chains, hist_off, mass, tie_mass)
@@ -521,7 +551,9 @@ class ChainFolding:
 
     # The credits below are per position j = 0 .. L of each chain (a, x_1 .. x_k, b), in
     # (chains, Lmax + 2) arrays of the chunk's chains, summed along each row only: a running
-    # sum across chains would leave other chains' rounding where a credit is 0.
+    # sum across chains would leave other chains' rounding where a credit is 0. Edge credits
+    # (edge BC) are per edge j = 1 .. L, the edge between positions j − 1 and j, at column j,
+    # each way: forward (crossed toward b) and backward (toward a).
 
     def _table(self, chains, values_at, width: int) -> np.ndarray:
         """(chains, width) array: row c holds ``values_at`` of its positions 0 .. L."""
@@ -546,13 +578,46 @@ class ChainFolding:
         where = self._pos_off[chains][:, None] + np.minimum(cols, L[:, None])
         self.credit += _summed(self._vertex_at[where[keep]], table[keep], self.credit.size)
 
+    def _add_edge_credit(self, chains, forward: np.ndarray, backward: np.ndarray) -> None:
+        """Credit of edge j of chain c (1 ≤ j ≤ L) crossed toward b += ``forward[c, j]``, and
+        crossed toward a += ``backward[c, j]``."""
+        L = self._L[chains]
+        cols = np.arange(forward.shape[1])[None, :]
+        keep = (cols >= 1) & (cols <= L[:, None])
+        where = (self._pos_off[chains][:, None] + cols)[keep]
+        size = self._edge_forward.size
+        self._edge_forward += _summed(where, forward[keep], size)
+        self._edge_backward += _summed(where, backward[keep], size)
+
+    def edge_credit(self) -> np.ndarray:
+        """float64 per stored entry of the graph's pattern: what the folded sources add to the
+        chains' edges (edge BC, :attr:`edges`), collected as the batches were swept; zero off
+        the chains. Edge j of a chain (positions j − 1, j) has its entry x_{j−1} -> x_j credited
+        with the paths that cross it toward b, x_j -> x_{j−1} with those toward a."""
+        pattern = self.graph.pattern
+        edge = np.zeros(pattern.nnz, dtype=np.float64)
+        if not self.edges:
+            return edge
+        L = self._L
+        j = np.arange(self._vertex_at.size) - np.repeat(self._pos_off[:-1], L + 1)
+        at = np.flatnonzero(j >= 1)
+        tail, head = self._vertex_at[at - 1], self._vertex_at[at]
+        # every chain edge has an inner end: it lies on one chain only, once
+        edge[entry_positions(pattern, tail, head)] = self._edge_forward[at]
+        edge[entry_positions(pattern, head, tail)] = self._edge_backward[at]
+        return edge
+
     def _credit_outside(self, chains, hist_off, mass, tie_mass) -> None:
         """Credits of the folded sources' paths to targets outside their chain. A target of
         class h is reached by x_i through a when i ≤ m(h) = ⌈h/2⌉ − 1 (its paths cover the
         positions 0 .. i − 1), through b when i ≥ s(h) = ⌊h/2⌋ + 1 (positions i + 1 .. L),
         and by x_{h/2} through both (even h; split by the tie shares). So position j gets
         Σ_h H(h) (P(m(h)) − P(j))⁺ + Σ_h H(h) (P(j − 1) − P(s(h) − 1))⁺ + the ties: sums over
-        the classes grouped by m(h) and by s(h)."""
+        the classes grouped by m(h) and by s(h).
+
+        Edge BC: the paths through a cover the edges 1 .. i (toward a), those through b the
+        edges i + 1 .. L (toward b), so edge j gets what position j − 1 gets through a (the
+        sources i ≥ j) and what position j gets through b (the sources i ≤ j − 1)."""
         k, L = self._k[chains], self._L[chains]
         C, width = chains.size, int(L.max()) + 2
         h = np.arange(2 * width - 1)[None, :]
@@ -569,11 +634,11 @@ class ChainFolding:
         j = np.arange(width)[None, :]
         # through a: Σ_{m > j} A(m) (P(m) − P(j))
         after = lambda x: np.cumsum(x[:, ::-1], axis=1)[:, ::-1] - x  # noqa: E731  Σ_{m > j}
-        credit = after(by_m * P) - P * after(by_m)
+        through_a = after(by_m * P) - P * after(by_m)
         # through b: Σ_{s ≤ j − 1} B(s) (P(j − 1) − P(s − 1))
         P_before = np.concatenate([np.zeros((C, 1)), P[:, :-1]], axis=1)   # P(j − 1)
         upto = lambda x: np.cumsum(x, axis=1) - x  # noqa: E731            Σ_{s < j}
-        credit += P_before * upto(by_s) - upto(by_s * P_before)
+        through_b = P_before * upto(by_s) - upto(by_s * P_before)
         # ties, at i = h / 2 (columns 2i of H and T): through a for j < i, through b for j > i
         r = self._table(chains, self._r_at, width)
         r[np.arange(C), 0] = 0.0
@@ -581,6 +646,12 @@ class ChainFolding:
         even = np.minimum(2 * j, 2 * width - 2)
         tie_a = np.take_along_axis(T, np.broadcast_to(even, T[:, :width].shape), 1) * r
         tie_b = np.take_along_axis(H, np.broadcast_to(even, H[:, :width].shape), 1) * r - tie_a
+        if self.edges:
+            # edge j: through a what position j − 1 gets, through b what position j gets
+            toward_a = _shifted(through_a + after(tie_a))
+            self._add_edge_credit(chains, through_b + upto(tie_b), toward_a)
+            return
+        credit = through_a + through_b
         credit += after(tie_a) + upto(tie_b)
         self._add_credit(chains, credit)
 
@@ -591,6 +662,10 @@ class ChainFolding:
         ([p inner] + [q inner]) (both ordered pairs when both are inner). When d(a, b) = L
         every such shortest path is the inner one, and position j gets Σ_{p < j < q} w =
         X(j − 1) (R − R(j)) + R(j − 1) (X − X(j)) in prefix sums of x = r [inner] and r.
+
+        Edge BC: edge j lies between every p ≤ j − 1 and q ≥ j, crossed toward b by the pairs
+        from p (inner), X(j − 1) (R − R(j − 1)), and toward a by those from q (inner),
+        R(j − 1) (X − X(j − 1)).
         """
         k, L = self._k[chains], self._L[chains]
         width = int(L.max()) + 2
@@ -600,15 +675,25 @@ class ChainFolding:
         X, R = np.cumsum(x, axis=1), np.cumsum(r, axis=1)
         X_before = np.concatenate([np.zeros((chains.size, 1)), X[:, :-1]], axis=1)
         R_before = np.concatenate([np.zeros((chains.size, 1)), R[:, :-1]], axis=1)
+        if self.edges:
+            self._add_edge_credit(chains, X_before * (R[:, -1:] - R_before),
+                                  R_before * (X[:, -1:] - X_before))
+            return
         credit = X_before * (R[:, -1:] - R) + R_before * (X[:, -1:] - X)
         self._add_credit(chains, credit)
 
-    def _credit_pairs(self, chains, D, sig) -> np.ndarray:
+    def _credit_pairs(self, chains, D, sig) -> tuple[np.ndarray, np.ndarray]:
         """The pairs inside chains with a shorter way round through a and b (d(a, b) < λ, or
         a loop), pair by pair: the inner path of |p_i − p_j| or the way round of
         λ + d(a, b) − |p_i − p_j| (``D``: d(a, b) scaled as the positions), both on a tie
-        (1 : σ(a, b) paths). Returns per chain the weight that goes round (τ_a(b): the
-        vertices on the shortest a-b paths)."""
+        (1 : σ(a, b) paths). Returns per chain the weight that goes round from a to b and
+        from b to a (τ_a(b) and τ_b(a): the vertices, or edges, of the shortest a-b paths);
+        for vertex sums, which take no direction, all of it from a to b.
+
+        Edge BC: the inner path covers the edges lo + 1 .. hi, the way round the edges 1 .. lo
+        and hi + 1 .. L (a loop's last edge, x_k – a, too); from x_i to x_j with i < j the
+        inner path runs toward b and the way round toward a (x_i down to a, then b down to
+        x_j), the other way for i > j."""
         k, L = self._k[chains], self._L[chains]
         loop = self._loop[chains]
         width = int(L.max()) + 2
@@ -628,6 +713,11 @@ class ChainFolding:
                                                        1.0 / (1.0 + sig[row]), 0.0))
         w_in, w_round = w * f_in, w * (1.0 - f_in)
         lo, hi = np.minimum(i, j), np.maximum(i, j)
+        if self.edges:
+            ahead = i < j  # the way round: x_i to a, a to b, b to x_j
+            self._pair_edges(chains, row, ahead, lo, hi, w_in, w_round, width)
+            return (np.bincount(row[ahead], weights=w_round[ahead], minlength=chains.size),
+                    np.bincount(row[~ahead], weights=w_round[~ahead], minlength=chains.size))
         top = np.where(loop[row], L[row] - 1, L[row])  # a loop credits a once, at 0
         upper = hi + 1 <= top
         base = row * (width + 1)
@@ -638,7 +728,32 @@ class ChainFolding:
             np.concatenate([w_in, -w_in, w_round, -w_round, w_round[upper], -w_round[upper]]),
             chains.size * (width + 1)).reshape(chains.size, width + 1)
         self._add_credit(chains, np.cumsum(diff, axis=1)[:, :width])
-        return np.bincount(row, weights=w_round, minlength=chains.size)
+        return np.bincount(row, weights=w_round, minlength=chains.size), np.zeros(chains.size)
+
+    def _pair_edges(self, chains, row, ahead, lo, hi, w_in, w_round, width: int) -> None:
+        """The edge credits of :meth:`_credit_pairs`: per pair (chain ``row``, positions
+        ``lo`` < ``hi``, its source at ``lo`` when ``ahead``), ``w_in`` on the edges lo + 1 ..
+        hi the way the source looks, ``w_round`` on the edges 1 .. lo and hi + 1 .. L the
+        other way (difference arrays over the edges, summed along each chain's row)."""
+        L = self._L[chains][row]
+        base = row * (width + 1)
+        size = chains.size * (width + 1)
+
+        def runs(inner):
+            """The credits of one way: the inner paths of the pairs where ``inner``, the ways
+            round of the others."""
+            out = ~inner
+            index = np.concatenate([base[inner] + lo[inner] + 1, base[inner] + hi[inner] + 1,
+                                    base[out], base[out] + lo[out] + 1, base[out] + hi[out] + 1,
+                                    base[out] + L[out] + 1])
+            values = np.concatenate([w_in[inner], -w_in[inner], w_round[out], -w_round[out],
+                                     w_round[out], -w_round[out]])
+            diff = _summed(index, values, size).reshape(chains.size, width + 1)
+            return np.cumsum(diff, axis=1)[:, :width]
+
+        # toward b: the inner paths of the sources before their targets, the ways round of
+        # the sources after theirs; toward a the others
+        self._add_edge_credit(chains, runs(ahead), runs(~ahead))
 
 
 def _positions(graph: Graph, vertex_at, pos_off, L) -> tuple[np.ndarray, float | None]:
@@ -665,6 +780,11 @@ def _positions(graph: Graph, vertex_at, pos_off, L) -> tuple[np.ndarray, float |
     length[step + 1] = np.rint(graph.lengths[e] * scale).astype(np.int64)
     position = np.cumsum(length)
     return position - position[first], scale
+
+
+def _shifted(table: np.ndarray) -> np.ndarray:
+    """``table`` moved one column right (column j holds column j − 1; column 0 zero)."""
+    return np.concatenate([np.zeros((table.shape[0], 1)), table[:, :-1]], axis=1)
 
 
 def _summed(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:

@@ -35,10 +35,13 @@ source sets (one for exact BC, one per checkpoint of an approximation)::
   engine's batch (:func:`chunk_sources`), and the partials are added in chunk order, so the
   result does not depend on the number of workers or on which finished first (beyond what
   one engine's runs already vary: the GPU kernels' atomics add lanes in no fixed order).
+- **The caller's knobs hold on the workers.** Each task carries the
+  :class:`~turbobc._tuning.Tuning` in force where the call was made (``with
+  turbobc.tuning(...)`` around ``bc(..., client=)``), and runs under it: ``index_bits=64``,
+  a GPU family, a batch cap apply to every worker's sweeps as to a local run.
 - **Each worker picks its engine.** ``engine="auto"`` is resolved on the worker (its own GPU,
   else the CPU engine), so a cluster may mix GPU and CPU workers; ``engine="gpu"`` fails on a
-  worker without a GPU, and the error names the worker and the chunk. The caller's knobs
-  (``turbobc.tuning``) are in force on the workers too.
+  worker without a GPU, and the error names the worker and the chunk.
 - **Out of memory.** A chunk that raises ``MemoryError`` is run again on a sweeper with half
   the memory budget (smaller batches), up to ``MEMORY_RETRIES`` times.
 - **Warm workers.** :func:`warm_up` has every worker load its engine's compiled code once
@@ -61,7 +64,6 @@ import numpy as np
 
 import turbobc._dask_worker as on_worker
 from turbobc._graph import index_dtype_for
-from turbobc._tuning import Tuning
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.protocol import Partial, Problem, Sweeper
 
@@ -141,7 +143,8 @@ def problem_bytes(problem: Problem) -> int:
     it pickles (``Graph.__reduce__``: row pointers and column indices in the smallest index
     type, lengths), the weights of the folded trees and the plan of the folded chains."""
     graph = problem.graph
-    total = (graph.n + 1 + graph.nnz) * index_dtype_for(graph.n, graph.nnz).itemsize
+    total = (graph.n + 1 + graph.nnz) * index_dtype_for(graph.n, graph.nnz,
+                                                        bits="auto").itemsize
     seen: set = set()
     arrays = [graph.lengths, problem.target_weight, problem.source_weight]
     plan = problem.slot_weights
@@ -190,14 +193,6 @@ def _on_each_worker(client, function, *args) -> dict:
     return dict(zip(futures, client.gather(list(futures.values()))))
 
 
-def _changed_knobs() -> dict:
-    """The caller's knobs (``turbobc.tuning``) that differ from the defaults: the workers
-    run each task with them."""
-    knobs, default = current_tuning(), Tuning()
-    return {field.name: getattr(knobs, field.name) for field in dataclasses.fields(Tuning)
-            if getattr(knobs, field.name) != getattr(default, field.name)}
-
-
 class DaskExecutor:
     """Sweep on the workers of a Dask ``client`` (module docstring): an executor of the one
     loop (turbobc/_executor.py), whose sessions are :class:`ClusterSweeper`."""
@@ -237,7 +232,7 @@ class ClusterSweeper(Sweeper):
         self.client, self.engine = client, engine
         self.facts = {"engine": "dask", "chunks": 0}
         self._token = uuid.uuid4().hex
-        self._knobs = _changed_knobs()
+        self._knobs = current_tuning()  # the caller's, in force on the workers
         self._scattered = None
         self._began = None
         self._start: dict = {}

@@ -14,8 +14,8 @@ process)::
 
 ``problem`` is the scattered :class:`~turbobc.engines.protocol.Problem` (the graph, the
 weights of the folded trees, the plan of the folded chains), the same object for every task
-of the worker; ``knobs`` are the client's :class:`~turbobc._tuning.Tuning` changes, in force
-while the task runs. Nothing of a call is kept on a worker but its open sweeper: a chunk's
+of the worker; ``knobs`` are the :class:`~turbobc._tuning.Tuning` in force where the call
+was made, in force while the task runs. Nothing of a call is kept on a worker but its open sweeper: a chunk's
 sums, the chains' closed-form credit of its sources included, go back in its
 :class:`ChunkResult`.
 """
@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from turbobc._executor import LocalExecutor
-from turbobc._tuning import tuning
+from turbobc._tuning import using
 from turbobc.engines import resolve_engine
 from turbobc.engines.protocol import Partial, Problem, SlotWeightsDeclined
 
@@ -73,14 +73,15 @@ class ChunkResult:
 
 
 def sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray,
-                knobs: dict) -> ChunkResult:
-    """Run one chunk on this worker's sweeper for the call ``token``."""
+                knobs) -> ChunkResult:
+    """Run one chunk on this worker's sweeper for the call ``token``, under the caller's
+    ``knobs`` (a :class:`~turbobc._tuning.Tuning`)."""
     from distributed import get_worker
 
     worker = get_worker()
     began = time.perf_counter()
     state = worker_state(worker)
-    with state.lock, tuning(**knobs):  # one chunk at a time: a sweeper serves one thread
+    with state.lock, using(knobs):  # one chunk at a time: a sweeper serves one thread
         try:
             partial, retries, sweeper = _run_with_memory_retries(state, problem, token,
                                                                  engine, sources)
@@ -98,7 +99,7 @@ def sweep_chunk(problem: Problem, token: str, engine: str, sources: np.ndarray,
 
 
 def open_and_plan(problem: Problem, token: str, engine: str, num_sources: int,
-                  knobs: dict) -> tuple[int | None, float]:
+                  knobs) -> tuple[int | None, float]:
     """Open this worker's sweeper for the call (kept for its chunks); the batch its engine
     plans for ``num_sources`` sources (None when the engine has no such plan) and the
     seconds the task took."""
@@ -107,7 +108,7 @@ def open_and_plan(problem: Problem, token: str, engine: str, num_sources: int,
     worker = get_worker()
     began = time.perf_counter()
     state = worker_state(worker)
-    with state.lock, tuning(**knobs):
+    with state.lock, using(knobs):
         try:
             sweeper = state.open(problem, token, engine)
         except BaseException as exc:

@@ -13,8 +13,10 @@ The folding and the expansion run here, once, above the loop; the loop sweeps th
 problem as it sweeps any other, here or on Dask's workers, which receive the core, its
 weights and the chain plan with the problem (scattered once). Each run of the plan, a whole
 call here or one chunk on a worker, returns its chains' closed-form credit inside its
-:class:`~turbobc.engines.protocol.Partial` (``ChainFolding.batches``), so the chunks' partials
-add up to the folded sums as the local run's do, and nothing is kept on a worker's copy.
+:class:`~turbobc.engines.protocol.Partial` (the vertices' ``ChainFolding.credit``, or for
+edge BC the chains' edges, ``ChainFolding.edge_credit``; ``ChainFolding.batches``), so the
+chunks' partials add up to the folded sums as the local run's do, and nothing is kept on a
+worker's copy.
 
 :func:`raw_sums` (vertex BC) and :func:`raw_edge_sums` (edge BC) are what
 :func:`turbobc._api.run_bc` and :func:`turbobc._api.run_edge_bc` call for every exact run;
@@ -79,19 +81,25 @@ def raw_sums(call) -> tuple[np.ndarray, dict]:
 def raw_edge_sums(call) -> tuple[np.ndarray, dict]:
     """The raw edge sums of the call's sources, one per stored entry of the graph, and the
     facts of the run: over the graph as it is, or, for exact BC of an undirected graph, over
-    the core left once its trees are folded, expanded back (``FoldedTrees.expand_edges``)."""
-    folded = _tree_folding(call) if _every_source(call) else None
-    if folded is None:
+    the core left once its trees are folded and with the sources inside its chains folded into
+    the chains' ends (their edge sums with per-slot target weights, the chains' own edges in
+    closed form: ``ChainFolding.edge_credit``), expanded back (``FoldedTrees.expand_edges``)."""
+    every_source = _every_source(call)
+    folded = _tree_folding(call) if every_source else None
+    core = call.graph if folded is None else folded.core
+    weight = None if folded is None else folded.weight
+    problem = dataclasses.replace(call.problem, graph=core, target_weight=weight,
+                                  source_weight=weight)
+    chains = _chain_folding(call, problem) if every_source else None
+    if folded is None and chains is None:
         total, facts = run_schedule(call.problem, call.engine, [call.sources],
                                     progress=call.progress, client=call.client)
         return total.edge, dict(facts, folded=0)
-    core = folded.core
-    problem = dataclasses.replace(call.problem, graph=core, target_weight=folded.weight,
-                                  source_weight=folded.weight)
     with _folded_progress(call, core) as bar:
-        total, facts = run_schedule(problem, call.engine, [np.arange(core.n)], progress=bar,
-                                    client=call.client)
-    return folded.expand_edges(total.edge, call.graph.pattern), _folded_facts(facts, folded)
+        core_edge, facts = _sweep_core(call, problem, chains, bar)
+    if folded is None:
+        return core_edge, dict(facts, folded=0)
+    return folded.expand_edges(core_edge, call.graph.pattern), _folded_facts(facts, folded)
 
 
 @contextlib.contextmanager
@@ -148,7 +156,9 @@ def _chain_folding(call, problem):
     off (``Tuning.fold_chains``; ``"auto"``: on the GPU engine, for cores of at least
     ``Tuning.chain_min_vertices``), a directed graph, a weighted one whose sums of lengths
     are not exact (``Graph.length_scale``), an engine that does not serve per-slot target
-    weights, or fewer folded sources than ``Tuning.chain_min_share`` of the vertices.
+    weights, or fewer folded sources than ``Tuning.chain_min_share`` of the vertices. Vertex
+    and edge BC alike: with ``problem.edges`` the plan credits the chains' edges
+    (``ChainFolding.edge_credit``).
 
     With a Dask client the same rules hold for the workers' engine: ``"auto"`` folds when
     the call names the GPU engine, or ``"auto"`` on workers that all have a usable GPU; a
@@ -159,11 +169,17 @@ def _chain_folding(call, problem):
     if knobs.fold_chains not in (True, False, "auto"):
         raise ValueError(f"Tuning.fold_chains must be True, False or 'auto'; got "
                          f"{knobs.fold_chains!r}")
-    if not knobs.fold_chains or graph.directed or problem.edges:
+    if not knobs.fold_chains or graph.directed:
         return None
     if knobs.fold_chains == "auto" and (graph.n < knobs.chain_min_vertices
                                         or not _sweeps_on_gpus(call)):
         return None  # (the size first: asking a cluster's workers is a round trip)
+    if knobs.fold_chains == "auto" and problem.edges:
+        # not yet on "auto": the GPU's per-slot edge sums (the lanes family's EdgeSums in
+        # both phases of a slot batch) await their first device run; fold_chains=True folds
+        # edge BC on any engine (exact against networkx on the CPU engines, tests/
+        # test_edge_chains.py)
+        return None
     if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
         return None
     if graph.weighted and graph.length_scale is None:
@@ -173,7 +189,8 @@ def _chain_folding(call, problem):
     if chains.inner.size < max(1, knobs.chain_min_share * call.graph.n):
         return None
     weight = problem.target_weight
-    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains)
+    plan = ChainFolding(graph, np.ones(graph.n) if weight is None else weight, chains,
+                        edges=problem.edges)
     served = dataclasses.replace(problem, slot_weights=plan, source_weight=None)
     # with a client, an engine this machine may not have ("gpu", "auto") is asked on the
     # workers, as they open their sweepers
@@ -197,9 +214,10 @@ def _sweeps_on_gpus(call) -> bool:
 
 
 def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
-    """Raw sums of the core's every vertex as a source, through the loop: swept, or, with
-    ``chains``, the chains' ends swept with per-slot target weights plus the chains'
-    closed-form terms (and swept as they are if the engine declines midway)."""
+    """Raw sums of the core's every vertex as a source, through the loop (vertex sums, or
+    with ``problem.edges`` edge sums): swept, or, with ``chains``, the chains' ends swept with
+    per-slot target weights plus the chains' closed-form terms (and swept as they are if the
+    engine declines midway)."""
     core = problem.graph
     if chains is not None:
         served = dataclasses.replace(problem, slot_weights=chains, source_weight=None)
@@ -223,14 +241,15 @@ def _sweep_core(call, problem, chains, bar) -> tuple[np.ndarray, dict]:
         else:
             bar.update(chains.folded)
             # the chains' closed-form credit came back inside each run's partial
-            # (ChainFolding.batches); the seconds of the target weights and credits are this
-            # process's, or, on Dask, the workers' summed over the chunks
+            # (ChainFolding.batches): to the vertex sums, or to the edge sums of the chains'
+            # edges; the seconds of the target weights and credits are this process's, or,
+            # on Dask, the workers' summed over the chunks
             seconds = facts.pop("slot_seconds", None) or chains.seconds
-            return total.vertex, dict(
+            return (total.edge if problem.edges else total.vertex), dict(
                 facts, chain_folded=chains.folded, chains=chains.chains.count,
                 chain_seconds={"plan": chains.seconds["plan"],
                                "target_weights": seconds["target_weights"],
                                "credits": seconds["credits"]})
     total, facts = run_schedule(problem, call.engine, [np.arange(core.n)], progress=bar,
                                 client=call.client)
-    return total.vertex, facts
+    return (total.edge if problem.edges else total.vertex), facts

@@ -16,18 +16,54 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for",
-           "reverse_edge_positions", "exact_length_scale", "vanishing_length_error"]
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "wide_enough",
+           "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
+           "vanishing_length_error"]
 
 
 INT32_LIMIT = 2**31 - 64
 """Largest n or nnz (exclusive) kept in int32 indices: the kernels step through neighbour lists
 32 entries at a time in the index type, so a few slots below 2^31 stay free."""
 
+INDEX_BITS = ("auto", 64)
+"""The values of ``Tuning.index_bits``."""
 
-def index_dtype_for(n: int, nnz: int) -> np.dtype:
-    """Smallest index type (int32 or int64) that holds ``n`` vertices and ``nnz`` stored edges."""
-    return np.dtype(np.int32) if max(n, nnz) < INT32_LIMIT else np.dtype(np.int64)
+
+def index_dtype_for(n: int, nnz: int, bits=None) -> np.dtype:
+    """The index type of a graph of ``n`` vertices and ``nnz`` stored edges: int32 when both
+    stay below :data:`INT32_LIMIT`, else int64; int64 whatever the size when ``bits`` (by
+    default ``Tuning.index_bits``, the knob in force) is 64.
+
+    One type serves the row pointers and the column indices alike (the kernels take one
+    template parameter for both): past 2^31 - 64 stored edges the indices take 8 bytes per
+    stored edge too, although n may be small enough for 4 (docs/architecture.md, "64-bit
+    indices").
+
+    Raises
+    ------
+    ValueError
+        ``bits`` neither ``"auto"`` nor 64.
+    """
+    if bits is None:
+        from turbobc._tuning import current
+
+        bits = current().index_bits
+    if isinstance(bits, (bool, np.bool_)) or bits not in INDEX_BITS:
+        raise ValueError(f"index_bits must be 'auto' or 64 (int64 indices on any graph); got "
+                         f"{bits!r}")
+    if bits == 64 or max(n, nnz) >= INT32_LIMIT:
+        return np.dtype(np.int64)
+    return np.dtype(np.int32)
+
+
+def wide_enough(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
+    """``array`` (row pointers or column indices of a pattern) in an index type at least as wide
+    as :func:`index_dtype_for` asks: unchanged (no copy) when it already is, int64 otherwise.
+    Never narrows: an int64 array stays int64."""
+    want = index_dtype_for(n, nnz)
+    if array.dtype == want or (array.dtype == np.int64 and want == np.int32):
+        return array
+    return array.astype(np.promote_types(array.dtype, want))
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,10 +95,11 @@ class Graph:
         the lengths; not its values (ones) nor the cached arrays (``csc``, the degrees). The
         cached scalars (:attr:`length_scale`, :attr:`depth_estimate`) travel when computed.
         This is what a Dask worker receives of a call's graph (turbobc/_dask.py): 4 bytes a
-        stored edge and 4 or 8 a vertex, where the pattern itself holds 16 and 8 (int64
-        indices) or 12 and 4 (int32). The copy has the pattern's own index types again."""
+        stored edge and a vertex below 2^31 - 64 of either (8 beyond), where the pattern
+        itself holds 16 and 8 (int64 indices) or 12 and 4 (int32). The copy has the pattern's
+        own index types again (``Tuning.index_bits=64`` or not)."""
         pattern = self.pattern
-        small = index_dtype_for(self.n, self.nnz)
+        small = index_dtype_for(self.n, self.nnz, bits="auto")  # whatever the knob says
         cached = {name: self.__dict__[name] for name in ("length_scale", "depth_estimate")
                   if name in self.__dict__}
         return (_unpickled_graph,
@@ -126,7 +163,11 @@ def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, le
                      cached) -> Graph:
     """The :class:`Graph` that :meth:`Graph.__reduce__` pickled: its pattern rebuilt (ones,
     the original index types), its cached scalars set."""
-    pattern = sp.csr_array((np.ones(indices.size), indices.astype(indices_type, copy=False),
+    # the ones as validation makes them: a read-only view from 2^31 stored edges
+    # (turbobc/_validation.py, ONES_VIEW_FROM)
+    ones = (np.broadcast_to(np.float64(1.0), (indices.size,)) if indices.size >= 2**31
+            else np.ones(indices.size))
+    pattern = sp.csr_array((ones, indices.astype(indices_type, copy=False),
                             indptr.astype(indptr_type, copy=False)), shape=(n, n))
     graph = Graph(pattern=pattern, directed=directed, lengths=lengths)
     graph.__dict__.update(cached)
@@ -136,8 +177,14 @@ def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, le
 def bfs_levels(csr, root: int) -> tuple[np.ndarray, np.ndarray]:
     """Breadth-first order from ``root`` along out-edges, and the level of every vertex it
     reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy (the levels by
-    pointer jumping over the breadth-first tree)."""
+    pointer jumping over the breadth-first tree); past SciPy's int32 indices (2^31 - 1 stored
+    edges), one compiled pass (turbobc/_traverse.py)."""
     from scipy.sparse.csgraph import breadth_first_order
+
+    from turbobc._traverse import bfs_order_levels, past_csgraph
+
+    if past_csgraph(csr):
+        return bfs_order_levels(csr.indptr, csr.indices, root)
 
     order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
     n = csr.shape[0]
@@ -180,14 +227,15 @@ def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,
     -------
     scipy.sparse.csr_array
         float64, ``A[rows[k], cols[k]]`` = 1 or the least ``lengths[j]`` over the k' with the
-        same (row, col).
+        same (row, col). Its index arrays are of :func:`index_dtype_for`'s type: int32, or
+        int64 past 2^31 - 64 entries or vertices and under ``Tuning.index_bits=64``.
     """
     if lengths is None:
         matrix = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         matrix.sort_indices()
-        return matrix
+        return _index_typed(matrix)
     # sort the entries by (row, col): each run of equal pairs is one entry, its least length
     order = np.lexsort((cols, rows))
     rows, cols, lengths = rows[order], cols[order], lengths[order]
@@ -198,7 +246,21 @@ def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,
     # row i's entries start at indptr[i]: the running count of entries in the rows before it
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows[starts], minlength=n), out=indptr[1:])
-    return sp.csr_array((data, cols[starts], indptr), shape=(n, n))
+    return _index_typed(sp.csr_array((data, cols[starts], indptr), shape=(n, n)))
+
+
+def _index_typed(matrix: sp.csr_array) -> sp.csr_array:
+    """A canonical CSR matrix with its index arrays in :func:`index_dtype_for`'s type (SciPy
+    keeps the int64 of its COO input: narrowed to int32 where that holds the graph; the same
+    matrix when they already are)."""
+    dtype = index_dtype_for(matrix.shape[0], matrix.nnz)
+    indptr = matrix.indptr.astype(dtype, copy=False)
+    indices = matrix.indices.astype(dtype, copy=False)
+    if indptr is matrix.indptr and indices is matrix.indices:
+        return matrix
+    wide = sp.csr_array((matrix.data, indices, indptr), shape=matrix.shape)
+    wide.has_canonical_format = True
+    return wide
 
 
 def entry_positions(pattern: sp.csr_array, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

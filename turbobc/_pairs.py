@@ -211,12 +211,23 @@ def vertex_diameter_bound(pattern, directed: bool = False) -> int | None:
     a DAG level at a time; None when the DAG has more than ``MAX_DAG_LEVELS`` levels (a
     directed chain: the levels would cost a step each, and a bound near n would not beat
     Hoeffding's size anyway). ``pattern``: the CSR pattern (symmetric when undirected).
+    Past SciPy's int32 indices (2^31 - 1 stored edges) the components of an undirected graph
+    come from a compiled union-find (turbobc/_traverse.py); a directed one's strong
+    components are not computed there: None.
     """
     from scipy.sparse.csgraph import connected_components
+
+    from turbobc._traverse import component_labels, past_csgraph
 
     n = pattern.shape[0]
     if n == 0:
         return 1
+    if past_csgraph(pattern):
+        if directed:
+            return None
+        label = component_labels(pattern.indptr, pattern.indices)
+        starts = np.unique(label, return_index=True)[1]
+        return 2 * int(_depths(pattern, starts).max()) + 1
     _, label = connected_components(pattern, directed=directed, connection="strong")
     starts = np.unique(label, return_index=True)[1]
     if not directed:

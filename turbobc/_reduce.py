@@ -191,7 +191,14 @@ def endpoint_terms(component_size: np.ndarray) -> np.ndarray:
 
 
 def component_sizes(graph: Graph) -> np.ndarray:
-    """int64 per vertex: the size of its connected component (edges taken both ways)."""
+    """int64 per vertex: the size of its connected component (edges taken both ways): SciPy's
+    labels, or past its int32 indices (2^31 - 1 stored edges) a compiled union-find
+    (turbobc/_traverse.py)."""
+    from turbobc._traverse import component_labels, past_csgraph
+
+    if past_csgraph(graph.pattern):
+        label = component_labels(graph.pattern.indptr, graph.pattern.indices)
+        return np.bincount(label, minlength=graph.n)[label].astype(np.int64)
     _, label = connected_components(graph.pattern, directed=False)
     return np.bincount(label)[label].astype(np.int64)
 

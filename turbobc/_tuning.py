@@ -19,7 +19,7 @@ import contextvars
 import dataclasses
 from dataclasses import dataclass
 
-__all__ = ["Tuning", "tuning", "current"]
+__all__ = ["Tuning", "tuning", "current", "using"]
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,10 @@ class Tuning:
         ca-GrQc (21%) 2.93 / 4.24, as20000102 (38%) 2.27 / 4.80, wiki-Vote as an undirected
         graph (32%) 5.33 / 7.98, road-minnesota (5.3%) 1.075 / 1.077: the break-even.
     fold_chains : bool or "auto"
-        Before exact BC of an undirected unweighted graph, fold the sources inside chains of
-        degree-2 vertices into the chains' ends (:mod:`turbobc._chains`; exact): the ends'
-        sweeps carry them with per-slot target weights. False sweeps every core vertex; True
+        Before exact BC (vertex or edge) of an undirected graph, unweighted or with exact sums
+        of lengths, fold the sources inside chains of degree-2 vertices into the chains' ends
+        (:mod:`turbobc._chains`; exact): the ends' sweeps carry them with per-slot target
+        weights, their vertex or edge sums alike. False sweeps every core vertex; True
         folds on either engine; ``"auto"`` on the GPU engine when the core has at least
         ``chain_min_vertices`` vertices. Measured on an H200, exact BC with / without
         (bench/results/chain_folding-20261125T095535Z.json): road-luxembourg-osm 1.38 /
@@ -209,6 +210,16 @@ class Tuning:
     dask_chunk_sources : int or None
         Sources per chunk of a run on a Dask cluster (``client=``); None: automatic
         (:func:`turbobc._dask.chunk_size`: at most 64 chunks, at least the engine's batch).
+    index_bits : str or int
+        The index type of the graph's arrays (row pointers and column indices alike) on every
+        engine: ``"auto"``, int32 while n and the stored edges stay below
+        ``turbobc._graph.INT32_LIMIT`` (2^31 - 64) and int64 past it; ``64``: int64 on any
+        graph, so that the 64-bit paths (GPU kernels instantiated with ``long long``, the cpu
+        engine's compiled walks on int64 arrays, the graphblas conversion, validation and
+        the folding of trees and chains) run on small graphs too (their tests:
+        tests/test_index64.py). Correct results never need it: it costs 4 more bytes per
+        stored edge (docs/architecture.md, "64-bit indices").
+        ``turbobc._graph.index_dtype_for`` reads it.
     """
 
     order: str = "auto"
@@ -246,6 +257,7 @@ class Tuning:
     frontier_kernel: dict | None = None
     frontier_blocks_per_sm: int | None = None
     cpu_pair_cost_in_sources: float = 0.075
+    index_bits: int | str = "auto"
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",
@@ -287,5 +299,17 @@ def tuning(**changes):
     token = _CURRENT.set(dataclasses.replace(_CURRENT.get(), **changes))
     try:
         yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def using(knobs: Tuning):
+    """Set every knob to ``knobs`` for the ``with`` block (this thread or task only): how a
+    Dask worker runs a chunk under the knobs of the call that submitted it
+    (turbobc/_dask.py)."""
+    token = _CURRENT.set(knobs)
+    try:
+        yield knobs
     finally:
         _CURRENT.reset(token)

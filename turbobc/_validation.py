@@ -20,7 +20,8 @@ import scipy.sparse as sp
 from spmv import check_kernel
 
 from turbobc._engines import gpu_status
-from turbobc._graph import Graph, canonical_csr, index_dtype_for, reverse_edge_positions
+from turbobc._graph import (Graph, canonical_csr, index_dtype_for, reverse_edge_positions,
+                            wide_enough)
 from turbobc._memory import parse_memory_limit
 from turbobc.engines import ENGINES, resolve_engine
 from turbobc.engines.protocol import Problem
@@ -101,6 +102,7 @@ def validate(A, *, sources, k, seed, normalized, endpoints, directed, engine, ke
     else:
         graph = _weighted_graph(matrix, directed, on_device=on_device, labels=labels,
                                 attribute=weight if isinstance(weight, str) else None)
+    graph = _index_width(graph)
 
     if k is not None and sources is not None:
         raise ValueError("give either k (sample k sources) or sources (use exactly these), "
@@ -369,6 +371,20 @@ def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: b
     return Graph(pattern=graph.pattern, directed=graph.directed, lengths=lengths)
 
 
+def _index_width(graph: Graph) -> Graph:
+    """``graph`` with its pattern's arrays in at least the index type of
+    :func:`~turbobc._graph.index_dtype_for` (int64 under ``Tuning.index_bits=64``; SciPy
+    already holds int64 past 2^31 stored entries): the same graph when they already are."""
+    pattern = graph.pattern
+    indptr = wide_enough(pattern.indptr, graph.n, graph.nnz)
+    indices = wide_enough(pattern.indices, graph.n, graph.nnz)
+    if indptr is pattern.indptr and indices is pattern.indices:
+        return graph
+    wide = sp.csr_array((pattern.data, indices, indptr), shape=pattern.shape)
+    wide.has_canonical_format = True  # the same entries, in the same order
+    return dataclasses.replace(graph, pattern=wide)
+
+
 def _kept_entries(matrix: sp.csr_array):
     """The row of every stored entry, and which entries the pattern keeps: nonzero, off the
     diagonal."""
@@ -396,7 +412,7 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
                              "A.data[~numpy.isfinite(A.data)] = 1")
     if matrix.has_canonical_format and keep.all():
         # The common case: nothing to drop, the structure already is the pattern.
-        pattern = sp.csr_array((np.ones(keep.size), matrix.indices, matrix.indptr),
+        pattern = sp.csr_array((_ones(keep.size), matrix.indices, matrix.indptr),
                                shape=(n, n))
         return _with_direction(pattern, directed, on_device)
     rows, cols = rows[keep], matrix.indices[keep]
@@ -410,6 +426,18 @@ def _pattern_graph(matrix: sp.csr_array, directed: bool | None, *,
         pattern.sum_duplicates()
         pattern.data[:] = 1.0
     return _with_direction(pattern, directed, on_device)
+
+
+ONES_VIEW_FROM = 2**31
+"""From this many stored edges a pattern's float64 ones are a read-only view of one value (0
+bytes instead of 8 a stored edge, 17 GB at 2^31): nothing writes a Graph's pattern."""
+
+
+def _ones(size: int) -> np.ndarray:
+    """``size`` float64 ones: an array, or from :data:`ONES_VIEW_FROM` a read-only view."""
+    if size >= ONES_VIEW_FROM:
+        return np.broadcast_to(np.float64(1.0), (size,))
+    return np.ones(size)
 
 
 def _with_direction(pattern: sp.csr_array, directed: bool | None, on_device: bool) -> Graph:

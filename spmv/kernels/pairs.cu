@@ -102,7 +102,9 @@ __device__ long long walk_step(const I* __restrict__ p, const I* __restrict__ q,
     const int want = level[x] - 1;
     double key = PAIR_NO_KEY;
     long long best = -1;
-    for (I e = p[x] + threadIdx.x; e < p[x + 1]; e += blockDim.x) {
+    // e in long long: a step of blockDim.x (256) past an int32 list's end near 2^31 - 64 would
+    // wrap (the other loops step by 32 and stay inside INT32_LIMIT's margin)
+    for (long long e = (long long)p[x] + threadIdx.x; e < (long long)p[x + 1]; e += blockDim.x) {
         const long long y = (long long)q[e];
         if (level[y] == want) {
             const double k = race_key(pair_bits(seed, sample, salt, (u64)y), sigma[y]);
@@ -167,7 +169,8 @@ __device__ void each_frontier_edge(const I* order, long long lo, long long hi,
     const int listed = bigs < PAIR_BIG_SLOTS ? bigs : PAIR_BIG_SLOTS;
     for (int b = 0; b < listed && !(stop && *stop); ++b) {
         const long long u = big[b];
-        for (I e = p[u] + threadIdx.x; e < p[u + 1]; e += blockDim.x) {
+        for (long long e = (long long)p[u] + threadIdx.x; e < (long long)p[u + 1];
+             e += blockDim.x) {  // long long: see walk_step
             op(u, (long long)q[e]);
         }
     }

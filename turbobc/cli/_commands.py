@@ -332,6 +332,11 @@ def info(args) -> None:
     degree = np.diff(graph.matrix.indptr)
     stats = spmv.stats_host(graph.matrix, graph.directed)
     nnz = graph.matrix.nnz
+    from turbobc._graph import index_dtype_for
+    from turbobc.engines.gpu.memory import single_model
+
+    index = index_dtype_for(graph.n, nnz)  # int64 past 2^31 - 64 stored entries or vertices
+    b = index.itemsize
     record = {
         "file": str(args.file), "format": graph.format, "n": graph.n, "m": graph.m,
         "directed": graph.directed, "stored_entries": nnz, "self_loops": graph.self_loops,
@@ -342,9 +347,9 @@ def info(args) -> None:
         "isolated_vertices": _isolated(graph),
         "scf": stats.scf,
         "kernel": spmv.select(stats),
-        "device_memory_bytes": 4 * nnz + 48 * graph.n,
-        "device_memory_model": "single source: 4 bytes per stored entry + 48 bytes per "
-                               "vertex (float64 values, int32 indices)",
+        "device_memory_bytes": single_model(graph.n, nnz, index),
+        "device_memory_model": f"single source: {b} bytes per stored entry + {40 + 2 * b} "
+                               f"bytes per vertex (float64 values, {index.name} indices)",
     }
     if args.json:
         say(json.dumps(record))
@@ -366,7 +371,8 @@ def info(args) -> None:
         "degree squared; 1 for regular graphs)")
     say(f"kernel (auto):  {record['kernel']}")
     say(f"device memory:  {_human(record['device_memory_bytes'])} for a single-source run "
-        f"(model 4m + 48n bytes, float64, with m = {nnz:,} stored entries)")
+        f"(model {b}m + {40 + 2 * b}n bytes, float64"
+        f"{'' if b == 4 else ', int64 indices'}, with m = {nnz:,} stored entries)")
 
 
 def _isolated(graph) -> int:

@@ -61,14 +61,17 @@ class Problem:
         goes to its shortest-path parents in equal shares, δ(w) / |P(w)|, instead of in
         proportion to their path counts (CPU engine).
     slot_weights : turbobc._chains.ChainFolding or None
-        Target weights that depend on the source (vertex BC without endpoints; weighted only
-        with exact sums of lengths, ``Graph.length_scale``): the engine
+        Target weights that depend on the source (vertex or edge sums without endpoints;
+        weighted only with exact sums of lengths, ``Graph.length_scale``): the engine
         sweeps the batches it says for the sources :meth:`Sweeper.run` is given (a part of
         the plan's sources: :meth:`~turbobc._chains.ChainFolding.batches`), with τ of slot
         b = own(b) · target_weight, plus what it adds between the forward and the backward
-        sweep, and adds the plan's closed-form credit of the run to the raw sums; ω is
-        unused. So the run's :class:`Partial` holds every source it stands for, and the
-        partials of disjoint parts add up. An engine that cannot must decline in
+        sweep, and adds the plan's closed-form credit of the run to the raw sums
+        (``credit`` to the vertex sums, ``edge_credit()`` to the edge sums); ω is unused.
+        With ``edges`` the edge sums take the same τ: each DAG edge v -> w of slot b's sweep
+        gets σ(v)/σ(w) · (τ_b(w) + δ_b(w)). So the run's :class:`Partial` holds every source
+        it stands for, and the partials of disjoint parts add up. An engine that cannot must
+        decline in
         :meth:`Engine.can_serve`.
     """
 
@@ -241,12 +244,14 @@ class Engine:
 
 def slot_weights_reason(problem: Problem) -> str | None:
     """Why per-slot target weights (``Problem.slot_weights``) cannot serve ``problem``, or
-    None: they serve vertex sums without endpoints, weighted only when the sums of lengths are
-    exact (what every engine that takes them checks first)."""
+    None: they serve vertex and edge sums without endpoints (nor networkx's edge subset rule),
+    weighted only when the sums of lengths are exact (what every engine that takes them checks
+    first)."""
     if problem.slot_weights is None:
         return None
-    if problem.edges or problem.endpoints:
-        return "per-slot target weights serve vertex sums without endpoints"
+    if problem.endpoints or problem.split_non_targets:
+        return ("per-slot target weights serve vertex and edge sums without endpoints or "
+                "networkx's edge subset rule")
     if problem.weighted and problem.graph.length_scale is None:
         return ("per-slot target weights need exact sums of lengths (integer lengths, for "
                 "instance: Graph.length_scale)")

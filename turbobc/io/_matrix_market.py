@@ -1,8 +1,13 @@
 """Matrix Market files (.mtx): the banner and size line checked here, the entries read by
-``scipy.io.mmread``, and every refusal named with its line."""
+fast_matrix_market (the optional extra ``turbobc[fast-io]``: C++, parsed on every core, files
+of tens of GB) when it is installed and the file is a coordinate one, else by
+``scipy.io.mmread``, and every refusal named with its line. A progress bar of the bytes read
+(``progress=``) follows the fast reader."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import re
 from pathlib import Path
@@ -10,19 +15,38 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from turbobc.io._common import (EmptyGraphFileError, GraphFile, all_lengths, check_vertex_count,
-                                graph_file, is_int, length_problem, open_binary, read_text)
+from turbobc.io._common import (UTF8_BOM, EmptyGraphFileError, GraphFile, all_lengths,
+                                check_vertex_count, graph_file, is_int, length_problem,
+                                open_binary, read_text)
 
-__all__ = ["read_mtx"]
+__all__ = ["read_mtx", "READERS", "fast_reader"]
+
+READERS = ("auto", "fast_matrix_market", "scipy")
+"""What reads a Matrix Market file's entries: ``"auto"`` is fast_matrix_market when it is
+installed (and the file a coordinate one), else SciPy."""
 
 # Matrix Market banner words, and how many values follow the two indices of an entry.
 _MM_VALUES_PER_FIELD = {"real": 1, "double": 1, "integer": 1, "complex": 2, "pattern": 0}
 _MM_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
 
-def read_mtx(path: Path, directed, weighted: bool) -> GraphFile:
+def fast_reader():
+    """The fast_matrix_market module, or None when it is not installed."""
+    try:
+        import fast_matrix_market
+    except ImportError:
+        return None
+    return fast_matrix_market
+
+
+def read_mtx(path: Path, directed, weighted: bool, *, progress=False,
+             reader: str = "auto") -> GraphFile:
     """A Matrix Market file: the banner checked, the size line's claims checked against the
-    file (:func:`_check_size_line`), then the entries through ``scipy.io.mmread``."""
+    file (:func:`_check_size_line`), then the entries through fast_matrix_market
+    (:func:`_fast_entries`) or ``scipy.io.mmread`` (``reader``: one of :data:`READERS`)."""
+    if reader not in READERS:
+        raise ValueError(f"reader must be one of {', '.join(map(repr, READERS))}; got "
+                         f"{reader!r}")
     try:
         with open_binary(path) as fh:
             first = fh.readline().decode("utf-8", "replace")
@@ -43,28 +67,108 @@ def read_mtx(path: Path, directed, weighted: bool) -> GraphFile:
         _check_size_line(path, first.split()[2].lower() == "coordinate", field, symmetry)
     except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
         raise ValueError(f"{path}: cannot read the file: {exc}") from None
-    try:
-        with open_binary(path) as fh:
-            matrix = _mmread(fh)
-    except (ValueError, OSError, EOFError) as exc:
-        raise _mtx_error(path, exc) from None
     file_directed = symmetry == "general"
     if directed is None:
         directed = file_directed
-    coo = sp.coo_array(matrix)  # a dense 'array' file loses its zeros here: no edge there
+    module = fast_reader() if reader != "scipy" else None
+    if reader == "fast_matrix_market" and module is None:
+        raise ImportError("reader='fast_matrix_market' needs the fast_matrix_market package: "
+                          "pip install 'turbobc[fast-io]'")
+    coordinate = first.split()[2].lower() == "coordinate"
+    try:
+        if module is not None and coordinate:
+            # a symmetric file's mirror entries only when they are arcs of their own: read as
+            # undirected, graph_file stores every edge both ways anyway
+            data, row, col, n = _fast_entries(module, path, mirror=bool(directed) and
+                                              not file_directed, progress=progress)
+        else:
+            with open_binary(path) as fh:
+                matrix = _mmread(fh)
+            coo = sp.coo_array(matrix)  # a dense 'array' file loses its zeros: no edge there
+            data, row, col, n = coo.data, coo.row, coo.col, matrix.shape[0]
+    except (ValueError, OSError, EOFError) as exc:
+        raise _mtx_error(path, exc) from None
     lengths = None
     if weighted:
-        lengths = coo.data.astype(np.float64)
+        lengths = data.astype(np.float64)
         if not all_lengths(lengths):
             raise _mtx_length_error(path)
         keep = slice(None)  # every entry is an edge; an explicit zero is refused above
     else:
-        keep = coo.data != 0  # explicit zeros are not edges
-    rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
-    n = matrix.shape[0]
+        keep = data != 0  # explicit zeros are not edges
+    rows, cols = row[keep].astype(np.int64), col[keep].astype(np.int64)
+    del data, row, col
     labels = np.arange(1, n + 1, dtype=np.int64)
     return graph_file(rows, cols, n, labels, bool(directed), "mtx", lengths=lengths,
                        header_directed=file_directed)
+
+
+def _fast_entries(module, path: Path, *, mirror: bool, progress=False):
+    """(values, rows, cols, n) of a coordinate file through fast_matrix_market, the mirror
+    entries of a symmetric file added when ``mirror``. The file is handed over by name (its
+    C++ reader then reads it itself, on every core), or, gzip'ed, after a byte-order mark, or
+    with ``progress``, as a stream counted in the file's bytes (:func:`_bytes_bar`)."""
+    plain = not path.name.lower().endswith(".gz")
+    with open(path, "rb") as raw:
+        bom = raw.read(len(UTF8_BOM)) == UTF8_BOM
+    if plain and not bom and progress is False:
+        (data, (row, col)), shape = module.read_coo(str(path), generalize_symmetry=mirror)
+        return data, row, col, shape[0]
+    with open(path, "rb") as raw, _bytes_bar(progress, path) as bar:
+        stream = io.BufferedReader(_Counted(raw, bar), buffer_size=1 << 20)
+        if not plain:
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")
+        if stream.peek(len(UTF8_BOM))[:len(UTF8_BOM)] == UTF8_BOM:
+            stream.read(len(UTF8_BOM))
+        (data, (row, col)), shape = module.read_coo(stream, generalize_symmetry=mirror)
+    return data, row, col, shape[0]
+
+
+class _Counted(io.RawIOBase):
+    """A binary file whose reads advance ``bar`` (anything with ``update(n)``) by the bytes
+    read."""
+
+    def __init__(self, raw, bar):
+        self.raw, self.bar = raw, bar
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.raw.readinto(buffer)
+        if count:
+            self.bar.update(count)
+        return count
+
+
+class _bytes_bar:
+    """``progress`` as a context: a tqdm bar over the file's bytes for True (shown after
+    turbobc._progress.DELAY_SECONDS, closed at the end), the caller's object with
+    ``update(n)`` as it is, or a silent one for False."""
+
+    def __init__(self, progress, path: Path):
+        from turbobc._progress import DELAY_SECONDS
+
+        self.bar = self.own = None
+        if progress is True:
+            from tqdm.auto import tqdm
+
+            self.bar = self.own = tqdm(total=os.path.getsize(path), unit="B", unit_scale=True,
+                                       desc=f"reading {path.name}", delay=DELAY_SECONDS,
+                                       dynamic_ncols=True)
+        elif progress is not False and progress is not None:
+            self.bar = progress
+        else:
+            from tqdm.std import tqdm
+
+            self.bar = self.own = tqdm(total=0, disable=True)
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc) -> None:
+        if self.own is not None:
+            self.own.close()
 
 
 def _check_size_line(path: Path, coordinate: bool, field: str, symmetry: str) -> None:
@@ -194,7 +298,7 @@ def _mtx_error(path: Path, exc: Exception) -> ValueError:
         line, problem = found
         return ValueError(f"{path}, line {line}: {problem}")
     reason = re.sub(r"^\s*line \d+:\s*", "", str(exc), flags=re.IGNORECASE)
-    return ValueError(f"{path}: scipy.io.mmread cannot read it: {reason}")
+    return ValueError(f"{path}: the Matrix Market reader cannot read it: {reason}")
 
 
 def _mtx_problem(path: Path):

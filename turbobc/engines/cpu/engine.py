@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from turbobc.engines.protocol import SlotCounts
-from turbobc._graph import vanishing_length_error
+from turbobc._graph import vanishing_length_error, wide_enough
 from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
@@ -51,13 +51,16 @@ class CpuEngine(Engine):
 
 class CpuSweeper(Sweeper):
     """The graph as the compiled core reads it (int64 row pointers, the pattern's column
-    indices, the lengths), kept across :meth:`run` calls."""
+    indices: int32, or int64 past 2^31 - 64 or under ``Tuning.index_bits=64``, each a
+    specialization of the compiled functions; the lengths), kept across :meth:`run`
+    calls."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
         graph = problem.graph
         self.indptr = np.ascontiguousarray(graph.pattern.indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(graph.pattern.indices)
+        self.indices = np.ascontiguousarray(wide_enough(graph.pattern.indices, graph.n,
+                                                        graph.nnz))
         self.lengths = (np.empty(0) if graph.lengths is None
                         else np.ascontiguousarray(graph.lengths, dtype=np.float64))
         self.tau = _weights(problem.target_weight)
@@ -77,9 +80,10 @@ class CpuSweeper(Sweeper):
         began = time.perf_counter()
         threads = compute_threads()
         if problem.slot_weights is not None:
-            batches = self._run_slots(sources, raw, progress, threads)
+            batches = self._run_slots(sources, raw, edge_raw, progress, threads)
             self.facts.update(engine="cpu", threads=threads, lanes=False, batches=batches,
-                              wide_sources=0, sweep_seconds=time.perf_counter() - began)
+                              wide_sources=0, index_dtype=str(self.indices.dtype),
+                              sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
         lanes = self._lanes_serve()
         if lanes:
@@ -112,7 +116,7 @@ class CpuSweeper(Sweeper):
                              per_round * chunk)
         self.facts.update(engine="cpu", threads=threads, lanes=lanes, chunk=chunk,
                           rounds=rounds, wide_sources=len(wide),
-                          sweep_seconds=time.perf_counter() - began)
+                          index_dtype=str(self.indices.dtype), sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
     def planned_batch(self, num_sources: int) -> int:
@@ -230,24 +234,29 @@ class CpuSweeper(Sweeper):
                         lengths=graph.lengths if weighted else None,
                         distances=distances if weighted else None)
 
-    def _run_slots(self, sources: np.ndarray, raw: np.ndarray, progress, threads: int) -> int:
+    def _run_slots(self, sources: np.ndarray, raw: np.ndarray, edge_raw: np.ndarray | None,
+                   progress, threads: int) -> int:
         """The batches of the problem's per-slot target weights (``Problem.slot_weights``)
-        over ``sources``, one after another, and the closed-form credit of the folded sources
-        they carry, added into ``raw``; returns the number of batches."""
+        over ``sources``, one after another, adding into ``raw`` (and ``edge_raw``, edge BC),
+        and the closed-form credit of the folded sources they carry; returns their number."""
         problem, graph = self.problem, self.problem.graph
         plan = problem.slot_weights
-        batches = plan.batches(slot_capacity(graph, problem.memory_limit), sources=sources)
+        batches = plan.batches(slot_capacity(graph, problem.memory_limit, problem.edges),
+                               sources=sources)
         for index, slots in enumerate(batches):
             walked = _SlotWalks(self, slots)
             tau = np.ones(graph.n) if self.tau.size == 0 else self.tau
             walked.tau = np.outer(plan.own_weights(index), tau)
             add_credits = plan.add_target_weights(index, walked)
-            walked.accumulate(raw, chunk_sources(len(slots)))
+            walked.accumulate(raw, edge_raw, chunk_sources(len(slots)))
             add_credits()
             swept = int(np.count_nonzero(plan.own_weights(index)))
             if progress is not None and swept:
                 progress.update(swept)
-        raw += plan.credit  # what the folded sources add in closed form
+        # what the folded sources add in closed form (vertex BC), or to the chains' edges
+        raw += plan.credit
+        if edge_raw is not None:
+            edge_raw += plan.edge_credit()
         return len(batches)
 
     def close(self) -> None:
@@ -308,18 +317,21 @@ class _SlotWalks(SlotCounts):
                          self.expo[lanes, vertices].astype(np.int32))
         return level, sigma
 
-    def accumulate(self, raw: np.ndarray, chunk: int) -> None:
+    def accumulate(self, raw: np.ndarray, edge_raw: np.ndarray | None, chunk: int) -> None:
         """The accumulate step of every slot with its row of :attr:`tau`, added into
-        ``raw``."""
+        ``raw`` (and its edge terms into ``edge_raw`` when given), chunk by chunk in order."""
         s = self.sweeper
         chunks = -(-len(self.slots) // chunk)
         bc_parts = np.zeros((chunks, self.n))
+        edge_parts = np.zeros((chunks, edge_raw.size if edge_raw is not None else 0))
         with launch():
             core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
                                   self.order, self.dist, self.sigma, self.expo, self.scaled,
-                                  np.ascontiguousarray(self.tau), chunk, bc_parts)
+                                  np.ascontiguousarray(self.tau), chunk, bc_parts, edge_parts)
         for c in range(chunks):
             raw += bc_parts[c]
+            if edge_raw is not None:
+                edge_raw += edge_parts[c]
 
 
 def _weights(values) -> np.ndarray:

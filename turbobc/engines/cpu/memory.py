@@ -58,7 +58,10 @@ def launch():
     threading layer, the fallback where neither TBB nor OpenMP is installed, must not be
     entered by two Python threads at once, and each call already uses every thread), and
     its loop's iterations handed out one by one (``numba.parallel_chunksize(1)``: a thread
-    that finishes early, or was descheduled on a shared machine, does not idle the others)."""
+    that finishes early, or was descheduled on a shared machine, does not idle the others).
+    So a compiled parallel function has no array expression outside its prange: that would be
+    a parallel loop of its own, handed out one element at a time (``np.zeros((8, 4941))``:
+    tens of milliseconds a call)."""
     with _LAUNCH_LOCK, numba.parallel_chunksize(1):
         yield
 
@@ -125,10 +128,11 @@ def plan_chunks(graph: Graph, chunk: int, threads: int, num_sources: int,
     return int(max(1, min(wanted, fits, -(-num_sources // chunk))))
 
 
-def slot_capacity(graph: Graph, memory_limit: int | None = None) -> int:
+def slot_capacity(graph: Graph, memory_limit: int | None = None, edges: bool = False) -> int:
     """Slots of one batch of per-slot target weights: what the budget holds at
     :data:`SLOT_BYTES_PER_VERTEX` per (slot, vertex), at most ``Tuning.cpu_batch_cap`` slots
-    of n.
+    of n; with ``edges`` (edge BC) the edge sums and a row of them per chunk of slots (at
+    most 64 chunks, :func:`chunk_sources`) come out of the budget first.
 
     Raises
     ------
@@ -136,7 +140,8 @@ def slot_capacity(graph: Graph, memory_limit: int | None = None) -> int:
         Not even one slot fits.
     """
     budget, ceiling, what, fix = _budget(memory_limit)
-    fixed, per_slot = fixed_bytes(graph, False), SLOT_BYTES_PER_VERTEX * max(graph.n, 1)
+    fixed = fixed_bytes(graph, edges) + (64 * 8 * graph.nnz if edges else 0)
+    per_slot = SLOT_BYTES_PER_VERTEX * max(graph.n, 1)
     if fixed + per_slot > ceiling:
         raise MemoryError(
             f"the cpu engine needs about {format_bytes(fixed + per_slot)} for one slot of "

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from turbobc._graph import Graph
+from turbobc._graph import Graph, wide_enough
 from turbobc._pairs import PathCountOverflow, pair_of
 from turbobc.engines.cpu.memory import launch
 
@@ -162,9 +162,12 @@ def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, 
     first sample of block b whose path count overflowed float64, as ``sample * 2 + side``
     (-1: none); that sample adds nothing."""
     n = out_ptr.size - 1
-    parts = np.zeros((blocks, n), dtype=np.uint64)
+    # explicit loops outside the prange: an array expression here would be a parallel loop
+    # of its own, handed out an element at a time under launch()'s chunk size of 1
+    parts = np.empty((blocks, n), dtype=np.uint64)
     seed_head = _mix(seed)
     for b in prange(blocks):
+        parts[b, :] = 0
         level = np.full((2, n), -1, dtype=np.int32)
         sigma = np.zeros((2, n))
         visited = np.empty((2, n), dtype=np.int64)
@@ -181,9 +184,12 @@ def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, 
                                visited, parts[b], endpoints)
             if side >= 0 and overflowed[b] < 0:
                 overflowed[b] = 2 * i + side
-    total = np.zeros(n, dtype=np.uint64)
+    total = np.empty(n, dtype=np.uint64)
+    for v in range(n):
+        total[v] = 0
     for b in range(blocks):
-        total += parts[b]
+        for v in range(n):
+            total[v] += parts[b, v]
     return total
 
 
@@ -208,7 +214,7 @@ class CpuPairSampler:
             raise ValueError("the pair sampler counts shortest paths in hops: unweighted graphs")
         pattern = graph.pattern
         self.out_ptr = np.ascontiguousarray(pattern.indptr, dtype=np.int64)
-        self.out_idx = np.ascontiguousarray(pattern.indices)
+        self.out_idx = np.ascontiguousarray(wide_enough(pattern.indices, graph.n, graph.nnz))
         if graph.directed:
             transpose = pattern.T.tocsr()
             transpose.sort_indices()

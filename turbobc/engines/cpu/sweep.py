@@ -13,7 +13,7 @@ size, never on the number of threads or on which thread finished first.
 :func:`walk_slots` and :func:`accumulate_slots` are the same two steps split for per-slot
 target weights (``Problem.slot_weights``, chain folding): every slot's walk is kept (a row of
 n per slot) until the plan has added what it adds to the slots' τ, then the accumulate step
-runs with each slot's own row of τ. :func:`distances_of` gives the exponent-per-vertex sweep
+runs with each slot's own row of τ (its edge sums too, for edge BC). :func:`distances_of` gives the exponent-per-vertex sweep
 (turbobc/engines/wide.py) the distances of a weighted batch.
 """
 
@@ -105,20 +105,20 @@ def walk_slots(indptr, indices, lengths, slots, rescale_exp, wide_exp, dist, sig
 
 @njit(cache=True, parallel=True)
 def accumulate_slots(indptr, indices, lengths, slots, counts, order, dist, sigma, expo, scaled,
-                     slot_tau, chunk, bc_parts):
+                     slot_tau, chunk, bc_parts, edge_parts):
     """The accumulate step of every slot kept by :func:`walk_slots`, slot b with its own row
     of target weights ``slot_tau[b]`` (ω folded in), in chunks of ``chunk`` slots: chunk c
-    adds into ``bc_parts[c]``."""
+    adds into ``bc_parts[c]``, and into ``edge_parts[c]`` (rows empty: no edge sums) each DAG
+    edge's term σ(v)/σ(w) · (τ_b(w) + δ_b(w)) with the slot's own τ."""
     n = indptr.size - 1
     no_tau = np.empty(0, dtype=np.float64)
-    no_edges = np.empty(0, dtype=np.float64)
     no_parents = np.empty(0, dtype=np.int64)
     for c in prange(bc_parts.shape[0]):
         path_share = np.zeros(n)
         for b in range(c * chunk, min((c + 1) * chunk, slots.size)):
             accumulate_source(indptr, indices, lengths, slots[b], counts[b], order[b], dist[b],
                               sigma[b], expo[b], scaled[b], no_parents, no_tau, slot_tau[b],
-                              1.0, False, path_share, no_tau, bc_parts[c], no_edges, False)
+                              1.0, False, path_share, no_tau, bc_parts[c], edge_parts[c], False)
 
 
 @njit(cache=True, parallel=True)
@@ -126,8 +126,9 @@ def distances_of(indptr, indices, lengths, sources, rescale_exp):
     """B x n float64: the shortest distances from each of ``sources`` (inf where not reached),
     the sums Dijkstra makes."""
     n = indptr.size - 1
-    out = np.full((sources.size, n), np.inf)
+    out = np.empty((sources.size, n))  # filled inside the prange (see sample_counts)
     for b in prange(sources.size):
+        out[b, :] = np.inf
         sigma = np.zeros(n)
         expo = np.zeros(n, dtype=np.int64)
         order = np.empty(n, dtype=np.int64)

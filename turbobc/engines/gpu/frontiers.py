@@ -41,7 +41,7 @@ from turbobc.engines.gpu.family import Family, Plan
 from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
-                                        frontiers_bytes)
+                                        frontiers_bytes, index_words)
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.protocol import Partial
 from turbobc.engines.wide import accumulate_wide
@@ -128,10 +128,12 @@ class FrontiersFamily(Family):
             resident.release()
             del weights
         graph = resident.graph
+        index = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
         raise MemoryError(
             f"the frontiers family of the GPU engine needs about "
-            f"{frontier_block_bytes(graph.n, 4)} bytes of device memory per source in flight "
-            f"beside the graph (n={graph.n}, {graph.nnz} stored edges); "
+            f"{frontier_block_bytes(graph.n, index.itemsize)} bytes of device memory per source "
+            f"in flight beside the graph (n={graph.n}, {graph.nnz} stored edges, "
+            f"{index_words(index)}); "
             f"{device_memory_text()}. CuPy said: {failure}")
 
     def _run(self, resident: DeviceResident, sources, weights, edge_raw, progress,

@@ -43,7 +43,7 @@ mid-sweep. The format, the blocks, bc and the control block stay in a
 first lets go of the parts it does not sweep with, and counts kept blocks as free when it
 sizes its batch (they are reused when they hold it, ``lanes_blocks.holds``, else replaced).
 Sources are swept in locality order (lanes_order.py); per-slot target weights (chain
-folding) run the same kernels a phase at a time (lanes_slots.py).
+folding, vertex or edge BC) run the same kernels a phase at a time (lanes_slots.py).
 
 Overflow-safe counts: when a level's largest count of some source passes 2^512, that
 (source, level) is scaled to [0.5, 1) by a power of two and the shift is recorded; the
@@ -154,8 +154,8 @@ class LanesFamily(Family):
         sources = np.asarray(sources, dtype=np.int64)
         graph = resident.graph
         if problem.slot_weights is not None:
-            raw = self._sweep_slots(resident, sources, progress, facts)
-            return Partial(vertex=raw, sources=int(sources.size)), facts
+            raw, edge = self._sweep_slots(resident, sources, progress, facts)
+            return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
         edge = np.zeros(graph.nnz, dtype=np.float64) if problem.edges else None
         with resident.run():
             raw = _run(resident, sources, endpoints=problem.endpoints, kernel=problem.kernel,
@@ -166,9 +166,9 @@ class LanesFamily(Family):
                        index_dtype=self.index_dtype, depth_cap=self.depth_cap)
         return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
 
-    def _sweep_slots(self, resident, sources, progress, facts) -> np.ndarray:
-        """The per-slot target weights' run (lanes_slots.py), declined when the device is
-        full."""
+    def _sweep_slots(self, resident, sources, progress, facts) -> tuple:
+        """The per-slot target weights' run over ``sources`` (lanes_slots.py): the vertex
+        sums and, for edge BC, the edge sums (else None); declined when the device is full."""
         import cupy
 
         plan, problem = self.problem.slot_weights, self.problem
@@ -177,8 +177,8 @@ class LanesFamily(Family):
             try:
                 return sweep_slots(resident, plan, sources, kernel=problem.kernel,
                                    progress=progress, memory_limit=problem.memory_limit,
-                                   facts=facts,
-                                   target_weight=problem.target_weight, batch=self.batch)
+                                   facts=facts, target_weight=problem.target_weight,
+                                   batch=self.batch, edges=problem.edges)
             except DeviceFull as exc:
                 full = exc.failure  # not exc itself: its traceback holds the run's arrays
             except cupy.cuda.memory.OutOfMemoryError as exc:  # outside allocated()

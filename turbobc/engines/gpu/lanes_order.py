@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from turbobc._graph import Graph, bfs_levels
+from turbobc._traverse import past_csgraph
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.memory import LANES
 
@@ -109,6 +110,8 @@ def locality_order(graph: Graph, order: str | None = None) -> tuple[np.ndarray, 
         mesh = (depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
         order = "cluster" if mesh else "bfs" if depth <= BFS_MAX_DEPTH else "rcm"
+    if order == "rcm" and past_csgraph(csr):
+        order = "bfs"  # SciPy's reverse Cuthill-McKee takes int32 indices (turbobc/_traverse.py)
     if order == "rcm":
         from scipy.sparse.csgraph import reverse_cuthill_mckee
 

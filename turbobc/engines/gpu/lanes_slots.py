@@ -1,7 +1,11 @@
 """The lanes family with per-slot target weights (chain folding, ``Problem.slot_weights``):
 the plan's batches, a forward launch, the plan's target weights written into a τ block laid out
 as ``t``, and a backward launch with it (:func:`sweep_slots`); :class:`LaneCounts` shows the
-plan a batch's levels and counts where they lie, on the device."""
+plan a batch's levels and counts where they lie, on the device. Edge BC launches the EdgeSums
+instantiation of the same kernels (spmv/kernels/batched_backward.cuh): the term of each DAG
+edge v -> w is σ(v)/σ(w) · (τ(w) + δ(w)) = σ̂(v) 2^-shift u(w), u(w) = τ(w)/σ̂(w) + t(w)
+written from the slot's τ (``tau_slot``) when w is finished, so the edge sums take the slot's
+target weights as the vertex sums do (ω is 1: no ``omega`` is passed)."""
 
 from __future__ import annotations
 
@@ -27,12 +31,14 @@ __all__ = ["sweep_slots", "LaneCounts"]
 
 
 def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, memory_limit,
-                facts, target_weight, batch: int | None = None) -> np.ndarray:
+                facts, target_weight, batch: int | None = None,
+                edges: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """The batches of ``plan`` (per-slot target weights, ``Problem.slot_weights``) over
     ``sources`` (the run's): per batch a forward launch, the plan's target weights written
     into a τ block laid out as ``t`` (own weight ⊗ ``target_weight``, plus the plan's terms),
-    and a backward launch with it; the raw sums, with the closed-form credit of the folded
-    sources the batches carry.
+    and a backward launch with it. Returns the vertex sums and, with ``edges`` (edge BC: the
+    EdgeSums kernels), the edge sums (one per stored edge, CSR order; else None), each with
+    the closed-form credit of the folded sources the batches carry.
 
     Raises :class:`~turbobc.engines.protocol.SlotWeightsDeclined` when a batch's counts need
     the wide sweep, or when the plan's batches no longer fit once a batch needs wider
@@ -51,7 +57,8 @@ def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, me
     level_dtype, depth_cap = np.dtype(np.int16), min(n + 2, DEPTH_CAP)
     resident.keep_only(LanesFormat.parts(name, graph.directed), index_dtype)
     resident.drop_workspace()
-    resident.drop_edge_accumulator()
+    if not edges:
+        resident.drop_edge_accumulator()
     fmt = allocated(lambda: LanesFormat(resident, name, index_dtype), LANES)
     # the plan's arrays on the device (prefix sums, chain of each vertex, r: 24 n) and its
     # per-chain arrays and histograms (about 200 bytes a chain, the histograms 16 (2L + 1)),
@@ -63,17 +70,21 @@ def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, me
     def size_for() -> int:
         if batch is not None:
             return batch
-        # the τ block (8 bytes a slot) and the plan's device arrays come out too
-        return slot_lanes(n, m, device_free_bytes() + resident.workspace_bytes("lanes"),
+        # the τ block (8 bytes a slot), the plan's device arrays and the edge sums come out
+        # too (kept edge sums are reused)
+        return slot_lanes(n, m, device_free_bytes() + resident.workspace_bytes("lanes")
+                          + resident.edge_bytes(),
                           index_bytes=index_dtype.itemsize, level_bytes=level_dtype.itemsize,
                           depth_cap=depth_cap, directed=graph.directed, kernel=name,
-                          scratch=scratch, memory_limit=memory_limit)
+                          scratch=scratch, memory_limit=memory_limit, edges=edges)
 
     capacity = size_for()
     if capacity < LANES:
         raise SlotWeightsDeclined("not even 32 slots fit beside the format and the τ block")
     batches = plan.batches(capacity, rank, sources=sources)
     bc, ctl = allocated(lambda: resident.accumulator(_batched.CTL_SLOTS), capacity)
+    # edge BC: E<A> += Σ̂_{d−1}ᵀ U 2^-shift_d with the slots' own τ in U (the EdgeSums kernels)
+    edge = allocated(resident.edge_accumulator, capacity) if edges else None
     base = cupy.ones(n) if target_weight is None else cupy.asarray(
         np.asarray(target_weight, dtype=np.float64))
     max_in_degree = int(graph.in_degree.max())
@@ -86,7 +97,7 @@ def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, me
                       out_idx=fmt.out_idx, erow=fmt.erow, ecol=fmt.ecol, n=n, m=m,
                       stride=stride, sources=dev_slots, bc=bc, ctl=ctl, endpoints=False,
                       max_in_degree=max_in_degree, push_ratio=knobs.push_ratio,
-                      blocks_per_sm=knobs.batched_blocks_per_sm)
+                      blocks_per_sm=knobs.batched_blocks_per_sm, edge=edge)
         while True:
             if ws is None:
                 ws = allocated(lambda: workspace_for(resident, n, capacity, level_dtype,
@@ -130,7 +141,12 @@ def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, me
             if swept:
                 progress.update(swept)
     raw = bc.get()
-    raw += plan.credit  # what the folded sources add in closed form
+    edge_raw = edge.get() if edges else None
+    # what the folded sources of the run add in closed form: to the vertices (vertex BC) or
+    # to the chains' edges (edge BC)
+    raw += plan.credit
+    if edge_raw is not None:
+        edge_raw += plan.edge_credit()
     if facts is not None:
         facts.update(family="lanes", kernel=name, order=order, order_seconds=order_seconds,
                      sweep_seconds=time.perf_counter() - began, batch=capacity,
@@ -140,11 +156,11 @@ def sweep_slots(resident: DeviceResident, plan, sources, *, kernel, progress, me
                                               index_bytes=index_dtype.itemsize,
                                               level_bytes=level_dtype.itemsize,
                                               batch=capacity, depth_cap=depth_cap,
-                                              directed=graph.directed) + 8 * n * capacity
-                     + scratch, level_dtype=str(level_dtype),
+                                              directed=graph.directed, edges=edges)
+                     + 8 * n * capacity + scratch, level_dtype=str(level_dtype), edge_sums=edges,
                      index_dtype=str(index_dtype), depth_cap=depth_cap,
                      peak_pool_bytes=resident.peak - resident.baseline, **resident.run_facts())
-    return raw
+    return raw, edge_raw
 
 
 class LaneCounts(SlotCounts):

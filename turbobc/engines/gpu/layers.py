@@ -242,10 +242,14 @@ def _run(resident, sources, *, endpoints, progress, memory_limit, facts, weights
                             target_weight=weights[0], source_weight=weights[1],
                             edge_raw=edge, lengths=lengths, distances=batch_distances)
         raw = bc.get()
-        if plan is not None:
-            raw += plan.credit  # what the folded sources add in closed form
         if edges:
             edge_raw += edge.get()
+        if plan is not None:
+            # what the folded sources of the run add in closed form: to the vertices (vertex
+            # BC) or to the chains' edges (edge BC)
+            raw += plan.credit
+            if edges:
+                edge_raw += plan.edge_credit()
         resident.mark()
         sweep_seconds = time.perf_counter() - began
     except cupy.cuda.memory.OutOfMemoryError as exc:

@@ -1,14 +1,18 @@
 """Every GPU memory model, in one place: what each family keeps on the device per run and per
 source, and the batch sizes that follow from the free device memory.
 
-n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64), level size ℓ (2:
+n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64 vertices or stored edges
+and under ``Tuning.index_bits=64``: row pointers and column indices share the type, so b counts
+for every stored edge; docs/architecture.md, "64-bit indices"), level size ℓ (2:
 int16, or 4 when a batch is deeper than 32,765 levels), B sources of a batch:
 
 ==========  ===============================================  ==================================
 family      kept once per run                                per source of a batch
 ==========  ===============================================  ==================================
 single      CSC b (n + 1 + m), or COOC 2 b m; S b n, σ and   (one source per sweep)
-            t 16 n, bc 8 n, shifts 4 n: 4m + 36n in int32
+            t 16 n, bc 8 n, shifts 4 n: 4m + 36n in int32,
+            8m + 44n in int64 (:func:`single_model`: bm +
+            (40 + 2b) n)
 lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`: n (ℓ + 16)
             scCOOC b (n + 1 + 2m); bc 8 n; edge sums 8 m     plus flags, masks, shift table:
                                                              about 18.6 n bytes
@@ -39,7 +43,7 @@ __all__ = ["LANES", "DEPTH_CAP", "device_free_bytes", "device_memory_text", "sin
            "hop_source_bytes", "layers_bytes", "choose_layers_batch", "chain_scratch_bytes",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT", "round_up",
            "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontiers_bytes",
-           "choose_frontier_blocks", "frontier_graph_bytes"]
+           "choose_frontier_blocks", "frontier_graph_bytes", "single_model", "index_words"]
 
 LANES = _batched.LANES
 """Sources per unit of the lanes family: a batch's row stride is a multiple of this."""
@@ -92,7 +96,22 @@ def _budget(free_bytes: int, memory_limit: int | None, memory_fraction: float | 
     return int(memory_fraction * free_bytes)
 
 
+def index_words(index_dtype) -> str:
+    """The index type in words, for the messages of MemoryError: ``'int64 indices, 8 bytes per
+    stored edge'``."""
+    dtype = np.dtype(index_dtype)
+    return f"{dtype.name} indices, {dtype.itemsize} bytes per stored edge"
+
+
 # ---- single source -------------------------------------------------------------------------
+
+def single_model(n: int, m: int, index_dtype) -> int:
+    """The single-source model in bytes, b m + (40 + 2 b) n for index size b: 4m + 48n in
+    int32 (the paper's), 8m + 56n in int64. :func:`single_bytes` itemizes it (CSC: b (n + 1 +
+    m) + b n + 28 n and a few hundred bytes, within the model)."""
+    b = np.dtype(index_dtype).itemsize
+    return b * m + (40 + 2 * b) * n
+
 
 def single_bytes(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
     """Bytes of device memory a single-source run needs: its format (CSC, or COOC for
@@ -122,7 +141,7 @@ def check_single_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
 
         raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
                           f"for one source of this graph (n={n}, {m} stored edges, "
-                          f"kernel={kernel!r}), but memory_limit is "
+                          f"{index_words(index_dtype)}, kernel={kernel!r}), but memory_limit is "
                           f"{format_bytes(memory_limit)}; raise memory_limit")
 
 
@@ -209,15 +228,16 @@ def choose_lanes(n: int, m: int, num_sources: int, free_bytes: int, *, index_byt
 
 def slot_lanes(n: int, m: int, free_bytes: int, *, index_bytes: int, level_bytes: int,
                depth_cap: int, directed: bool, kernel: str, scratch: int,
-               memory_limit: int | None = None) -> int:
+               memory_limit: int | None = None, edges: bool = False) -> int:
     """Lanes per batch of a lanes run with per-slot target weights (chain folding): as
     :func:`choose_lanes`, with a τ block (8 n) and an exponent column (as the shift table) more
-    per lane and ``scratch`` bytes of the plan's device arrays out of the budget; a multiple of
-    32 (below 32: none fit), at most ``Tuning.max_batch``."""
+    per lane and ``scratch`` bytes of the plan's device arrays out of the budget, and with
+    ``edges`` (edge BC) the edge sums (8 m); a multiple of 32 (below 32: none fit), at most
+    ``Tuning.max_batch``."""
     budget = _budget(free_bytes, memory_limit, None) - scratch
     per_lane = lane_bytes(n, level_bytes, depth_cap) + 8 * n + 4 * depth_cap
     lanes = (max(0, budget - lanes_format_bytes(n, m, index_bytes, directed, kernel)
-                 - sums_bytes(n, m, False) - 1024) // per_lane // LANES * LANES)
+                 - sums_bytes(n, m, edges) - 1024) // per_lane // LANES * LANES)
     return int(min(lanes, current_tuning().max_batch))
 
 

@@ -8,7 +8,8 @@ grid barrier, so there is no host round trip per level at all. The format, the v
 result stay in the GPU sweeper's :class:`~turbobc.engines.gpu.resident.DeviceResident`, kept
 across its runs.
 
-Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 1)::
+Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64 vertices
+or stored edges, and under ``Tuning.index_bits=64``)::
 
     format  CSC: b (n + 1 + m)        COOC: 2 b m
     S       b n       depth of discovery (the frontier is σ<S == d−1>, never stored)
@@ -18,8 +19,9 @@ Device memory, n vertices, m stored edges, index size b bytes (4, or 8 past 2^31
     sources b k
     units   2 b m / 1024 at most   (veCSC: hub columns cut into pieces of 1024 entries)
 
-so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model
-(turbobc/engines/gpu/memory.py, ``single_bytes``).
+so a single-source CSC run needs 4m + 36n bytes (+ small) in int32, within the 4m + 48n model,
+and 8m + 44n in int64, within 8m + 56n (turbobc/engines/gpu/memory.py, ``single_bytes`` and
+``single_model``).
 The frontier f and the dependencies δ are never stored: f = σ̂<S == d−1> and δ = σ̂ .* t, so
 the paper's "free the BFS vectors before allocating the dependency vectors" holds trivially.
 scCOOC stores 2m indices, so it fits the model only for mean degree below about 3 or small
@@ -36,7 +38,8 @@ from spmv import _ctl, _launch
 from turbobc._graph import Graph, index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family, Plan
-from turbobc.engines.gpu.memory import check_single_limit, device_memory_text, single_bytes
+from turbobc.engines.gpu.memory import (check_single_limit, device_memory_text, index_words,
+                                        single_bytes, single_model)
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.protocol import Partial
 from turbobc.engines.wide import accumulate_wide
@@ -234,7 +237,8 @@ def run_single(resident: DeviceResident, sources, *, endpoints, kernel, progress
     need = single_bytes(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
                         sources.size)
     raise MemoryError(f"the GPU engine needs about {need} bytes of device memory for this "
-                      f"graph (n={n}, {m} stored edges, kernel={kernel!r}); "
+                      f"graph (n={n}, {m} stored edges, {index_words(index_dtype)}, "
+                      f"kernel={kernel!r}); "
                       f"{device_memory_text()}. "
                       f"CuPy said: {failure}")
 
@@ -275,7 +279,7 @@ def _sweep(resident: DeviceResident, sources: np.ndarray, *, endpoints, kernel, 
                      wide_sources=len(wide),
                      scf=None if run.stats is None else run.stats.scf,
                      peak_pool_bytes=resident.peak - resident.baseline,
-                     model_bytes=4 * m + 48 * n,
+                     model_bytes=single_model(n, m, index_dtype),
                      expected_bytes=single_bytes(n, m, run.kernel, index_dtype, sources.size),
                      **resident.run_facts())
     return raw

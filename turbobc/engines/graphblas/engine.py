@@ -107,7 +107,8 @@ class GraphblasSweeper(Sweeper):
         workers = 1 if slots else concurrent_batches(len(sources), step)
         if slots:
             # τ per slot: three dense B x n arrays beside the levels, so half the batch
-            wide, batches = [], self._run_slots(sources, max(1, step // 2), raw, progress)
+            wide, batches = [], self._run_slots(sources, max(1, step // 2), raw, edge_sums,
+                                                progress)
         elif workers > 1:
             # as many batches at once: each within its share of the memory budget, and at
             # least two per worker while the sources allow
@@ -128,15 +129,22 @@ class GraphblasSweeper(Sweeper):
                             **self.walks.wide_arguments())
         if edge_sums is not None:
             edge_raw += self.walks.edge_array(edge_sums)
+        if slots:
+            # what the folded sources of the run add in closed form: to the vertices (vertex
+            # BC) or to the chains' edges (edge BC)
+            raw += problem.slot_weights.credit
+            if edge_raw is not None:
+                edge_raw += problem.slot_weights.edge_credit()
         self.facts.update(engine="graphblas", batch=step, batches=batches,
                           concurrent_batches=workers, wide_sources=len(wide),
+                          index_dtype=str(graph.pattern.indices.dtype),
                           sweep_seconds=time.perf_counter() - began)
         return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
 
-    def _run_slots(self, sources, step, raw, progress) -> int:
+    def _run_slots(self, sources, step, raw, edge_sums, progress) -> int:
         """The batches of the problem's per-slot target weights over ``sources``, one after
-        another, and the closed-form credit of the folded sources they carry, added into
-        ``raw``; returns the number of batches."""
+        another, added into ``raw`` (and ``edge_sums``, edge BC); returns their number (the
+        plan's closed-form credit is added by :meth:`run`)."""
         plan = self.problem.slot_weights
         try:
             # a shown bar moves at least eight times (not paced by time: the plan fixes
@@ -149,13 +157,12 @@ class GraphblasSweeper(Sweeper):
             # a source's chains need more room than the pace
             batches = plan.batches(step, sources=sources)
         for index, slots in enumerate(batches):
-            core.accumulate_slots(self.walks, self.problem, index, slots, raw)
+            core.accumulate_slots(self.walks, self.problem, index, slots, raw, edge_sums)
             if len(slots) * self.problem.graph.n >= current_tuning().cpu_collect_above_slots:
                 gc.collect()  # the batch's matrices (module docstring, "Memory")
             swept = int(np.count_nonzero(plan.own_weights(index)))
             if progress is not None and swept:
                 progress.update(swept)
-        raw += plan.credit  # what the folded sources add in closed form
         return len(batches)
 
     def _run_in_turn(self, sources, step, raw, edge_sums, progress) -> tuple[list, int]:

@@ -50,10 +50,11 @@ def accumulate_batch(walks, problem: Problem, batch: np.ndarray, raw: np.ndarray
 
 
 def accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
-                      raw: np.ndarray) -> None:
+                      raw: np.ndarray, edge_sums=None) -> None:
     """:func:`accumulate_batch` for batch ``index`` of the problem's per-slot target weights
     (``Problem.slot_weights``): τ of slot b is own(b) · target_weight plus what the plan adds
-    once the forward sweep is done; ω is folded into τ."""
+    once the forward sweep is done; ω is folded into τ. ``edge_sums`` (edge BC) gets each
+    DAG edge's term with the slot's τ."""
     plan = problem.slot_weights
     walk = walks.start(slots)
     levels, shifts, too_wide = _forward(walk, slots)
@@ -66,7 +67,7 @@ def accumulate_slots(walks, problem: Problem, index: int, slots: np.ndarray,
     base = np.ones(walk.n) if tau is None else np.asarray(tau, dtype=np.float64)
     counts.tau = np.outer(plan.own_weights(index), base)
     add_credits = plan.add_target_weights(index, counts)
-    _backward(walk, levels, shifts, raw, slot_tau=counts.tau)
+    _backward(walk, levels, shifts, raw, edge_sums=edge_sums, slot_tau=counts.tau)
     add_credits()
 
 

@@ -1,0 +1,100 @@
+"""Traversals of a pattern past what SciPy's ``scipy.sparse.csgraph`` takes: its routines
+cast the index arrays to int32 (and refuse values that do not fit), so from 2^31 - 1 stored
+edges or vertices (:data:`CSGRAPH_LIMIT`) the breadth-first order, the connected components
+and the reverse Cuthill-McKee order of a graph are out of its reach. The callers
+(turbobc/_graph.py ``bfs_levels``, turbobc/_reduce.py ``component_sizes``,
+turbobc/_pairs.py ``vertex_diameter_bound``, turbobc/engines/gpu/lanes_order.py) use SciPy
+below the limit and the compiled loops here past it (or, with ``force``, on any graph: how
+the tests run them). Imports nothing of turbobc; numba only when a loop runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "component_labels"]
+
+CSGRAPH_LIMIT = 2**31 - 1
+"""SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""
+
+
+def past_csgraph(pattern) -> bool:
+    """Whether ``pattern`` (a SciPy sparse matrix) is out of SciPy csgraph's reach."""
+    return max(pattern.shape[0], pattern.nnz) >= CSGRAPH_LIMIT
+
+
+def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
+    """Breadth-first order from ``root`` along out-edges (int64) and the level of every vertex
+    (-1 where unreached), in one compiled pass: O(n + m), int64 throughout."""
+    n = indptr.size - 1
+    order, count, level = _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                               np.int64(root), np.int64(n))
+    return order[:count], level
+
+
+def component_labels(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The connected component of every vertex, edges taken both ways (a union-find over the
+    stored edges, O(m α(n)) in one compiled pass): int64 labels, each the least vertex of its
+    component. The labels differ from SciPy's 0..k-1 numbering; the components do not."""
+    n = indptr.size - 1
+    return _union_find(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                       np.int64(n))
+
+
+def _compiled(function):
+    """``function`` compiled by numba on first use (cached on disk, as the cpu engine's)."""
+    compiled = None
+
+    def run(*args):
+        nonlocal compiled
+        if compiled is None:
+            from numba import njit
+
+            compiled = njit(cache=True)(function)
+        return compiled(*args)
+
+    run.__doc__ = function.__doc__
+    return run
+
+
+def _bfs_loop(indptr, indices, root, n):
+    level = np.full(n, -1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    level[root] = 0
+    order[0] = root
+    head, tail = 0, 1
+    while head < tail:
+        v = order[head]
+        head += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            w = indices[e]
+            if level[w] < 0:
+                level[w] = level[v] + 1
+                order[tail] = w
+                tail += 1
+    return order, tail, level
+
+
+def _union_find_loop(indptr, indices, n):
+    parent = np.arange(n, dtype=np.int64)
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            a = u
+            while parent[a] != a:  # path halving
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            b = np.int64(indices[e])
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    for u in range(n):  # every root is its component's least vertex: one pass resolves
+        parent[u] = parent[parent[u]]
+    return parent
+
+
+_bfs = _compiled(_bfs_loop)
+_union_find = _compiled(_union_find_loop)
