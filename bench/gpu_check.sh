@@ -9,8 +9,9 @@
 # --sources kron20:131072 --chunk-sources kron20:4096"; each graph runs first without Dask on
 # GPU 0 for the record's local_seconds, so DASK_TIMEOUT must allow for it), run first after the
 # tests; DASK_CPU_ARGS="--cpu-cores 16 --workers 1 2 4 --graphs ..." the same on a CPU
-# LocalCluster (DASK_CPU_ENGINE: graphblas by default, or cpu); FAMILIES="GRAPH:K ..." the GPU's lanes and queue families
-# for unweighted BC on the same sources (exact_gpu.py --families); APPROX="GRAPH ..." approximate
+# LocalCluster (DASK_CPU_ENGINE: graphblas by default, or cpu); FAMILIES="GRAPH:K ..." the
+# GPU's lanes and queue families for unweighted BC on the same sources (exact_gpu.py
+# --families); APPROX="GRAPH ..." approximate
 # BC against NetworKit's KADABRA (bench/approx_gpu.py, APPROX_ARGS); WEIGHTED="GRAPH:K ..." adds the weighted-vs-unweighted comparison with
 # NetworKit beside it (exact_gpu.py --weighted, WEIGHTED_ARGS; record weighted_gpu);
 # CPU_WEIGHTED="GRAPH ..." the graphblas engine's weighted and edge BC against NetworKit on the
