@@ -197,13 +197,21 @@ def _grid_mtx(path: Path, side: int) -> Path:
     return path
 
 
+def _ctrl_c_as_at_a_terminal():
+    """In the child before it starts: SIGINT's default action, as at a terminal. A shell runs a
+    background job (``pytest ... &``) with SIGINT ignored, the child inherits that, and a
+    Python started so installs no KeyboardInterrupt: the Ctrl-C would be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_with_one_line_and_exit_130(tmp_path):
     graph = _grid_mtx(tmp_path / "grid.mtx", 100)
     out, edges = tmp_path / "bc.csv", tmp_path / "edges.csv"
     with subprocess.Popen([sys.executable, "-m", "turbobc.cli", "bc", str(graph), "--engine",
                            "graphblas", "-o", str(out), "--edges", str(edges)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                          env={**os.environ, **NO_GPU}) as process:
+                          env={**os.environ, **NO_GPU}, preexec_fn=_ctrl_c_as_at_a_terminal
+                          ) as process:
         first = process.stdout.readline()  # the graph is read: the computing has begun
         assert first.startswith(f"{graph}: n = 10,000 vertices"), first
         time.sleep(0.5)
