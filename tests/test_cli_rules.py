@@ -67,7 +67,7 @@ def test_the_rule_is_in_the_help_and_in_docs_cli():
     (["--epsilon", "nan"], "--epsilon must lie strictly between 0 and 1; got nan"),
     (["--epsilon", "0.1", "--delta", "1"], "--delta must lie strictly between 0 and 1; got 1.0"),
 ])
-@pytest.mark.parametrize("command", ["bc", "edge-bc"])
+@pytest.mark.parametrize("command", ["bc", pytest.param("edge-bc", marks=pytest.mark.slow)])
 def test_epsilon_and_delta_outside_0_1_exit_2_before_reading(tmp_path, command, flags,
                                                              message):
     graph, out = malformed_graph(tmp_path), tmp_path / "out.csv"
@@ -279,8 +279,9 @@ def _table_values(stdout: str) -> list[str]:
     return [line[column:] for line in lines[start + 1:] if re.match(r"^\s+\d+\s", line)]
 
 
-@pytest.mark.parametrize("command, flags", [("bc", ["--raw"]), ("bc", []),
-                                           ("edge-bc", [])])
+@pytest.mark.parametrize("command, flags", [
+    pytest.param("bc", ["--raw"], marks=pytest.mark.slow), ("bc", []),
+    pytest.param("edge-bc", [], marks=pytest.mark.slow)])
 def test_top_table_values_line_up(command, flags):
     """Six significant digits of the largest value, the same decimals for every row: the
     decimal points in one column (they were 8 significant digits, ragged)."""

@@ -31,6 +31,10 @@ is tested (its memory model, its walks); elsewhere both CPU engines (``cpu_engin
 KINDS = ("int3", "int100", "float")
 """Lengths of the generated cases: integers 1..3 (many ties), 1..100, uniform floats."""
 
+KINDS_FIRST_CHECK = [kind if kind != "int100" else pytest.param(kind, marks=pytest.mark.slow)
+                     for kind in KINDS]
+"""KINDS for the whole catalogue: 1..100, between the other two, with the slow tests."""
+
 
 def _lengths_matrix(n, triples, *, undirected=True):
     rows, cols, values = zip(*triples)
@@ -97,7 +101,7 @@ def test_lengths_change_the_answer(cpu_engine):
 CASES = sorted(GRAPH_CASES)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", KINDS_FIRST_CHECK)
 @pytest.mark.parametrize("name", CASES)
 def test_vertex_bc_equals_networkx(name, kind, cpu_engine):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name))
@@ -110,7 +114,7 @@ def test_vertex_bc_equals_networkx(name, kind, cpu_engine):
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", KINDS_FIRST_CHECK)
 @pytest.mark.parametrize("name", CASES)
 def test_edge_bc_equals_networkx(name, kind, cpu_engine):
     G = with_lengths(GRAPH_CASES[name](), kind, seed=len(name) + 1)
