@@ -15,6 +15,11 @@ import scipy.sparse as sp
 import turbobc
 from graph_cases import GRAPH_CASES, adjacency, with_hanging_trees, with_lengths
 from gpu_helpers import band_arrays
+
+# with the slow tests (.ci/run runs them): the cpu engine's compiled code for int64 indices is a
+# second compile of every function (about 40 s on 2 cores the first time), which the first
+# check would pay in every process
+pytestmark = pytest.mark.slow
 from oracles import as_array
 from turbobc._api import run_bc, run_edge_bc
 from turbobc._graph import INT32_LIMIT, Graph, index_dtype_for
