@@ -95,6 +95,7 @@ def test_bc_csv_equals_python_api(tmp_path, name, directed):
     assert "exact, normalized" in out and "engine graphblas" in out
 
 
+@pytest.mark.slow
 def test_bc_sampled_raw_endpoints_json(tmp_path):
     """-k/--seed, --raw and --endpoints on a SNAP file with CRLF lines and self loops, against
     networkx reading the same file."""
@@ -225,6 +226,7 @@ def test_info_json_matches_readme_and_spmv(name, kind):
     assert record["device_memory_bytes"] == 4 * A.nnz + 48 * n
 
 
+@pytest.mark.slow
 def test_info_text():
     # ca-GrQc lists every edge both ways under a "# Directed graph" header: read as the header
     # says, the README's 14,484 undirected edges are 28,968 arcs
@@ -283,6 +285,7 @@ def _fails(status, message, *args):
     return result
 
 
+@pytest.mark.slow
 def test_k_samples_the_vertices_networkx_samples_from_the_same_file(tmp_path):
     """-k N --seed S picks what nx.betweenness_centrality(nx.read_edgelist(FILE), k=N,
     seed=S) picks: networkx samples list(G), the order in which the file first names the
@@ -303,6 +306,7 @@ def test_k_samples_the_vertices_networkx_samples_from_the_same_file(tmp_path):
     assert picked != set(random.Random(11).sample(sorted(G), 25))
 
 
+@pytest.mark.slow
 def test_k_on_a_directed_snap_file_matches_networkx_digraph(tmp_path):
     out = tmp_path / "bc.json"
     path = data_path("p2p-Gnutella08.txt")  # header: "# Directed graph"
@@ -398,6 +402,7 @@ def test_no_gpu_says_so_plainly_on_stderr_and_uses_the_cpu_engine(command):
         assert "betweenness centrality (exact, normalized)" in chosen.stdout
 
 
+@pytest.mark.slow
 def test_csv_format_on_a_path_by_hand(tmp_path):
     # path 10 - 20 - 30: normalized BC 0, 1, 0 (20 lies on the one path between the others)
     graph, out = tmp_path / "p.txt", tmp_path / "bc.csv"
@@ -414,6 +419,7 @@ def test_csv_format_is_documented_in_help_and_docs():
         assert "label,bc" in text and "%.16e" in text and "17 significant digits" in text
 
 
+@pytest.mark.slow
 def test_header_direction_is_said_and_can_be_overridden():
     path = data_path("p2p-Gnutella08.txt")
     out = run("bc", path, "-k", "2", "--seed", "1", "--engine", "graphblas").stdout
@@ -424,6 +430,7 @@ def test_header_direction_is_said_and_can_be_overridden():
     assert "undirected edges\n" in out and "header" not in out
 
 
+@pytest.mark.slow
 def test_python_dash_m_turbobc_is_the_command(tmp_path):
     import subprocess
     import sys
@@ -509,6 +516,7 @@ def test_bc_edges_writes_edge_bc_as_edge_bc_does(tmp_path):
     assert pairs == sorted(pairs, key=lambda e: (index[e[0]], index[e[1]]))
 
 
+@pytest.mark.slow
 def test_bc_edges_with_k_samples_the_same_sources_for_both(tmp_path):
     """-k without --seed: a seed is drawn once, so vertex and edge BC sample the same
     sources; the JSON says which, and networkx with that seed gives both."""
@@ -570,6 +578,7 @@ def test_weight_on_a_file_without_values_says_so_in_flags(tmp_path):
               "finite numbers", "bc", bad, "--weight")
 
 
+@pytest.mark.slow
 def test_dimacs_file_reads_as_arcs_and_says_so(tmp_path):
     path = tmp_path / "roads.gr"
     path.write_text("c a square of one-way streets\np sp 4 4\na 1 2 3\na 2 3 3\na 3 4 3\n"
