@@ -12,6 +12,8 @@ lanes      32 sources per warp, a lane per source, n x B blocks   lanes.py; batc
 layers     a thread (or a warp) per (source, vertex) slot of       layers.py; distances.cu,
            each layer of the shortest-path DAG: distances first   layers.cu, block_sweep.cu
            (breadth-first or Bellman–Ford), then the DAG's layers
+frontiers  a source per thread block, its frontier a queue and     frontiers.py; frontiers.cu
+           its levels kept for the backward sweep (deep graphs)
 =========  =====================================================  ==========================
 
 Every family answers the same two calls for the problem it was made with::
