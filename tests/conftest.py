@@ -50,29 +50,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _cpu_engine_compiled():
-    """The cpu engine's numba code compiled (or loaded from its cache) once per test process,
-    before the first test: the CLI and demo tests start Python processes of their own, which
-    then load the cache rather than compile it again (about 15 s each on 2 cores, cold)."""
-    import networkx as nx
-    import numpy as np
-    import scipy.sparse as sp
-
-    import turbobc
-
-    A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
-                                              format="csr"))
-    lengths = A.copy()
-    lengths.data = 1.0 + np.arange(lengths.nnz) % 3  # any lengths: the Dijkstra walk
-    lengths = (lengths + lengths.T) / 2
-    turbobc.bc(A, engine="cpu")                      # 64 sources a sweep
-    turbobc.edge_bc(A, engine="cpu")                 # one source a walk, with edge sums
-    turbobc.bc(lengths, weight=True, engine="cpu")
-    turbobc.bc(A, engine="cpu", epsilon=0.3, seed=0)  # the pair sampler
-    yield
-
-
 @pytest.fixture(params=ENGINE_CONFIGS)
 def engine_config(request):
     """An (engine, kernel) pair: the graphblas reference, the cpu engine (64-lane batches where
