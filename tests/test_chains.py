@@ -23,7 +23,8 @@ from turbobc._graph import Graph
 from turbobc._reduce import fold_trees
 from turbobc.engines.protocol import SlotWeightsDeclined
 
-# random graphs: the first 10 seeds in the first check, all 60 with the slow tests
+# random graphs (here and in tests/test_edge_chains.py): the first 10 seeds in the first check,
+# all 60 with the slow tests
 SEEDS = [seed if seed < 10 else pytest.param(seed, marks=pytest.mark.slow)
          for seed in range(60)]
 
@@ -45,6 +46,23 @@ def _subdivided(G: nx.Graph, share: float, longest: int, seed: int) -> nx.Graph:
         else:
             H.add_edge(u, v)
     return H
+
+
+def random_chain_graph(seed: int) -> nx.Graph:
+    """A random graph of 4 to 29 vertices, connected or not, a share of its edges subdivided
+    into chains of 1 to 8 inner vertices, trees hung on it for odd seeds; shuffled."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 30))
+    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
+    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
+    if seed % 2:
+        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
+    return shuffled(G, seed)
+
+
+def random_weighted_chain_graph(seed: int) -> nx.Graph:
+    """:func:`random_chain_graph` with lengths of one exact kind (EXACT_LENGTHS, by seed)."""
+    return EXACT_LENGTHS[sorted(EXACT_LENGTHS)[seed % 3]](random_chain_graph(seed), seed)
 
 
 def _loops_and_parallels() -> nx.Graph:
@@ -113,13 +131,7 @@ def test_chain_folded_bc_equals_networkx(engine_config, name, normalized, endpoi
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs, connected or not, with chains of 1 to 8 inner vertices and trees."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(4, 30))
-    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
-    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
-    if seed % 2:
-        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
-    G = shuffled(G, seed)
+    G = random_chain_graph(seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(adjacency(G), normalized=False, engine=cpu_engine)
     want = nx.betweenness_centrality(G, normalized=False)
@@ -220,14 +232,7 @@ def test_weighted_chain_folded_bc_equals_networkx(engine, name, kind, endpoints)
 def test_random_weighted_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs with chains and trees, lengths of every exact kind (many ties with
     1..3): the folded weighted BC equals networkx."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(4, 30))
-    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
-    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
-    if seed % 2:
-        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
-    G = shuffled(G, seed)
-    G = EXACT_LENGTHS[sorted(EXACT_LENGTHS)[seed % 3]](G, seed)
+    G = random_weighted_chain_graph(seed)
     with turbobc.tuning(fold_chains=True, chain_min_share=0.0):
         result = run_bc(adjacency(G), weight=True, normalized=False,
                         engine=cpu_engine)

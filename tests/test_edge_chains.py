@@ -19,7 +19,8 @@ import scipy.sparse as sp
 import turbobc
 from graph_cases import adjacency, shuffled, with_hanging_trees, with_lengths
 from oracles import assert_edge_values
-from test_chains import EXACT_LENGTHS, GRAPHS, MANY_BATCHES, _subdivided
+from test_chains import (EXACT_LENGTHS, GRAPHS, MANY_BATCHES, SEEDS, _subdivided,
+                         random_chain_graph, random_weighted_chain_graph)
 
 from turbobc._api import run_edge_bc
 from turbobc._chains import ChainFolding, find_chains
@@ -30,9 +31,6 @@ from turbobc._reduce import fold_trees
 from turbobc._validation import validate
 from turbobc.engines.protocol import Problem, slot_weights_reason
 
-# random graphs: the first 10 seeds in the first check, all 40 with the slow tests
-SEEDS = [seed if seed < 10 else pytest.param(seed, marks=pytest.mark.slow)
-         for seed in range(40)]
 
 FORCED = dict(fold_chains=True, chain_min_share=0.0, chain_min_vertices=0)
 """The knobs that fold every chain of a small graph (turbobc/_tuning.py)."""
@@ -159,13 +157,7 @@ def test_every_entry_equals_the_unfolded_sweep(cpu_engine, name, weight):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs, connected or not, with chains of 1 to 8 inner vertices and trees."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(4, 30))
-    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
-    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
-    if seed % 2:
-        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
-    G = shuffled(G, seed)
+    G = random_chain_graph(seed)
     result, want = _edge_run(G, cpu_engine, **FORCED)
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-9)
     assert result.facts.get("chain_folded", 0) == _inner_vertices(G, True)
@@ -187,13 +179,7 @@ def test_weighted_chain_folded_edge_bc_equals_networkx(engine, name, kind):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_weighted_chain_graphs_equal_networkx(seed, cpu_engine):
     """Random graphs with chains and trees, lengths of every exact kind."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(4, 30))
-    G = nx.gnm_random_graph(n, int(rng.integers(n - 1, 3 * n)), seed=seed)
-    G = _subdivided(G, float(rng.uniform(0.2, 1.0)), int(rng.integers(1, 9)), seed)
-    if seed % 2:
-        G = with_hanging_trees(G, int(rng.integers(1, 12)), seed)
-    G = EXACT_LENGTHS[sorted(EXACT_LENGTHS)[seed % 3]](shuffled(G, seed), seed)
+    G = random_weighted_chain_graph(seed)
     result, want = _edge_run(G, cpu_engine, weight=True, **FORCED)
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-9)
     assert result.facts.get("chain_folded", 0) == _inner_vertices(G, True)
