@@ -54,17 +54,10 @@ def raw_sums(call) -> tuple[np.ndarray, dict]:
     the chains' ends (turbobc/_chains.py), expanded back.
 
     ``call``: the validated call (turbobc/_validation.py)."""
-    every_source = _every_source(call)
-    folded = _tree_folding(call) if every_source else None
-    core = call.graph if folded is None else folded.core
-    weight = None if folded is None else folded.weight
-    problem = dataclasses.replace(call.problem, graph=core, endpoints=False,
-                                  target_weight=weight, source_weight=weight)
-    chains = _chain_folding(call, problem) if every_source else None
+    folded, core, problem, chains = _folding(call, endpoints=False)
     if folded is None and chains is None:
-        total, facts = run_schedule(call.problem, call.engine, [call.sources],
-                                    progress=call.progress, client=call.client)
-        return total.vertex, dict(facts, folded=0)
+        total, facts = _unfolded(call)
+        return total.vertex, facts
     # the call's problem on the core: every vertex weighted by what it stands for; the
     # endpoint terms come back in closed form (FoldedTrees.expand)
     with _folded_progress(call, core) as bar:
@@ -84,22 +77,38 @@ def raw_edge_sums(call) -> tuple[np.ndarray, dict]:
     the core left once its trees are folded and with the sources inside its chains folded into
     the chains' ends (their edge sums with per-slot target weights, the chains' own edges in
     closed form: ``ChainFolding.edge_credit``), expanded back (``FoldedTrees.expand_edges``)."""
-    every_source = _every_source(call)
-    folded = _tree_folding(call) if every_source else None
-    core = call.graph if folded is None else folded.core
-    weight = None if folded is None else folded.weight
-    problem = dataclasses.replace(call.problem, graph=core, target_weight=weight,
-                                  source_weight=weight)
-    chains = _chain_folding(call, problem) if every_source else None
+    folded, core, problem, chains = _folding(call)
     if folded is None and chains is None:
-        total, facts = run_schedule(call.problem, call.engine, [call.sources],
-                                    progress=call.progress, client=call.client)
-        return total.edge, dict(facts, folded=0)
+        total, facts = _unfolded(call)
+        return total.edge, facts
     with _folded_progress(call, core) as bar:
         core_edge, facts = _sweep_core(call, problem, chains, bar)
     if folded is None:
         return core_edge, dict(facts, folded=0)
     return folded.expand_edges(core_edge, call.graph.pattern), _folded_facts(facts, folded)
+
+
+def _folding(call, **changes):
+    """What an exact run folds: the trees (turbobc/_reduce.py, or None), the core left, the
+    call's problem on the core (every vertex weighted by what it stands for, plus ``changes``)
+    and the chains' folding (turbobc/_chains.py, or None); nothing folds unless every vertex
+    is a source and a target."""
+    every_source = _every_source(call)
+    folded = _tree_folding(call) if every_source else None
+    core = call.graph if folded is None else folded.core
+    weight = None if folded is None else folded.weight
+    problem = dataclasses.replace(call.problem, graph=core, target_weight=weight,
+                                  source_weight=weight, **changes)
+    chains = _chain_folding(call, problem) if every_source else None
+    return folded, core, problem, chains
+
+
+def _unfolded(call):
+    """The call's sources swept through the loop on the graph as it is: the total and the
+    facts (``folded=0``)."""
+    total, facts = run_schedule(call.problem, call.engine, [call.sources],
+                                progress=call.progress, client=call.client)
+    return total, dict(facts, folded=0)
 
 
 @contextlib.contextmanager
