@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
@@ -264,6 +265,22 @@ def _warm_up() -> None:
     sweep_with(LanesFamily, graph, np.arange(64))
 
 
+def _within_budget(asked: bool, what: str, predicted: float, left: float, measure):
+    """One optional measurement of a scale: ``{"skipped": ...}`` when not asked for or when
+    its predicted seconds pass the time left, else what ``measure()`` returns (or the error
+    it raised); with its seconds (None when it did not run)."""
+    if not asked:
+        return {"skipped": f"{what} runs not requested"}, None
+    if predicted > left:
+        return {"skipped": f"time budget: predicted {predicted:.0f} s, {left:.0f} s left"}, None
+    step = time.perf_counter()
+    try:
+        row = measure()
+    except Exception as exc:
+        row = {"error": f"{type(exc).__name__}: {exc}"}
+    return row, time.perf_counter() - step
+
+
 def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
         batched: bool = True, approx: bool = True, log=print) -> dict:
     """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
@@ -337,18 +354,10 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
         left = budget_seconds - (time.perf_counter() - began)
         pairs = m * max(32, _lanes_now(n, m))
         predicted = cost.get("batched", 0.0) * pairs
-        if not batched:
-            point["batched"] = {"skipped": "batched runs not requested"}
-        elif predicted > left:
-            point["batched"] = {"skipped": f"time budget: predicted {predicted:.0f} s, "
-                                           f"{left:.0f} s left"}
-        else:
-            step = time.perf_counter()
-            try:
-                point["batched"] = _measure_batched(graph)
-            except Exception as exc:
-                point["batched"] = {"error": f"{type(exc).__name__}: {exc}"}
-            cost["batched"] = (time.perf_counter() - step) / pairs
+        point["batched"], seconds = _within_budget(batched, "batched", predicted, left,
+                                                   partial(_measure_batched, graph))
+        if seconds is not None:
+            cost["batched"] = seconds / pairs
         b = point["batched"]
         if "peak_pool_bytes" in b:
             b["bytes_per_stored_edge"] = b["peak_pool_bytes"] / m
@@ -359,18 +368,10 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
             log(f"kron{s}: batched {b}")
         left = budget_seconds - (time.perf_counter() - began)
         predicted = cost.get("approx", 0.0) * m
-        if not approx:
-            point["approx"] = {"skipped": "approximate runs not requested"}
-        elif predicted > left:
-            point["approx"] = {"skipped": f"time budget: predicted {predicted:.0f} s, "
-                                          f"{left:.0f} s left"}
-        else:
-            step = time.perf_counter()
-            try:
-                point["approx"] = _measure_approx(A)
-            except Exception as exc:
-                point["approx"] = {"error": f"{type(exc).__name__}: {exc}"}
-            cost["approx"] = (time.perf_counter() - step) / m
+        point["approx"], seconds = _within_budget(approx, "approximate", predicted, left,
+                                                  partial(_measure_approx, A))
+        if seconds is not None:
+            cost["approx"] = seconds / m
         a = point["approx"]
         if a.get("peak_pool_bytes"):
             a["bytes_per_stored_edge"] = a["peak_pool_bytes"] / m
