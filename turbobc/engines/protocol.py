@@ -178,11 +178,15 @@ class SlotCounts:
         Vertices.
     chunk_entries : int
         About how many (slot, vertex) entries one call should ask for at once.
+    tau : array of xp or None
+        The batch's target weights as one (slots, n) block, where an engine keeps them so:
+        then the default :meth:`add_target_weights` and :meth:`add_target_entries` add to it.
     """
 
     xp = np
     n = 0
     chunk_entries = 1 << 22
+    tau = None
 
     def levels(self, lanes) -> "xp.ndarray":
         """(len(lanes), n) int64: the hop distance from each slot's source, -1 unreached."""
@@ -195,11 +199,16 @@ class SlotCounts:
 
     def add_target_weights(self, lanes, values) -> None:
         """τ of slot ``lanes[p]`` += ``values[p]`` (a row of n); lanes may repeat."""
-        raise NotImplementedError
+        if self.tau is None:
+            raise NotImplementedError("no (slots, n) block of target weights: the engine adds")
+        self.xp.add.at(self.tau, self.xp.asarray(lanes), values)
 
     def add_target_entries(self, lanes, vertices, values) -> None:
         """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
-        raise NotImplementedError
+        if self.tau is None:
+            raise NotImplementedError("no (slots, n) block of target weights: the engine adds")
+        xp = self.xp
+        xp.add.at(self.tau, (xp.asarray(lanes), xp.asarray(vertices)), xp.asarray(values))
 
     def host(self, a) -> np.ndarray:
         """``a``, an array of :attr:`xp`, as a NumPy array."""

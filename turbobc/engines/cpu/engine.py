@@ -302,12 +302,6 @@ class _SlotWalks(SlotCounts):
     def counts(self, lanes):
         return self.sigma[lanes], (self.expo[lanes] if self.scaled.any() else None)
 
-    def add_target_weights(self, lanes, values) -> None:
-        np.add.at(self.tau, lanes, values)
-
-    def add_target_entries(self, lanes, vertices, values) -> None:
-        np.add.at(self.tau, (lanes, vertices), values)
-
     def at(self, lanes, vertices):
         dist = self.dist[lanes, vertices]
         level = np.where(np.isinf(dist), -1.0, dist)

@@ -227,7 +227,7 @@ class DistanceCounts(SlotCounts):
 
         self.xp, self.n = cupy, dist.shape[1]
         self.chunk_entries = 1 << 62  # chain_terms needs no scratch: every chain at once
-        self._dist, self._sigma, self._tau = dist, sigma, tau
+        self._dist, self._sigma, self.tau = dist, sigma, tau
 
     def levels(self, lanes):
         dist = self._dist[self.xp.asarray(lanes)]
@@ -235,13 +235,6 @@ class DistanceCounts(SlotCounts):
 
     def counts(self, lanes):
         return self._sigma[self.xp.asarray(lanes)], None
-
-    def add_target_weights(self, lanes, values) -> None:
-        self.xp.add.at(self._tau, self.xp.asarray(lanes), values)
-
-    def add_target_entries(self, lanes, vertices, values) -> None:
-        xp = self.xp
-        xp.add.at(self._tau, (xp.asarray(lanes), xp.asarray(vertices)), xp.asarray(values))
 
     def at(self, lanes, vertices):
         xp = self.xp
@@ -254,7 +247,7 @@ class DistanceCounts(SlotCounts):
         (spmv/kernels/chains.cu): a block per (chain, stretch of vertices), each target's
         class found by a binary search over its chain's doubled positions."""
         counts = {"dist": self._dist, "sigma": self._sigma, "scale": plan.scale}
-        return chain_terms("slots", counts, plan, rows, self._tau, self.n,
+        return chain_terms("slots", counts, plan, rows, self.tau, self.n,
                            classes=plan.class_rows(rows))
 
 

@@ -102,12 +102,6 @@ class _LevelCounts(SlotCounts):
     def counts(self, lanes):
         return self.sigma[lanes], None if self.exponent is None else self.exponent[lanes]
 
-    def add_target_weights(self, lanes, values) -> None:
-        np.add.at(self.tau, lanes, values)
-
-    def add_target_entries(self, lanes, vertices, values) -> None:
-        np.add.at(self.tau, (lanes, vertices), values)
-
     def at(self, lanes, vertices):
         sigma = self.sigma[lanes, vertices]
         if self.exponent is not None:
