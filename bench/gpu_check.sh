@@ -3,7 +3,8 @@
 # (bench/single_source.py), exact BC and k-sampled BC (bench/exact_gpu.py). Logs and JSON
 # records go to $OUT (default ./gpu_out). Run from the repository root:
 #   bash bench/gpu_check.sh [pytest args...]
-# BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), SERIAL=0 skips the
+# BENCH_ONLY=1 skips the tests; TEST_PATHS narrows them (default: tests), TEST_WORKERS sets
+# pytest's -n (8), TEST_GPUS=N deals those workers over N GPUs; SERIAL=0 skips the
 # serial deep-grid cases; DASK=1 adds bench/dask_scaling.py (DASK_ARGS; two GPUs by default,
 # issue 34's four: DASK_ARGS="--workers 1 2 4 --graphs kron20 road-luxembourg-osm.mtx.gz
 # --sources kron20:131072 --chunk-sources kron20:4096"; each graph runs first without Dask on
@@ -61,9 +62,12 @@ set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
-if [ -d .whl ]; then
+if [ -d .whl ] && [ ! -f /tmp/site/.turbobc-wheels ]; then  # bench/gpu_lanes.sh installs once
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1
+    touch /tmp/site/.turbobc-wheels
+    export PYTHONPATH=/tmp/site:$PWD
+elif [ -d .whl ]; then
     export PYTHONPATH=/tmp/site:$PWD
 else
     export PYTHONPATH=$PWD
@@ -88,13 +92,16 @@ if [ -n "${BEFORE_DIR:-}" ]; then
         echo "BEFORE_DIR=$BEFORE_DIR is not a folder: no before/after comparison"
     fi
 fi
+if [ -n "${TEST_GPUS:-}" ]; then  # TEST_GPUS=4: the xdist workers dealt over 4 GPUs (conftest)
+    export TURBOBC_TEST_GPUS=$TEST_GPUS
+fi
 if [ "$BENCH_ONLY" != 1 ]; then
     # The deep-grid cases build a big-integer reference in a module fixture (about 50 s of
     # CPU): run them in one process after the rest, so that no xdist worker repeats it.
     # -v: one line per finished test in the log, so a run cut by its timeout still names
     # every failure; the screen gets the failures and the summary.
     timeout ${TEST_TIMEOUT:-330} python3 -m pytest -v -rf --tb=short -m gpu -p no:cacheprovider \
-        -p no:benchmark -n 8 --durations=15 -k "not deep_grid" "$@" ${TEST_PATHS:-tests} \
+        -p no:benchmark -n ${TEST_WORKERS:-8} --durations=15 -k "not deep_grid" "$@" ${TEST_PATHS:-tests} \
         > "$OUT/tests.log" 2>&1
     status=$?
     grep -E "(FAILED|ERROR) " "$OUT/tests.log" | sort -u | head -n 80

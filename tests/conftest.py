@@ -9,7 +9,16 @@ to the registry joins the whole correctness grid automatically.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# TURBOBC_TEST_GPUS=N (bench/gpu_check.sh on a host of N GPUs) deals the xdist workers over the
+# GPUs, worker gwK on GPU K mod N. Set before anything starts CUDA, which reads it once.
+_TEST_GPUS = int(os.environ.get("TURBOBC_TEST_GPUS", "0") or 0)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _TEST_GPUS > 1 and _WORKER.startswith("gw"):
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(int(_WORKER[2:]) % _TEST_GPUS)
 
 from spmv import KERNELS
 from turbobc._engines import gpu_status
