@@ -24,7 +24,9 @@ difference from the one-worker values and from the values without Dask.
 Usage: python bench/dask_scaling.py [--graphs road-luxembourg-osm.mtx.gz kron20]
        [--workers 1 2] [--sources kron20:32768] [--chunk-sources kron20:4096]
        [--engine gpu|cpu|graphblas] [--cpu-cores C] [--fold-chains auto|on|off] [--out DIR]
-``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
+``--local-device D`` runs the call without Dask in a child process on GPU D while the clusters
+of at most D workers run on GPUs 0 .. D − 1 (the row's ``local_device``), to save a device
+call's time; the record says where it ran. ``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
 exact BC would take longer than the run allows; the record says so. ``--engine cpu`` (or
 ``graphblas``) starts a CPU LocalCluster instead, its workers sharing ``--cpu-cores`` cores
 (default: all; threads = cores // workers); the record's ``cluster`` says which.
@@ -34,7 +36,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -117,15 +121,60 @@ def run_local(A, sources, engine: str, threads: int | None) -> dict:
             "start_seconds": None if sweep is None else seconds - sweep}
 
 
+class LocalBeside:
+    """The call without Dask in a child process on GPU ``device`` (``--local-device``), while
+    the clusters of fewer workers than that device's index run on GPUs 0 .. device − 1: the
+    same :func:`run_local`, its values and facts handed back through an .npz file."""
+
+    def __init__(self, name: str, sources, device: int, engine: str, cores: int | None):
+        self.path = Path(tempfile.mkdtemp()) / "local.npz"
+        argv = [sys.executable, __file__, "--local-only", name, "--local-file", str(self.path),
+                "--engine", engine]
+        if sources is not None:
+            argv += ["--local-sources", str(len(sources))]
+        if cores is not None:
+            argv += ["--cpu-cores", str(cores)]
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(device))
+        self.device = device
+        self.process = subprocess.Popen(argv, env=env)
+
+    def result(self) -> dict:
+        if self.process.wait() != 0:
+            raise RuntimeError(f"the call without Dask on GPU {self.device} failed "
+                               f"(exit {self.process.returncode})")
+        saved = np.load(self.path, allow_pickle=True)
+        local = saved["local"].item()
+        local["values"] = saved["values"]
+        local["device"] = self.device
+        return local
+
+
+def local_only(name: str, sources_count: int | None, path: Path, engine: str,
+               cores: int | None) -> None:
+    """``--local-only``: :func:`run_local` on this process's GPU (or cores), saved to
+    ``path``."""
+    A = cached_graph(name)
+    sources = None if sources_count is None else np.arange(min(sources_count, A.shape[0]))
+    local = run_local(A, sources, engine, cores)
+    values = local.pop("values")
+    local["facts"] = {key: local["facts"].get(key) for key in FOLDED_FACTS + ("sweep_seconds",)}
+    np.savez(path, values=values, local=np.array(local, dtype=object))
+
+
 def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
-              engine: str = "gpu", cpu_cores: int | None = None) -> list[dict]:
+              engine: str = "gpu", cpu_cores: int | None = None,
+              local_device: int | None = None) -> list[dict]:
     from distributed import Client
 
-    local = run_local(A, sources, engine, cpu_cores)
-    print(f"{LABELS.get(name, name):22s} without Dask {local['seconds']:8.2f} s  start "
-          f"{local['start_seconds'] or float('nan'):.2f} s", flush=True)
+    beside = local = None
+    if local_device is None:
+        local = _said(name, run_local(A, sources, engine, cpu_cores))
+    else:
+        beside = LocalBeside(name, sources, local_device, engine, cpu_cores)
     rows, reference = [], None
     for workers in worker_counts:
+        if beside is not None and workers > local_device:  # its GPU is needed now
+            local, beside = _said(name, beside.result()), None
         threads = None if cpu_cores is None else max(1, cpu_cores // workers)
         cluster = (local_gpu_cluster(workers) if threads is None
                    else cpu_cluster(workers, threads))
@@ -147,19 +196,40 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
                                 progress=recorder)
                 seconds = time.perf_counter() - began
             transfer = compare_transfer(client, A)
-        facts = result.facts
         if reference is None:
             reference, one_worker = result.values, seconds
-        rows.append(_row(name, A, sources, workers, seconds, one_worker, result, reference,
-                         local, recorder.at - began, warm_seconds, warmed, threads))
-        rows[-1].update(graph_transfer=transfer, cold_call=cold)
-        row = rows[-1]
-        print(f"{row['graph']:22s} workers={workers} {seconds:8.2f} s  speedup "
-              f"{row['speedup']:.2f} (over no Dask {row['speedup_over_local']:.2f})  chunks "
-              f"{facts.get('chunks')}  first chunk {row['first_chunk_seconds']:.2f} s, start "
-              f"{row['start_seconds']:.2f} s ({row['start_breakdown']})  balance "
-              f"{row['balance']:.2f}", flush=True)
-    return rows
+        print(f"{LABELS.get(name, name):22s} workers={workers} {seconds:8.2f} s  speedup "
+              f"{one_worker / seconds:.2f}  first chunk {recorder.at - began:.2f} s",
+              flush=True)
+        rows.append(dict(workers=workers, result=result, seconds=seconds,
+                         one_worker=one_worker, reference=reference,
+                         first_chunk=recorder.at - began, warm_seconds=warm_seconds,
+                         warmed=warmed, threads=threads, transfer=transfer, cold=cold))
+    if beside is not None:
+        local = _said(name, beside.result())
+    return [_finished_row(name, A, sources, local, **row) for row in rows]
+
+
+def _said(name: str, local: dict) -> dict:
+    where = f" (GPU {local['device']}, beside the clusters)" if "device" in local else ""
+    print(f"{LABELS.get(name, name):22s} without Dask {local['seconds']:8.2f} s  start "
+          f"{local['start_seconds'] or float('nan'):.2f} s{where}", flush=True)
+    return local
+
+
+def _finished_row(name, A, sources, local, *, workers, result, seconds, one_worker,
+                  reference, first_chunk, warm_seconds, warmed, threads, transfer,
+                  cold) -> dict:
+    """A worker count's row once the call without Dask is known."""
+    row = _row(name, A, sources, workers, seconds, one_worker, result, reference, local,
+               first_chunk, warm_seconds, warmed, threads)
+    row.update(graph_transfer=transfer, cold_call=cold, local_device=local.get("device", 0))
+    print(f"{row['graph']:22s} workers={workers} {seconds:8.2f} s  speedup "
+          f"{row['speedup']:.2f} (over no Dask {row['speedup_over_local']:.2f})  chunks "
+          f"{result.facts.get('chunks')}  first chunk {row['first_chunk_seconds']:.2f} s, "
+          f"start {row['start_seconds']:.2f} s ({row['start_breakdown']})  balance "
+          f"{row['balance']:.2f}", flush=True)
+    return row
 
 
 def _cold_call(client, A, sources, engine) -> dict:
@@ -289,8 +359,18 @@ def main(argv=None):
                              "workers; default: all of them)")
     parser.add_argument("--fold-chains", default="auto", choices=sorted(FOLD_CHAINS),
                         help="Tuning.fold_chains (auto: on the GPU engine, large cores)")
+    parser.add_argument("--local-device", type=int, default=None,
+                        help="run the call without Dask in a child process on this GPU, "
+                             "beside the clusters of fewer workers (GPU engine)")
+    parser.add_argument("--local-only", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--local-sources", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--local-file", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    if args.local_only is not None:  # the child of LocalBeside
+        local_only(args.local_only, args.local_sources, args.local_file, args.engine,
+                   args.cpu_cores)
+        return
     cores = args.cpu_cores
     if args.engine != "gpu" and cores is None:
         cores = os.cpu_count()
@@ -306,7 +386,8 @@ def main(argv=None):
             k = subsets.get(label, subsets.get(name))
             sources = None if k is None else np.arange(min(k, A.shape[0]))
             rows += run_graph(name, A, args.workers, sources,
-                              chunks.get(label, chunks.get(name)), args.engine, cores)
+                              chunks.get(label, chunks.get(name)), args.engine, cores,
+                              args.local_device)
     path = write_record("dask_scaling", {
         "cluster": "gpu" if cores is None else "cpu", "engine": args.engine,
         "cpu_cores": cores, "fold_chains": args.fold_chains, "rows": rows},
