@@ -436,6 +436,25 @@ def test_budgets_from_the_means_shrink_the_largest_radius():
             assert largest_radius(mean, k, 1.0, L) < largest_radius(mean, k, 1.0, even)
 
 
+def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine):
+    """When the pilot predicts the radii reach ε only after EXACT_SHARE of the n sources or
+    more, the run sweeps all n right after the pilot's first step: one checkpoint (n), exact,
+    networkx's values; with a looser ε on the same graph the checkpoints stay."""
+    from turbobc._approx import FIRST_CHECKPOINT
+
+    G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    want = nx.betweenness_centrality(G)
+    with turbobc.tuning(approx_sampler="sources"):
+        tight = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine=cpu_engine)
+        loose = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, engine=cpu_engine)
+    assert tight.facts["checkpoints"] == [600] and tight.facts["stopped_by"] == "exact"
+    assert tight.facts["pilot_samples"] == FIRST_CHECKPOINT and tight.facts["bound"] == 0.0
+    np.testing.assert_allclose(tight.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
+    assert loose.facts["stopped_by"] != "exact" and len(loose.facts["checkpoints"]) > 1
+    assert loose.facts["samples"] < 600
+
+
 @pytest.mark.slow
 def test_pilot_takes_no_more_samples_than_the_even_split():
     """A whole run with the pilot (pairs sampled on the host, a Barabási–Albert graph): it

@@ -25,7 +25,9 @@ not, directed or not:
   evenly, so no vertex's bound is worse than the even split's by more than ln 4.
 - **Upper limit.** The fixed sample size of Hoeffding's inequality, ``k_H = ⌈R² ln(4n/δ) /
   (2ε²)⌉`` (the other δ/2), ends the run whatever the radii; when k_H ≥ n the exact sweep of all
-  n sources costs no more, and the result is exact.
+  n sources costs no more, and the result is exact. When the pilot predicts that the radii
+  reach ε only after :data:`EXACT_SHARE` (70%) of the n sources or more, the run sweeps all n
+  at once after the pilot (exact, without the checkpoints' partial batches).
 
 Every sweep of a checkpoint runs the sources it adds (``Sweeper.run``) and the partial sums are
 added in checkpoint order, so a seed gives the same samples whatever the batch size or engine.
@@ -56,7 +58,7 @@ from turbobc._rescale import check_finite
 from turbobc._run import Schedule, run_schedule
 from turbobc._tuning import current as current_tuning
 
-__all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
+__all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "EXACT_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
            "SourceSampling", "allocate_log_terms", "approximate", "approximate_pairs",
            "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
            "largest_radius", "pilot_size", "pilot_then_budgets", "radius_above",
@@ -75,6 +77,11 @@ of the upper limit (:func:`pilot_then_budgets`)."""
 EVEN_SHARE = 0.25
 """The share of the Bernstein budget spread evenly over the n vertices whatever the pilot
 says (:func:`allocate_log_terms`)."""
+
+EXACT_SHARE = 0.7
+"""When the pilot predicts a run of at least this share of the samples at which the result is
+exact (n sources), the run sweeps them at once and is exact (:func:`until_within`): the
+checkpoints between would save less than they cost."""
 
 
 def scale_of(n: int, endpoints: bool) -> float:
@@ -220,10 +227,12 @@ def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
 
 
 def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
-                       budget: float) -> tuple[np.ndarray, int]:
+                       budget: float, exact_at: int | None = None
+                       ) -> tuple[np.ndarray, int, float]:
     """Draw the pilot, ``first`` samples then doubling, until it is 1 / PILOT_SHARE of the
-    run its budgets predict (or reaches :func:`pilot_size`); return the budgets (one log term
-    per vertex, :func:`allocate_log_terms`) and the pilot's samples.
+    run its budgets predict (or reaches :func:`pilot_size`, or predicts at least
+    :data:`EXACT_SHARE` of ``exact_at``); return the budgets (one log term per vertex,
+    :func:`allocate_log_terms`), the pilot's samples and the run's predicted samples.
 
     ``pilot(done, k)`` adds pilot samples ``done .. k − 1`` and returns the mean over the k.
     The pilot's size depends on the pilot's samples alone, so the run's samples stay
@@ -235,8 +244,9 @@ def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
         mean = pilot(done, size)
         done = size
         log_term, predicted = _allocation(mean, size, epsilon, R, budget)
-        if size >= most or size * PILOT_SHARE >= predicted:
-            return log_term, size
+        if (size >= most or size * PILOT_SHARE >= predicted
+                or (exact_at is not None and predicted >= EXACT_SHARE * exact_at)):
+            return log_term, size, predicted
         size = min(2 * size, most)
 
 
@@ -373,8 +383,10 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     budget = delta / (4 * max(bernstein, 1))
     piloted = 0
     if pilot is not None and pilot_size(limit, first) > 0 and bernstein > 0:
-        log_term, piloted = pilot_then_budgets(pilot, limit, first, epsilon / factor, R,
-                                               budget)
+        log_term, piloted, predicted = pilot_then_budgets(pilot, limit, first,
+                                                          epsilon / factor, R, budget, exact_at)
+        if exact_at is not None and exact_at <= limit and predicted >= EXACT_SHARE * exact_at:
+            points = [exact_at]  # all n sources at once: exact, and cheaper than checkpoints
     else:
         log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean, second = 0, math.inf, "hoeffding", None, None
