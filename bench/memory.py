@@ -18,7 +18,9 @@ indices, 8 bytes a stored edge instead of 4; ``python -m bench memory --scales 2
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
   and swept in vertex order (:data:`SOURCE_ORDER`): k-sampled BC with k the batch;
 - approximate: ``turbobc.bc(A, epsilon=0.01)`` on the GPU through the public path (validation
-  included), its seconds, sampler, samples and peak pool bytes.
+  included), its seconds, sampler, samples and peak pool bytes; then its guarantee checked
+  against an independent estimate from exact single-source sums (sampled sources, ε = 0.05,
+  :func:`_check_guarantee`) on a sample of vertices and on all of them.
 
 Every measurement also gives bytes per stored edge (its peak over m) beside the models' bytes
 per stored edge in int32 and int64 (:func:`per_edge`).
@@ -237,7 +239,7 @@ def _measure_approx(A, epsilon: float = APPROX_EPSILON) -> dict:
     pool.free_all_blocks()
     free0 = cupy.cuda.runtime.memGetInfo()[0]
     start = time.perf_counter()
-    _, facts = run_bc(A, epsilon=epsilon, engine="gpu")
+    values, facts = run_bc(A, epsilon=epsilon, engine="gpu")
     wall = time.perf_counter() - start
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
     pool.free_all_blocks()
@@ -247,7 +249,50 @@ def _measure_approx(A, epsilon: float = APPROX_EPSILON) -> dict:
     for key in ("sources", "samples", "pairs"):
         if isinstance(kept.get(key), int) and kept[key] > 0:
             record[f"seconds_per_{key[:-1]}"] = wall / kept[key]
+    try:
+        record["guarantee_check"] = _check_guarantee(A, values, epsilon)
+    except Exception as exc:  # the check is extra: keep the measurement
+        record["guarantee_check"] = {"error": f"{type(exc).__name__}: {exc}"}
     return record
+
+
+CHECK_EPSILON = 0.05
+"""ε of the independent estimate that checks an approximate run (:func:`_check_guarantee`)."""
+
+CHECK_VERTICES = 64
+"""Vertices of the check's sample: the half of largest estimate and as many drawn at random."""
+
+
+def _check_guarantee(A, values: np.ndarray, epsilon: float, seed: int = 12345,
+                     engine: str = "gpu") -> dict:
+    """The approximate values against an independent estimate from exact single-source sums:
+    ``bc(A, epsilon=CHECK_EPSILON)`` with ``Tuning.approx_sampler = "sources"`` (the mean of
+    sampled sources' exact dependencies, Bernstein-stopped: within CHECK_EPSILON of the
+    exact values with probability 1 − δ), another seed. Both within their ε of the exact
+    value means the two within ε + CHECK_EPSILON of each other (probability 1 − 2δ): the
+    largest difference over a sample of vertices (the CHECK_VERTICES / 2 of largest
+    estimate and as many at random) and over all of them, against that sum."""
+    import turbobc
+    from turbobc._api import run_bc
+
+    rng = np.random.default_rng(seed)
+    top = np.argsort(values)[-(CHECK_VERTICES // 2):]
+    drawn = rng.choice(values.size, size=CHECK_VERTICES // 2, replace=False)
+    sample = np.unique(np.concatenate([top, drawn]))
+    start = time.perf_counter()
+    with turbobc.tuning(approx_sampler="sources"):
+        check, facts = run_bc(A, epsilon=CHECK_EPSILON, engine=engine, seed=seed)
+    seconds = time.perf_counter() - start
+    allowed = epsilon + CHECK_EPSILON
+    differences = np.abs(values - check)
+    largest_sample = float(differences[sample].max())
+    return {"check_epsilon": CHECK_EPSILON, "check_sampler": facts.get("sampler"),
+            "check_samples": facts.get("samples"), "check_seconds": seconds,
+            "sample_vertices": int(sample.size),
+            "largest_value": float(values.max()),
+            "largest_difference_in_sample": largest_sample,
+            "largest_difference": float(differences.max()), "allowed": allowed,
+            "within": bool(differences.max() <= allowed)}
 
 
 def _warm_up() -> None:
@@ -376,8 +421,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
         if a.get("peak_pool_bytes"):
             a["bytes_per_stored_edge"] = a["peak_pool_bytes"] / m
         log(f"kron{s}: approximate (epsilon {APPROX_EPSILON}) "
-            + (f"{a['seconds']:.2f} s, sampler {a['facts'].get('sampler')}"
-               if "seconds" in a else str(a)))
+            + (f"{a['seconds']:.2f} s, sampler {a['facts'].get('sampler')}, check "
+               f"{a.get('guarantee_check')}" if "seconds" in a else str(a)))
         record["points"].append(point)
         del graph, A
     measured = [p for p in record["points"] if "nnz" in p]
