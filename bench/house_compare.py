@@ -16,7 +16,11 @@ order before, after, before, after, ..., and a row keeps each tree's median over
 so that a slow drift of the device's clocks falls on both. The record (``house_compare``) has a
 row per call with both trees' seconds and ``after / before``.
 
+``--profile``: the last round also runs each call under cProfile, and the row keeps each tree's
+top functions by own and cumulative time (where a slower row's time goes).
+
 Usage: python bench/house_compare.py --tree before=.before --tree after=. [--out DIR]
+       [--only WORD ...] [--rounds R] [--profile]
 """
 
 from __future__ import annotations
@@ -57,9 +61,33 @@ def _timed(call) -> tuple[float, list]:
             return statistics.median(samples), samples
 
 
-def measure(only: list[str] | None = None) -> dict:
+PROFILE_CALLS, PROFILE_TOP = 3, 30
+
+
+def _profiled(call) -> dict:
+    """Where ``call``'s time goes: cProfile over :data:`PROFILE_CALLS` calls, the
+    :data:`PROFILE_TOP` functions by own time and by cumulative time (``[function, calls,
+    own seconds, cumulative seconds]``, per call), to set the two trees' side by side."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(PROFILE_CALLS):
+        call()
+    profile.disable()
+    stats = pstats.Stats(profile).stats
+    rows = [[f"{Path(file).name}:{line}({name})", calls / PROFILE_CALLS, own / PROFILE_CALLS,
+             cumulative / PROFILE_CALLS]
+            for (file, line, name), (_, calls, own, cumulative, _) in stats.items()]
+    return {"own": sorted(rows, key=lambda r: -r[2])[:PROFILE_TOP],
+            "cumulative": sorted(rows, key=lambda r: -r[3])[:PROFILE_TOP]}
+
+
+def measure(only: list[str] | None = None, profile: bool = False) -> dict:
     """The rows of this process's turbobc (the child's side); ``only``: the calls whose names
-    contain one of these words (every call when None)."""
+    contain one of these words (every call when None); ``profile``: each row also says where
+    the time goes (:func:`_profiled`)."""
     import cupy
     import numpy as np
     import scipy.sparse as sp
@@ -84,11 +112,25 @@ def measure(only: list[str] | None = None) -> dict:
     def wanted(call: str) -> bool:
         return only is None or any(word in call for word in only)
 
+    profiles = {}
+
+    def timed(key, call, facts_of=None):
+        rows[key] = _timed(call)
+        if profile:
+            profiles[key] = _profiled(call)
+            if facts_of is not None:  # the run's own facts: family, batch, phases' seconds
+                _, facts = facts_of()
+                profiles[key]["facts"] = {k: v for k, v in facts.items()
+                                          if isinstance(v, (int, float, str, bool))}
+
+    from turbobc._api import run_bc
+
     for name in EXACT:
         if not wanted(f"exact {_label(name)}"):
             continue
         A = graph(name)
-        rows[f"exact {_label(name)}"] = _timed(synced(lambda: turbobc.bc(A, engine="gpu")))
+        timed(f"exact {_label(name)}", synced(lambda: turbobc.bc(A, engine="gpu")),
+              lambda: run_bc(A, engine="gpu"))
     for name in WEIGHTED:
         if not wanted(f"weighted {_label(name)}"):
             continue
@@ -97,22 +139,25 @@ def measure(only: list[str] | None = None) -> dict:
         lengths = np.random.default_rng(0).integers(1, 101, upper.nnz).astype(np.float64)
         W = sp.coo_array((lengths, (upper.row, upper.col)), shape=A.shape)
         W = sp.csr_array(W + W.T)
-        rows[f"weighted {_label(name)}"] = _timed(
-            synced(lambda: turbobc.bc(W, weight=True, engine="gpu")))
+        timed(f"weighted {_label(name)}", synced(lambda: turbobc.bc(W, weight=True, engine="gpu")),
+              lambda: run_bc(W, weight=True, engine="gpu"))
     for name in APPROX:
         if not wanted(f"approx {_label(name)} eps={EPSILON}"):
             continue
         A = graph(name)
-        rows[f"approx {_label(name)} eps={EPSILON}"] = _timed(synced(
-            lambda: turbobc.bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu")))
-    return {key: {"seconds": value[0], "samples": value[1]} for key, value in rows.items()}
+        timed(f"approx {_label(name)} eps={EPSILON}", synced(
+            lambda: turbobc.bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu")),
+            lambda: run_bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu"))
+    return {key: {"seconds": value[0], "samples": value[1], "profile": profiles.get(key)}
+            for key, value in rows.items()}
 
 
-def _child(tree: Path, only: list[str] | None) -> dict:
+def _child(tree: Path, only: list[str] | None, profile: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     out = subprocess.run([sys.executable, __file__, "--child"]
-                         + ([] if only is None else ["--only", *only]), env=env, cwd=tree,
+                         + ([] if only is None else ["--only", *only])
+                         + (["--profile"] if profile else []), env=env, cwd=tree,
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{tree}: {out.stderr[-2000:]}")
@@ -126,10 +171,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--only", nargs="+", default=None,
                         help="only the calls whose names contain one of these words")
+    parser.add_argument("--profile", action="store_true",
+                        help="the last round also profiles each call (cProfile): the record's "
+                             "rows say where each tree's time goes")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.only)))
+        print(json.dumps(measure(args.only, args.profile)))
         return 0
     from records import write_record
 
@@ -137,7 +185,8 @@ def main() -> int:
     runs: dict = {label: [] for label in trees}
     for round_ in range(args.rounds):
         for label, tree in trees.items():
-            runs[label].append(_child(Path(tree).resolve(), args.only))
+            last = round_ == args.rounds - 1
+            runs[label].append(_child(Path(tree).resolve(), args.only, args.profile and last))
             print(f"round {round_ + 1}: {label} done", flush=True)
     labels = list(trees)
     rows = []
@@ -148,6 +197,9 @@ def main() -> int:
             row[f"{label}_samples"] = [s for r in runs[label] for s in r[key]["samples"]]
         if len(labels) == 2:
             row["ratio"] = row[f"{labels[1]}_seconds"] / row[f"{labels[0]}_seconds"]
+        for label in labels:
+            if runs[label][-1][key].get("profile"):
+                row[f"{label}_profile"] = runs[label][-1][key]["profile"]
         rows.append(row)
         print(f"{key:45s} " + "  ".join(f"{label} {row[f'{label}_seconds']:9.4f} s"
                                         for label in labels)
