@@ -63,7 +63,7 @@ SLOT_LAYOUT = _struct(("dist", _P), ("sigma", _P), ("n", _N), ("scale", _F))
 FRONTIER_GRAPH = _struct(("ptr", _P), ("idx", _P), ("n", _N), ("small_count", _F))
 FRONTIER_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("order", _P), ("start", _P),
                         ("shifts", _P), ("bc", _P), ("next", _P), ("wide", _P),
-                        ("wide_count", _P))
+                        ("wide_count", _P), ("profile", _P))
 FRONTIER_RUN = _struct(("sources", _P), ("nsrc", _N), ("tau", _P), ("omega", _P),
                        ("edge", _P), ("endpoints", _I))
 

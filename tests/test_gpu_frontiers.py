@@ -226,3 +226,30 @@ def test_depth_estimate():
         want = max(nx.single_source_shortest_path_length(G, hub).values())
         assert graph.depth_estimate == want
     assert make_graph(nx.to_scipy_sparse_array(nx.empty_graph(3)), False).depth_estimate == 0
+
+
+@gpu
+def test_the_profile_build_records_the_levels_of_its_source():
+    """Tuning.frontier_kernel = {"PROFILE": 1} (bench/frontier_profile.py): with one source,
+    block 0's record is that source's breadth-first levels (vertices and their out-edges per
+    level, forward and backward) and the sums are those of the plain kernel."""
+    import scipy.sparse.csgraph as csgraph
+
+    G = nx.grid_2d_graph(9, 13)
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    source = 40
+    with turbobc.tuning(gpu_family="frontiers"):
+        plain = run_bc(A, engine="gpu", sources=[source])
+    with turbobc.tuning(gpu_family="frontiers", frontier_kernel={"PROFILE": 1}):
+        profiled = run_bc(A, engine="gpu", sources=[source])
+    np.testing.assert_array_equal(profiled.values, plain.values)
+    levels = profiled.facts["level_profile"]
+    depth_of = csgraph.shortest_path(A, indices=source, unweighted=True).astype(int)
+    degree = np.diff(A.indptr)
+    depth = int(depth_of.max())
+    assert levels["depth"] == depth and levels["cycles"] > 0
+    want = [[int((depth_of == d).sum()), int(degree[depth_of == d].sum())]
+            for d in range(depth + 1)]
+    assert [row[1:] for row in levels["forward"]] == want
+    assert [row[1:] for row in levels["backward"][1:]] == want[1:depth]
+    assert all(row[0] > 0 for row in levels["forward"])

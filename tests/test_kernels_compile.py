@@ -51,6 +51,22 @@ def test_kernel_compiles_for_compute_90(filename):
         assert f".entry {mangled}" in text
 
 
+def test_frontiers_profile_build_compiles():
+    """The frontiers kernel's FRONTIER_PROFILE build (bench/frontier_profile.py) compiles too,
+    and records into work.profile only there."""
+    _nvrtc_or_skip()
+    from spmv import _module
+
+    plain, _ = _module.compile_ptx("frontiers.cu")
+    source = "#define FRONTIER_PROFILE 1\n" + _module.source_text("frontiers.cu")
+    profiled, lowered = _module.compile_ptx("frontiers.cu", source=source)
+    text = profiled.decode() if isinstance(profiled, bytes) else profiled
+    plain = plain.decode() if isinstance(plain, bytes) else plain
+    assert "clock64" in text or "%clock64" in text
+    assert "%clock64" not in plain
+    assert set(lowered) == set(_module.name_expressions("frontiers.cu"))
+
+
 def test_broken_kernel_names_file_and_line():
     _nvrtc_or_skip()
     from spmv import _module

@@ -23,6 +23,11 @@
 //                            u(w) = τ(w)/σ̂(w) + t(w)     (t<S==d> = A u, pulled: no atomics)
 //   bc(v) += ω(s) (σ̂(v) t(v) [+ 1 with endpoints]),  v ≠ s;  edge sums: ω σ̂(v) 2^-shift u(w)
 // then the block clears only the rows it touched (the vertices in `order`).
+//
+// FRONTIER_PROFILE 1 (bench/frontier_profile.py): block 0 records its first source's levels in
+// work.profile while every other block sweeps as usual, so the times are those of a loaded
+// device: forward level d at 3d (clock64 cycles, the level's vertices, their out-edges),
+// backward level L at 3(n + 2) + 3L (the same), then the depth and the source's cycles.
 #include "accumulate.cuh"
 #include "common.cuh"
 #include "views.cuh"
@@ -36,6 +41,9 @@
 #endif
 #ifndef FRONTIER_WARP_SPLIT
 #define FRONTIER_WARP_SPLIT 1  // vertices of more than 32 out-edges worked by a whole warp
+#endif
+#ifndef FRONTIER_PROFILE
+#define FRONTIER_PROFILE 0  // 1: block 0 records its first source's levels (see above)
 #endif
 
 namespace tbc {
@@ -79,6 +87,36 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
     __shared__ unsigned long long max_bits;  // the level's largest σ̂, as its bit pattern
     auto degree = [&](I v) { return (long long)(__ldg(ptr + v + 1) - __ldg(ptr + v)); };
     auto is_wide = [&](long long i) { return degree(order[i]) > tbc::FRONTIER_WARP_DEGREE; };
+    const long long backward_at = 3 * (n + 2);  // profile builds: the backward levels' place
+#if FRONTIER_PROFILE
+    __shared__ unsigned long long level_edges;
+    bool profiling = work.profile != nullptr && blockIdx.x == 0;  // its first source only
+    long long level_began = 0, source_began = clock64();
+    // thread 0 opens a level (before the barrier that starts it), every thread counts the
+    // out-edges of the vertices it takes, thread 0 closes it (after the barrier that ends it)
+    auto open_level = [&]() {
+        if (profiling && threadIdx.x == 0) {
+            level_edges = 0;
+            level_began = clock64();
+        }
+    };
+    auto count_edges = [&](long long edges) {
+        if (profiling) {
+            atomicAdd(&level_edges, (unsigned long long)edges);
+        }
+    };
+    auto close_level = [&](long long at, long long vertices) {
+        if (profiling && threadIdx.x == 0) {
+            work.profile[at] = clock64() - level_began;
+            work.profile[at + 1] = vertices;
+            work.profile[at + 2] = (long long)level_edges;
+        }
+    };
+#else
+    auto open_level = [&]() {};
+    auto count_edges = [&](long long) {};
+    auto close_level = [&](long long, long long) {};
+#endif
 
     while (true) {
         if (threadIdx.x == 0) {
@@ -109,6 +147,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                 may_overflow = 0;
                 max_bits = 0;
             }
+            open_level();
             __syncthreads();
             // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
             // unreached, and gets σ̂(v) when it is on level d + 1
@@ -135,6 +174,9 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     const I v = order[i];
                     const double x = sigma[v];
                     const I end = __ldg(ptr + v + 1);
+                    if (lane == 0) {
+                        count_edges(end - __ldg(ptr + v));
+                    }
                     for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
                         push(__ldg(idx + e), x);
                     }
@@ -143,6 +185,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                     const I v = order[i];
                     const double x = sigma[v];
                     const I end = __ldg(ptr + v + 1);
+                    count_edges(end - __ldg(ptr + v));
                     // FRONTIER_BATCH edges at a time: their heads, then their levels, each a
                     // round of independent loads, then the pushes
                     for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
@@ -167,6 +210,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             __syncthreads();
             const long long next_end = (long long)count;
             if (next_end == hi) {
+                close_level(3LL * d, hi - lo);
                 break;  // uniform: level d + 1 is empty, d is the deepest
             }
             int shift = 0;
@@ -194,6 +238,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                 shifts[d + 1] = shift;
             }
             __syncthreads();
+            close_level(3LL * d, hi - lo);
             ++d;
             if (too_wide) {
                 break;  // uniform: this source goes to the exponent sweep
@@ -211,6 +256,10 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             for (int L = depth - 1; L >= (edges ? 0 : 1); --L) {
                 const double scale = scalbn(1.0, -shifts[L + 1]);
                 const long long lo = start[L], hi = start[L + 1];
+                open_level();
+#if FRONTIER_PROFILE
+                __syncthreads();  // the count is reset before any thread adds to it
+#endif
                 // the share of child w (edge e = v -> w) in t(v), and the edge's sum
                 auto pull = [&](I v, I e, double sv, double& acc) {
                     const I w = __ldg(idx + e);
@@ -229,6 +278,9 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                         const double sv = sigma[v];
                         double acc = 0.0;
                         const I end = __ldg(ptr + v + 1);
+                        if (lane == 0) {
+                            count_edges(end - __ldg(ptr + v));
+                        }
                         for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
                             pull(v, e, sv, acc);
                         }
@@ -242,6 +294,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                         const double sv = sigma[v];
                         double acc = 0.0;
                         const I end = __ldg(ptr + v + 1);
+                        count_edges(end - __ldg(ptr + v));
                         // FRONTIER_BATCH edges at a time: heads, then levels, then the
                         // children's σ̂ and t, each a round of independent loads
                         for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
@@ -270,6 +323,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                         t[v] = acc * scale;
                     });
                 __syncthreads();
+                close_level(backward_at + 3LL * L, hi - lo);
             }
             // bc += ω(s) δ (v ≠ s); endpoints: +1 for every reached v ≠ s, reached − 1 for s
             const bool endpoints = run.endpoints != 0;
@@ -294,5 +348,12 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
             t[v] = 0.0;
         }
         __syncthreads();
+#if FRONTIER_PROFILE
+        if (profiling && threadIdx.x == 0) {
+            work.profile[2 * backward_at] = depth;
+            work.profile[2 * backward_at + 1] = clock64() - source_began;
+        }
+        profiling = false;
+#endif
     }
 }

@@ -213,6 +213,8 @@ struct FrontierWork {      // rows of B blocks: n entries each (start and shifts
     unsigned long long* next;        // the next source to take, from 0
     long long* wide;                 // sources whose counts spread too wide
     unsigned long long* wide_count;
+    long long* profile;              // FRONTIER_PROFILE builds: block 0's first source, per
+                                     // level (frontiers.cu); null otherwise
 };
 
 struct FrontierRun {

@@ -182,6 +182,10 @@ class FrontiersFamily(Family):
         edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
         wide_sources: list = []
         max_in_degree = int(graph.in_degree.max()) if n else 0
+        variant = _variant(current_tuning())
+        # FRONTIER_PROFILE builds: block 0 of the first launch records its first source
+        profile = (allocated(lambda: cupy.zeros(6 * (n + 2) + 2, dtype=cupy.int64))
+                   if dict(variant).get("PROFILE") else None)
         began = time.perf_counter()
         launches = 0
         for start in range(0, sources.size, chunk):
@@ -192,10 +196,11 @@ class FrontiersFamily(Family):
                 {"ptr": ptr, "idx": idx, "n": n},
                 {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
                  "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
-                 "wide": rows.wide, "wide_count": rows.wide_count},
+                 "wide": rows.wide, "wide_count": rows.wide_count,
+                 "profile": profile if launches == 0 else None},
                 blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
                 edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree,
-                defines=_variant(current_tuning()))
+                defines=variant)
             launches += 1
             widened = int(rows.wide_count.get()[0])
             if widened:  # back in the graph's own ids
@@ -225,10 +230,25 @@ class FrontiersFamily(Family):
                      peak_pool_bytes=resident.peak - resident.baseline,
                      model_bytes=frontiers_bytes(n, m, blocks=blocks,
                                                  index_bytes=index_dtype.itemsize, edges=edges))
+        if profile is not None:
+            facts["level_profile"] = _level_profile(profile.get(), n)
         run = resident.run_facts()
         facts.update(resident_reused=run["resident_reused"] and not relabeled,
                      upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
         return raw
+
+
+def _level_profile(profile: np.ndarray, n: int) -> dict:
+    """The levels a ``FRONTIER_PROFILE`` build recorded (spmv/kernels/frontiers.cu): block 0's
+    first source while the other blocks swept theirs. ``forward`` and ``backward``: one
+    ``[cycles, vertices, out-edges]`` per level (level 0 first), ``depth`` and the source's
+    ``cycles`` in all (the SM's clock)."""
+    at = 3 * (n + 2)
+    depth = int(profile[2 * at])
+    forward = profile[:3 * (depth + 1)].reshape(-1, 3)
+    backward = profile[at:at + 3 * depth].reshape(-1, 3)
+    return {"depth": depth, "cycles": int(profile[2 * at + 1]),
+            "forward": forward.tolist(), "backward": backward.tolist()}
 
 
 def _variant(knobs) -> tuple:
