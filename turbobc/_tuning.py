@@ -44,7 +44,7 @@ class Tuning:
     gpu_memory_fraction : float
         Share of the free device memory (plus CuPy's cached blocks) a GPU run may take.
     max_batch : int
-        Most sources per batch of the GPU's lanes family.
+        Most sources per batch of the GPU's lanes and layers families.
     cpu_memory_fraction : float
         Share of the available host memory an automatic CPU batch size may plan for
         (``memory_limit=`` replaces the whole budget).
