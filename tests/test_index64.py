@@ -268,7 +268,7 @@ def test_past_two_to_the_31_stored_edges_on_the_device():
 def test_compiled_traversals_equal_scipys(seed):
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-    from turbobc._traverse import bfs_order_levels, component_labels
+    from turbobc._traverse import bfs_depths, bfs_order_levels, component_labels
 
     G = nx.gnp_random_graph(300, 0.006, seed=seed, directed=seed == 2)
     A = adjacency(G)
@@ -285,6 +285,15 @@ def test_compiled_traversals_equal_scipys(seed):
     for node, hops in lengths.items():
         expected[list(G).index(node)] = hops
     np.testing.assert_array_equal(level, expected)
+    # from several roots at once: the depth from the nearest (-1 where none reaches)
+    roots = np.array([5, 40, 41, 5])
+    nearest = np.full(A.shape[0], -1)
+    for root in roots:
+        lengths = nx.single_source_shortest_path_length(G, list(G)[root])
+        for node, hops in lengths.items():
+            v = list(G).index(node)
+            nearest[v] = hops if nearest[v] < 0 else min(nearest[v], hops)
+    np.testing.assert_array_equal(bfs_depths(A.indptr, A.indices, roots), nearest)
 
 
 def test_callers_past_scipys_csgraph(monkeypatch, cpu_engine):

@@ -254,22 +254,10 @@ MAX_DAG_LEVELS = 16_384
 
 def _depths(pattern, starts: np.ndarray) -> np.ndarray:
     """Breadth-first depth of every vertex from the nearest of ``starts`` (searched at once,
-    a level a step); 0 where unreached."""
-    n = pattern.shape[0]
-    depth = np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=bool)
-    seen[starts] = True
-    frontier, level = starts, 0
-    indptr, indices = pattern.indptr, pattern.indices
-    while True:
-        heads = _heads(indptr, indices, frontier)
-        heads = np.unique(heads[~seen[heads]])
-        if heads.size == 0:
-            return depth
-        level += 1
-        seen[heads] = True
-        depth[heads] = level
-        frontier = heads
+    compiled: turbobc/_traverse.py); 0 where unreached."""
+    from turbobc._traverse import bfs_depths
+
+    return np.maximum(bfs_depths(pattern.indptr, pattern.indices, starts), 0)
 
 
 def _heads(indptr, indices, frontier: np.ndarray) -> np.ndarray:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "component_labels"]
+__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "bfs_depths",
+           "component_labels", "compiled_on_first_use"]
 
 CSGRAPH_LIMIT = 2**31 - 1
 """SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""
@@ -28,8 +29,16 @@ def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
     (-1 where unreached), in one compiled pass: O(n + m), int64 throughout."""
     n = indptr.size - 1
     order, count, level = _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                               np.int64(root), np.int64(n))
+                               np.array([root], dtype=np.int64), np.int64(n))
     return order[:count], level
+
+
+def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """The breadth-first depth of every vertex from the nearest of ``roots`` (one search from
+    all of them at once; -1 where unreached), in one compiled pass: O(n + m)."""
+    n = indptr.size - 1
+    return _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                np.asarray(roots, dtype=np.int64), np.int64(n))[2]
 
 
 def component_labels(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -41,7 +50,7 @@ def component_labels(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
                        np.int64(n))
 
 
-def _compiled(function):
+def compiled_on_first_use(function):
     """``function`` compiled by numba on first use (cached on disk, as the cpu engine's)."""
     compiled = None
 
@@ -57,12 +66,16 @@ def _compiled(function):
     return run
 
 
-def _bfs_loop(indptr, indices, root, n):
+def _bfs_loop(indptr, indices, roots, n):
     level = np.full(n, -1, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
-    level[root] = 0
-    order[0] = root
-    head, tail = 0, 1
+    tail = 0
+    for root in roots:
+        if level[root] < 0:
+            level[root] = 0
+            order[tail] = root
+            tail += 1
+    head = 0
     while head < tail:
         v = order[head]
         head += 1
@@ -96,5 +109,5 @@ def _union_find_loop(indptr, indices, n):
     return parent
 
 
-_bfs = _compiled(_bfs_loop)
-_union_find = _compiled(_union_find_loop)
+_bfs = compiled_on_first_use(_bfs_loop)
+_union_find = compiled_on_first_use(_union_find_loop)
