@@ -5,15 +5,16 @@ numba and run on threads over blocks of samples.
 Sample i is drawn from (seed, i) alone, with the same random bits, races and path counts as
 the host reference :func:`turbobc._pairs.reference_counts` and the GPU kernel
 (spmv/kernels/pairs.cu), so the three give the same counts sample for sample while path counts
-stay below 2^53. Each block of samples keeps its own levels, counts and visited lists for the
-two sides (about 40 bytes per vertex) and leaves them clean after every sample; the counts of
-a call add up in uint64, the same whatever the threads.
+stay below 2^53. Each thread keeps its own levels, counts and visited lists for the two sides
+(about 48 bytes per vertex, made once per sampler) and leaves them clean after every sample;
+the counts of a call add up in uint64, the same whatever the threads.
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -156,21 +157,26 @@ def _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma, visi
 
 @njit(cache=True, parallel=True)
 def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, endpoints,
-                  overflowed):
+                  overflowed, level, sigma, visited, parts):
     """Counts (uint64, one per vertex) of samples ``first .. first + count − 1``, in
     ``blocks`` blocks of consecutive samples on the threads. ``overflowed[b]`` gets the
     first sample of block b whose path count overflowed float64, as ``sample * 2 + side``
-    (-1: none); that sample adds nothing."""
+    (-1: none); that sample adds nothing.
+
+    ``level``, ``sigma``, ``visited`` (T x 2 x n) and ``parts`` (T x n) are the workspaces of
+    the T threads (``numba.get_num_threads()`` at most), kept from call to call: a block uses
+    its thread's (``numba.get_thread_id()``), whose rows every sample leaves clean, and adds
+    its counts to its thread's part (uint64 sums: the same in any order)."""
     n = out_ptr.size - 1
-    # explicit loops outside the prange: an array expression here would be a parallel loop
-    # of its own, handed out an element at a time under launch()'s chunk size of 1
-    parts = np.empty((blocks, n), dtype=np.uint64)
+    threads = parts.shape[0]
+    # explicit loops, each a prange: an array expression here would be a parallel loop of its
+    # own, handed out an element at a time under launch()'s chunk size of 1
+    for r in prange(threads):
+        for v in range(n):
+            parts[r, v] = 0
     seed_head = _mix(seed)
     for b in prange(blocks):
-        parts[b, :] = 0
-        level = np.full((2, n), -1, dtype=np.int32)
-        sigma = np.zeros((2, n))
-        visited = np.empty((2, n), dtype=np.int64)
+        me = numba.get_thread_id()
         overflowed[b] = -1
         lo = first + count * b // blocks
         hi = first + count * (b + 1) // blocks
@@ -180,16 +186,18 @@ def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, 
             t = np.int64(_bits(head, 1, 0) % np.uint64(n - 1))
             if t >= s:
                 t += 1
-            side = _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma,
-                               visited, parts[b], endpoints)
+            side = _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level[me],
+                               sigma[me], visited[me], parts[me], endpoints)
             if side >= 0 and overflowed[b] < 0:
                 overflowed[b] = 2 * i + side
     total = np.empty(n, dtype=np.uint64)
-    for v in range(n):
-        total[v] = 0
-    for b in range(blocks):
-        for v in range(n):
-            total[v] += parts[b, v]
+    ranges = threads * 4
+    for c in prange(ranges):  # the parts summed over ranges of vertices, on the threads
+        for v in range(n * c // ranges, n * (c + 1) // ranges):
+            sum_v = np.uint64(0)
+            for r in range(threads):
+                sum_v += parts[r, v]
+            total[v] = sum_v
     return total
 
 
@@ -225,6 +233,19 @@ class CpuPairSampler:
         self.endpoints = bool(endpoints)
         self.blocks_per_call = 4 * max(1, threads)
         self.total = np.zeros(graph.n, dtype=np.uint64)
+        self._workspace = None
+
+    def _workspaces(self):
+        """Each thread's rows (about 40 bytes a vertex, and its part of the counts), made
+        once: levels -1 and counts 0, as every sample leaves them."""
+        threads = numba.get_num_threads()
+        if self._workspace is None or self._workspace[0].shape[0] < threads:
+            n = self.total.size
+            self._workspace = (np.full((threads, 2, n), -1, dtype=np.int32),
+                               np.zeros((threads, 2, n)),
+                               np.empty((threads, 2, n), dtype=np.int64),
+                               np.empty((threads, n), dtype=np.uint64))
+        return self._workspace
 
     def __call__(self, seed: int, first: int, count: int, bar=None) -> np.ndarray:
         blocks = max(1, min(self.blocks_per_call, count))
@@ -232,7 +253,7 @@ class CpuPairSampler:
         with launch():
             counts = sample_counts(self.out_ptr, self.out_idx, self.in_ptr, self.in_idx,
                                    np.uint64(seed), first, count, blocks, self.endpoints,
-                                   overflowed)
+                                   overflowed, *self._workspaces())
         hit = overflowed[overflowed >= 0]
         if hit.size:
             sample, side = divmod(int(hit.min()), 2)
