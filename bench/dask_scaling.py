@@ -375,7 +375,7 @@ def main(argv=None):
     if args.engine != "gpu" and cores is None:
         cores = os.cpu_count()
     subsets, chunks = _pairs(args.sources), _pairs(args.chunk_sources)
-    rows = []
+    rows, path = [], None
     with turbobc.tuning(fold_chains=FOLD_CHAINS[args.fold_chains]):
         for name in args.graphs:
             began = time.perf_counter()
@@ -388,10 +388,11 @@ def main(argv=None):
             rows += run_graph(name, A, args.workers, sources,
                               chunks.get(label, chunks.get(name)), args.engine, cores,
                               args.local_device)
-    path = write_record("dask_scaling", {
-        "cluster": "gpu" if cores is None else "cpu", "engine": args.engine,
-        "cpu_cores": cores, "fold_chains": args.fold_chains, "rows": rows},
-        results=args.out)
+            # after each graph, so that a run cut by its time limit keeps the graphs it did
+            path = write_record("dask_scaling", {
+                "cluster": "gpu" if cores is None else "cpu", "engine": args.engine,
+                "cpu_cores": cores, "fold_chains": args.fold_chains, "rows": rows},
+                results=args.out, path=path)
     print(f"record: {path}")
 
 
