@@ -5,8 +5,9 @@
 #   LANE0='CUDA_VISIBLE_DEVICES=0 BENCH_ONLY=1 MEMORY=25'
 #   LANE1='CUDA_VISIBLE_DEVICES=1 CORES=48-63 BENCH_ONLY=1 SINGLE=0 EXACT=0 SAMPLED=0 CPU_ENGINE=all'
 # CORES pins a lane to those CPU cores (taskset). Each lane writes under $OUT/laneK (its log in
-# $OUT/laneK.log); the wheels in .whl/ are installed once before the lanes start. The call
-# fails when any lane fails. Run from the repository root: bash bench/gpu_lanes.sh
+# $OUT/laneK.log), and the folders end in one archive, $OUT/lanes.tar.gz (the device tool
+# brings back at most 8 files); the wheels in .whl/ are installed once before the lanes start.
+# The call fails when any lane fails. Run from the repository root: bash bench/gpu_lanes.sh
 set -o pipefail
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
@@ -39,4 +40,9 @@ for i in "${!pids[@]}"; do
     tail -n 25 "$OUT/lane${lanes[$i]}.log"
     [ $rc -eq 0 ] || status=1
 done
+# the device tool brings back at most 8 files: every lane's folder in one archive
+if [ ${#lanes[@]} -gt 0 ]; then
+    (cd "$OUT" && tar czf lanes.tar.gz $(printf "lane%s " "${lanes[@]}") \
+        && rm -rf $(printf "lane%s " "${lanes[@]}"))
+fi
 exit $status
