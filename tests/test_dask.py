@@ -204,8 +204,15 @@ def test_chunks_depend_on_the_number_of_sources_alone():
     assert len(chunks) == _dask.CHUNKS
     np.testing.assert_array_equal(np.concatenate(chunks), sources)
     assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
-    # a GPU plans batches of thousands: a chunk is never smaller than the batch
-    assert len(_dask.chunk_sources(sources, _dask.chunk_size(len(sources), 4096))) == 3
+    # a GPU plans batches of thousands: a chunk holds one, unless fewer than FEWEST_CHUNKS
+    # chunks would be left (then warps' multiples); one of several batches holds whole ones
+    assert _dask.chunk_size(len(sources), 4096) == 640  # 10,000 / 16, up to 32s
+    assert len(_dask.chunk_sources(sources, 640)) == _dask.FEWEST_CHUNKS
+    assert _dask.chunk_size(10**6, 4096) == 16384      # 10^6 / 64, up to whole batches
+    assert _dask.chunk_size(65536, 396) == 3 * 396     # the frontiers' blocks: whole waves
+    tapered = _dask.chunk_sources(np.arange(65536), 3 * 396, 396, 396)
+    assert all(len(c) % 396 == 0 for c in tapered[:-1]) and len(tapered[-1]) >= 396
+    np.testing.assert_array_equal(np.concatenate(tapered), np.arange(65536))
     assert _dask.chunk_size(10) == _dask.CHUNK_MIN_SOURCES
     with turbobc.tuning(dask_chunk_sources=100):
         assert _dask.chunk_size(len(sources), 4096) == 100

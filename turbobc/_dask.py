@@ -68,12 +68,16 @@ from turbobc._tuning import current as current_tuning
 from turbobc.engines.protocol import Partial, Problem, Sweeper
 
 __all__ = ["CHUNK_MIN_SOURCES", "CHUNKS", "TAPER", "ClusterSweeper", "DaskExecutor",
-           "check_client", "chunk_size", "chunk_sources", "local_gpu_cluster",
+           "check_client", "chunk_size", "chunk_sources", "chunk_unit", "local_gpu_cluster",
            "problem_bytes", "warm_up", "workers_have_gpus"]
 
 CHUNKS = 64
 """Chunks of :func:`chunk_size` sources a call's sources make at most, unless the engine's
 own batch is larger: a few per worker on clusters of up to 16 workers."""
+
+FEWEST_CHUNKS = 16
+"""Chunks a call's sources make at least (when it has :data:`CHUNK_MIN_SOURCES` sources for
+each), even where the engine's batch would hold them all: up to 16 workers get one each."""
 
 CHUNK_MIN_SOURCES = 64
 """Fewest sources in a chunk (except when the call has fewer): below this the task overhead
@@ -101,24 +105,39 @@ def check_client(client) -> None:
 def chunk_size(num_sources: int, engine_batch: int | None = None) -> int:
     """Sources per chunk: ``Tuning.dask_chunk_sources`` when set, else enough for at most
     :data:`CHUNKS` chunks, at least :data:`CHUNK_MIN_SOURCES`, and at least the batch the
-    engine plans for this problem on a worker (``engine_batch``): a GPU sweeps a batch of
+    engine plans for this problem on a worker (``engine_batch``: a GPU sweeps a batch of
     thousands of sources in about the time of one, level by level, so a chunk smaller than
-    its batch would waste it. It depends on the problem and the kind of worker, never on how
-    many workers there are."""
+    its batch would waste it), unless that leaves fewer than :data:`FEWEST_CHUNKS` chunks (a
+    batch that holds every source would give one worker all the work); then rounded up to
+    a whole number of the engine's batches (:func:`chunk_unit`). It depends on the problem
+    and the kind of worker, never on how many workers there are."""
     chosen = current_tuning().dask_chunk_sources
     if chosen is not None:
         return max(1, int(chosen))
-    return max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / CHUNKS), engine_batch or 0)
+    batch = min(engine_batch or 0, math.ceil(num_sources / FEWEST_CHUNKS))
+    size = max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / CHUNKS), batch)
+    unit = chunk_unit(size, engine_batch)
+    return -(-size // unit) * unit
 
 
-def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None
-                  ) -> list[np.ndarray]:
+def chunk_unit(size: int, engine_batch: int | None) -> int:
+    """The step chunk sizes come in: the engine's batch where a chunk holds one or more
+    (the lanes' batches, the frontiers' blocks: a part-filled last batch or wave of blocks
+    idles the device for as long as a full one), else 32 (a warp's lanes); 1 without a
+    batch."""
+    if not engine_batch:
+        return 1
+    return int(engine_batch) if size >= engine_batch else 32
+
+
+def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None,
+                  unit: int = 1) -> list[np.ndarray]:
     """Cut ``sources`` into consecutive chunks: of ``size`` sources (sizes differing by at
     most one), or, with ``smallest`` below ``size``, tapered at the end: chunks of ``size``
     until fewer than ``(TAPER + 1) * size`` sources are left, then each of 1/:data:`TAPER`
-    of what is left, at least ``smallest`` (the last one up to twice that). With W ≤ TAPER
-    workers taking chunks as they free up, the last W chunks are small, so the workers
-    finish within about one small chunk of each other."""
+    of what is left (rounded up to a multiple of ``unit``), at least ``smallest`` (the last
+    one up to twice that). With W ≤ TAPER workers taking chunks as they free up, the last W
+    chunks are small, so the workers finish within about one small chunk of each other."""
     sources = np.asarray(sources, dtype=np.int64)
     total = len(sources)
     if total == 0:
@@ -130,7 +149,8 @@ def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None
     at = head * size
     while at < total:
         left = total - at
-        take = min(left, size, max(smallest, math.ceil(left / TAPER)))
+        take = max(smallest, math.ceil(left / TAPER))
+        take = min(left, size, -(-take // unit) * unit)
         if left - take < smallest:
             take = left  # no chunk smaller than the smallest after it
         chunks.append(sources[at:at + take])
@@ -269,8 +289,10 @@ class ClusterSweeper(Sweeper):
             planned = self._open_everywhere(len(sources))
             size = chunk_size(len(sources), planned)
             tuned = current_tuning().dask_chunk_sources is not None
-            chunks = chunk_sources(sources, size, None if tuned else max(CHUNK_MIN_SOURCES,
-                                                                         planned or 0))
+            unit = chunk_unit(size, planned)
+            smallest = max(CHUNK_MIN_SOURCES, min(size, planned or 0))
+            chunks = chunk_sources(sources, size, None if tuned else smallest,
+                                   1 if tuned else unit)
             results: list = [None] * len(chunks)
             added = 0  # the chunks before this one are in total, their sums let go
             pending = self._submit(chunks, range(len(chunks)))

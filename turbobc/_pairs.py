@@ -211,27 +211,24 @@ def vertex_diameter_bound(pattern, directed: bool = False) -> int | None:
     a DAG level at a time; None when the DAG has more than ``MAX_DAG_LEVELS`` levels (a
     directed chain: the levels would cost a step each, and a bound near n would not beat
     Hoeffding's size anyway). ``pattern``: the CSR pattern (symmetric when undirected).
-    Past SciPy's int32 indices (2^31 - 1 stored edges) the components of an undirected graph
-    come from a compiled union-find (turbobc/_traverse.py); a directed one's strong
-    components are not computed there: None.
+    An undirected graph's depths come from one compiled pass (turbobc/_traverse.py
+    ``component_depths``: a search from the least vertex of each component) at any size; past
+    SciPy's int32 indices (2^31 - 1 stored edges) a directed one's strong components are not
+    computed: None.
     """
     from scipy.sparse.csgraph import connected_components
 
-    from turbobc._traverse import component_labels, past_csgraph
+    from turbobc._traverse import component_depths, past_csgraph
 
     n = pattern.shape[0]
     if n == 0:
         return 1
+    if not directed:  # from the least vertex of each component, one compiled pass
+        return 2 * int(component_depths(pattern.indptr, pattern.indices).max()) + 1
     if past_csgraph(pattern):
-        if directed:
-            return None
-        label = component_labels(pattern.indptr, pattern.indices)
-        starts = np.unique(label, return_index=True)[1]
-        return 2 * int(_depths(pattern, starts).max()) + 1
+        return None
     _, label = connected_components(pattern, directed=directed, connection="strong")
     starts = np.unique(label, return_index=True)[1]
-    if not directed:
-        return 2 * int(_depths(pattern, starts).max()) + 1
     rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(pattern.indptr))
     cols = pattern.indices.astype(np.int64)
     inside = label[rows] == label[cols]
