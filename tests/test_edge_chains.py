@@ -300,7 +300,7 @@ def test_many_batches(engine, name, weight):
     G = MANY_BATCHES[name]()
     if weight:
         G = with_lengths(G, "int3", seed=3)
-    result, want = _edge_run(G, engine, weight=weight, max_batch=32,
+    result, want = _edge_run(G, engine, weight=weight, max_batch=32, layers_max_batch=32,
                              cpu_batch_cap=32 * len(G), **FORCED)
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-9)
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2

@@ -232,7 +232,8 @@ def test_depth_estimate():
 def test_the_profile_build_records_the_levels_of_its_source():
     """Tuning.frontier_kernel = {"PROFILE": 1} (bench/frontier_profile.py): with one source,
     block 0's record is that source's breadth-first levels (vertices and their out-edges per
-    level, forward and backward) and the sums are those of the plain kernel."""
+    level, forward and backward) and the sums are those of the plain kernel (to the last
+    bits that the atomics leave to chance)."""
     import scipy.sparse.csgraph as csgraph
 
     G = nx.grid_2d_graph(9, 13)
@@ -242,7 +243,8 @@ def test_the_profile_build_records_the_levels_of_its_source():
         plain = run_bc(A, engine="gpu", sources=[source])
     with turbobc.tuning(gpu_family="frontiers", frontier_kernel={"PROFILE": 1}):
         profiled = run_bc(A, engine="gpu", sources=[source])
-    np.testing.assert_array_equal(profiled.values, plain.values)
+    # (σ̂ is summed with atomics: the order, so the last bit, may differ from run to run)
+    np.testing.assert_allclose(profiled.values, plain.values, rtol=1e-12, atol=0)
     levels = profiled.facts["level_profile"]
     depth_of = csgraph.shortest_path(A, indices=source, unweighted=True).astype(int)
     degree = np.diff(A.indptr)

@@ -206,10 +206,12 @@ def test_choose_batch_and_memory_model():
     assert _gpu_memory.choose_layers_batch(n, m, 100, free, memory_limit=fixed) == 1
     assert _gpu_memory.choose_layers_batch(n, m, 100, free, edges=True) == 9
     assert _gpu_memory.choose_layers_batch(10**7, 10, 100, 2**60) == 1  # WIDE_BATCH_ENTRIES // n
-    with turbobc.tuning(max_batch=4):  # Tuning.max_batch caps the layers' batches too
+    with turbobc.tuning(layers_max_batch=4):  # the layers family's own cap
         assert _gpu_memory.choose_layers_batch(n, m, 100, free) == 4
         assert _gpu_memory.choose_layers_batch(n, m, 100, 2**60, hops=True) == 4
         assert _gpu_memory.choose_layers_batch(n, m, 10, 2**60, hops=True) == 4  # 3 batches, even
+    with turbobc.tuning(max_batch=4):  # the lanes family's cap leaves the layers' alone
+        assert _gpu_memory.choose_layers_batch(n, m, 100, free) == 10
     assert (_gpu_memory.layers_bytes(n, m, batch=10, index_bytes=4, edges=True)
             == fixed + 8 * m + 10 * per)
 

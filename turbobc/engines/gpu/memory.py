@@ -309,8 +309,8 @@ def choose_layers_batch(n: int, m: int, num_sources: int, free_bytes: int, *,
                         hops: bool = False, slot_scratch: int | None = None) -> int:
     """Sources per layers batch: as many as ``memory_fraction`` (default
     ``Tuning.gpu_memory_fraction``) of the free bytes (or the ``memory_limit``) hold beside the
-    format and the sums, at most ``num_sources``, ``Tuning.max_batch`` and, for the wide sweep,
-    ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no source). The batches
+    format and the sums, at most ``num_sources``, ``Tuning.layers_max_batch`` (when set) and,
+    for the wide sweep, ``WIDE_BATCH_ENTRIES // n``, and at least 1 (0 only when there is no source). The batches
     it implies are as even as possible. ``hops``: the batch of the layer kernels, weighted (the
     ``"kernels"`` path) or not (:data:`BYTES_PER_HOP_SLOT` per slot, no cap from the wide
     sweep); ``slot_scratch``: with a τ per slot (8 bytes more per slot) and that many bytes for
@@ -328,7 +328,8 @@ def choose_layers_batch(n: int, m: int, num_sources: int, free_bytes: int, *,
     else:
         per_source = BYTES_PER_SLOT * max(n, 1) + BYTES_PER_EDGE_SLOT * m
         cap = WIDE_BATCH_ENTRIES // max(n, 1)
-    cap = min(cap, current_tuning().max_batch)
+    if current_tuning().layers_max_batch is not None:
+        cap = min(cap, current_tuning().layers_max_batch)
     batch = max(1, min(num_sources, max(0, budget) // per_source, cap))
     batches = -(-num_sources // batch)
     return -(-num_sources // batches)
