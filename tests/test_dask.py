@@ -197,18 +197,20 @@ def test_out_of_memory_runs_again_with_half_the_budget():
                                        np.arange(3))
 
 
-def test_chunks_depend_on_the_number_of_sources_alone():
+def test_chunks_hold_whole_batches_or_one_share_a_worker():
     sources = np.arange(10_000, dtype=np.int64)
     size = _dask.chunk_size(len(sources))
     chunks = _dask.chunk_sources(sources, size)
     assert len(chunks) == _dask.CHUNKS
     np.testing.assert_array_equal(np.concatenate(chunks), sources)
     assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
-    # a GPU plans batches of thousands: a chunk holds one, unless fewer than FEWEST_CHUNKS
-    # chunks would be left (then warps' multiples); one of several batches holds whole ones
-    assert _dask.chunk_size(len(sources), 4096) == 640  # 10,000 / 16, up to 32s
-    assert len(_dask.chunk_sources(sources, 640)) == _dask.FEWEST_CHUNKS
+    # a GPU plans batches of thousands: a chunk holds whole batches
+    assert len(_dask.chunk_sources(sources, _dask.chunk_size(len(sources), 4096))) == 3
     assert _dask.chunk_size(10**6, 4096) == 16384      # 10^6 / 64, up to whole batches
+    # no more batches than workers: one chunk a worker
+    assert _dask.chunk_size(len(sources), 4096, workers=4) == 2500
+    assert _dask.chunk_size(len(sources), 16384, workers=1) == 10_000
+    assert _dask.chunk_size(len(sources), 2048, workers=4) == 2048  # 5 batches: one a chunk
     assert _dask.chunk_size(65536, 396) == 3 * 396     # the frontiers' blocks: whole waves
     tapered = _dask.chunk_sources(np.arange(65536), 3 * 396, 396, 396)
     assert all(len(c) % 396 == 0 for c in tapered[:-1]) and len(tapered[-1]) >= 396

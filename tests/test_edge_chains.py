@@ -350,6 +350,45 @@ def test_gpu_weighted_edges_in_batches_of_24_slots(monkeypatch, name):
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2
 
 
+def test_auto_folds_edge_bc_where_it_folds_vertex_bc(monkeypatch):
+    """Tuning.fold_chains="auto" plans the chains of edge BC as of vertex BC: for sweeps on
+    GPUs of cores of at least Tuning.chain_min_vertices (here made small), not on the CPU."""
+    from turbobc import _fold
+
+    A = adjacency(EDGE_GRAPHS["subdivided_grid"]())
+    for edges in (False, True):
+        call = validate(A, sources=None, k=None, seed=None, normalized=False,
+                        endpoints=False, directed=None, engine="cpu", kernel="auto",
+                        progress=False, memory_limit=None, targets=None, edges=edges,
+                        weight=None, client=None)
+        with turbobc.tuning(chain_min_vertices=0, chain_min_share=0.0):
+            assert _fold._folding(call)[3] is None  # the CPU: not on "auto"
+            monkeypatch.setattr(_fold, "_sweeps_on_gpus", lambda call: True)
+            plan = _fold._folding(call)[3]
+            monkeypatch.undo()
+        assert plan is not None and plan.edges == edges
+
+
+@pytest.mark.gpu
+def test_gpu_auto_folds_edge_bc_of_a_large_core():
+    """On the GPU, "auto" folds the chains of edge BC on a core past chain_min_vertices (a
+    subdivided grid of 20,200 vertices): networkx's values, the unfolded run's to 1e-12."""
+    G = nx.grid_2d_graph(30, 30)
+    H = nx.Graph()
+    for k, (u, v) in enumerate(G.edges()):  # every edge a chain of 25 inner vertices
+        path = [u] + [("inner", k, i) for i in range(24)] + [v]
+        nx.add_path(H, path)
+    H = nx.convert_node_labels_to_integers(H)
+    assert H.number_of_nodes() >= 16384
+    A = adjacency(H)
+    folded = run_edge_bc(A, normalized=False, engine="gpu")
+    with turbobc.tuning(fold_chains=False):
+        plain = run_edge_bc(A, normalized=False, engine="gpu")
+    assert folded.facts["chain_folded"] > 16000 and "chain_folded" not in plain.facts
+    np.testing.assert_allclose(folded.values.toarray(), plain.values.toarray(), rtol=1e-12,
+                               atol=1e-9)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", ["layers", "frontiers"])
 def test_gpu_families_without_slot_weights_decline(family):

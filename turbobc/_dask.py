@@ -75,10 +75,6 @@ CHUNKS = 64
 """Chunks of :func:`chunk_size` sources a call's sources make at most, unless the engine's
 own batch is larger: a few per worker on clusters of up to 16 workers."""
 
-FEWEST_CHUNKS = 16
-"""Chunks a call's sources make at least (when it has :data:`CHUNK_MIN_SOURCES` sources for
-each), even where the engine's batch would hold them all: up to 16 workers get one each."""
-
 CHUNK_MIN_SOURCES = 64
 """Fewest sources in a chunk (except when the call has fewer): below this the task overhead
 of Dask (milliseconds) is no longer small beside the sweep."""
@@ -102,20 +98,23 @@ def check_client(client) -> None:
                             f"{method}() method")
 
 
-def chunk_size(num_sources: int, engine_batch: int | None = None) -> int:
+def chunk_size(num_sources: int, engine_batch: int | None = None,
+               workers: int | None = None) -> int:
     """Sources per chunk: ``Tuning.dask_chunk_sources`` when set, else enough for at most
     :data:`CHUNKS` chunks, at least :data:`CHUNK_MIN_SOURCES`, and at least the batch the
     engine plans for this problem on a worker (``engine_batch``: a GPU sweeps a batch of
     thousands of sources in about the time of one, level by level, so a chunk smaller than
-    its batch would waste it), unless that leaves fewer than :data:`FEWEST_CHUNKS` chunks (a
-    batch that holds every source would give one worker all the work); then rounded up to
-    a whole number of the engine's batches (:func:`chunk_unit`). It depends on the problem
-    and the kind of worker, never on how many workers there are."""
+    its batch would waste it), rounded up to a whole number of the engine's batches
+    (:func:`chunk_unit`). Where the sources make no more batches than there are ``workers``,
+    one chunk a worker instead: a chunk of a deep graph costs its levels whatever its size
+    (road-luxembourg-osm's chain-folded core: 1.5 s in one chunk, 8.8 s in 16 on one GPU),
+    and fewer chunks than workers would leave some idle."""
     chosen = current_tuning().dask_chunk_sources
     if chosen is not None:
         return max(1, int(chosen))
-    batch = min(engine_batch or 0, math.ceil(num_sources / FEWEST_CHUNKS))
-    size = max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / CHUNKS), batch)
+    if engine_batch and workers and engine_batch * workers >= num_sources:
+        return max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / workers))
+    size = max(1, CHUNK_MIN_SOURCES, math.ceil(num_sources / CHUNKS), engine_batch or 0)
     unit = chunk_unit(size, engine_batch)
     return -(-size // unit) * unit
 
@@ -287,7 +286,7 @@ class ClusterSweeper(Sweeper):
         pending = {}
         try:
             planned = self._open_everywhere(len(sources))
-            size = chunk_size(len(sources), planned)
+            size = chunk_size(len(sources), planned, len(self.client.nthreads()) or 1)
             tuned = current_tuning().dask_chunk_sources is not None
             unit = chunk_unit(size, planned)
             smallest = max(CHUNK_MIN_SOURCES, min(size, planned or 0))

@@ -183,12 +183,6 @@ def _chain_folding(call, problem):
     if knobs.fold_chains == "auto" and (graph.n < knobs.chain_min_vertices
                                         or not _sweeps_on_gpus(call)):
         return None  # (the size first: asking a cluster's workers is a round trip)
-    if knobs.fold_chains == "auto" and problem.edges:
-        # not yet on "auto": the GPU's per-slot edge sums (the lanes family's EdgeSums in
-        # both phases of a slot batch) await their first device run; fold_chains=True folds
-        # edge BC on any engine (exact against networkx on the CPU engines, tests/
-        # test_edge_chains.py)
-        return None
     if np.count_nonzero(graph.out_degree == 2) < knobs.chain_min_share * call.graph.n:
         return None
     if graph.weighted and graph.length_scale is None:
