@@ -213,6 +213,12 @@ def _measure_batched(graph) -> dict:
     wall = time.perf_counter() - start
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]  # the pool keeps its blocks until freed
     pool.free_all_blocks()
+    if "sweep_seconds" not in run:  # no batch of 32 fitted: the sources went one at a time
+        return {"skipped": f"no batch of 32 sources fitted beside the graph ({lanes} planned "
+                           f"from {free0} free bytes): the lanes family swept them one at a "
+                           f"time ({wall:.1f} s)",
+                "facts": {k: v for k, v in run.items()
+                          if isinstance(v, (int, float, str, bool))}}
     sweep = run["sweep_seconds"]
     return {"kernel": run["kernel"], "sources": int(sources.size), "batch": run["batch"],
             "batches": run["batches"], "depth": run["depth"], "level_dtype": run["level_dtype"],
