@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "wide_enough",
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
 
@@ -56,14 +56,16 @@ def index_dtype_for(n: int, nnz: int, bits=None) -> np.dtype:
     return np.dtype(np.int32)
 
 
-def wide_enough(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
-    """``array`` (row pointers or column indices of a pattern) in an index type at least as wide
-    as :func:`index_dtype_for` asks: unchanged (no copy) when it already is, int64 otherwise.
-    Never narrows: an int64 array stays int64."""
+def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
+    """``array`` (row pointers or column indices of a pattern) in the index type
+    :func:`index_dtype_for` asks: unchanged (no copy) when it already is, converted
+    otherwise. A small graph's int64 arrays (SciPy's and networkx's usual output) become
+    int32, so every engine runs one index type per size (the compiled CPU code one set of
+    signatures, and half the index bytes)."""
     want = index_dtype_for(n, nnz)
-    if array.dtype == want or (array.dtype == np.int64 and want == np.int32):
+    if array.dtype == want:
         return array
-    return array.astype(np.promote_types(array.dtype, want))
+    return array.astype(want)
 
 
 @dataclass(frozen=True, eq=False)

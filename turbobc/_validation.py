@@ -21,7 +21,7 @@ from spmv import check_kernel
 
 from turbobc._engines import gpu_status
 from turbobc._graph import (Graph, canonical_csr, index_dtype_for, reverse_edge_positions,
-                            wide_enough)
+                            in_index_type)
 from turbobc._memory import parse_memory_limit
 from turbobc.engines import ENGINES, resolve_engine
 from turbobc.engines.protocol import Problem
@@ -372,12 +372,13 @@ def _weighted_graph(matrix: sp.csr_array, directed: bool | None, *, on_device: b
 
 
 def _index_width(graph: Graph) -> Graph:
-    """``graph`` with its pattern's arrays in at least the index type of
-    :func:`~turbobc._graph.index_dtype_for` (int64 under ``Tuning.index_bits=64``; SciPy
-    already holds int64 past 2^31 stored entries): the same graph when they already are."""
+    """``graph`` with its pattern's arrays in the index type of
+    :func:`~turbobc._graph.index_dtype_for` (int32 below 2^31 − 64 vertices and stored
+    entries, int64 past it or under ``Tuning.index_bits=64``): the same graph when they
+    already are."""
     pattern = graph.pattern
-    indptr = wide_enough(pattern.indptr, graph.n, graph.nnz)
-    indices = wide_enough(pattern.indices, graph.n, graph.nnz)
+    indptr = in_index_type(pattern.indptr, graph.n, graph.nnz)
+    indices = in_index_type(pattern.indices, graph.n, graph.nnz)
     if indptr is pattern.indptr and indices is pattern.indices:
         return graph
     wide = sp.csr_array((pattern.data, indices, indptr), shape=pattern.shape)

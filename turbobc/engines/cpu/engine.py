@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from turbobc.engines.protocol import SlotCounts
-from turbobc._graph import vanishing_length_error, wide_enough
+from turbobc._graph import vanishing_length_error, in_index_type
 from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
@@ -59,7 +59,7 @@ class CpuSweeper(Sweeper):
         super().__init__(problem)
         graph = problem.graph
         self.indptr = np.ascontiguousarray(graph.pattern.indptr, dtype=np.int64)
-        self.indices = np.ascontiguousarray(wide_enough(graph.pattern.indices, graph.n,
+        self.indices = np.ascontiguousarray(in_index_type(graph.pattern.indices, graph.n,
                                                         graph.nnz))
         self.lengths = (np.empty(0) if graph.lengths is None
                         else np.ascontiguousarray(graph.lengths, dtype=np.float64))

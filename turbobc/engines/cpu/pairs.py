@@ -18,7 +18,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from turbobc._graph import Graph, wide_enough
+from turbobc._graph import Graph, in_index_type
 from turbobc._pairs import PathCountOverflow, pair_of
 from turbobc.engines.cpu.memory import launch
 
@@ -222,7 +222,7 @@ class CpuPairSampler:
             raise ValueError("the pair sampler counts shortest paths in hops: unweighted graphs")
         pattern = graph.pattern
         self.out_ptr = np.ascontiguousarray(pattern.indptr, dtype=np.int64)
-        self.out_idx = np.ascontiguousarray(wide_enough(pattern.indices, graph.n, graph.nnz))
+        self.out_idx = np.ascontiguousarray(in_index_type(pattern.indices, graph.n, graph.nnz))
         if graph.directed:
             transpose = pattern.T.tocsr()
             transpose.sort_indices()

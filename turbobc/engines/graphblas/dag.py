@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from graphblas import Matrix, binary, dtypes, semiring, unary
 
-from turbobc._graph import Graph, vanishing_length_error, wide_enough
+from turbobc._graph import Graph, vanishing_length_error, in_index_type
 from turbobc.engines.graphblas.linalg import PULL_ABOVE_DENSITY, _add_columns, _row_scaling
 from turbobc.engines.graphblas.memory import graphblas_threads
 
@@ -34,8 +34,8 @@ class ShortestPathDag:
     def __init__(self, graph: Graph):
         self.graph = graph
         n, m = graph.n, graph.nnz
-        indptr = wide_enough(graph.pattern.indptr, n, m)
-        indices = wide_enough(graph.pattern.indices, n, m)
+        indptr = in_index_type(graph.pattern.indptr, n, m)
+        indices = in_index_type(graph.pattern.indices, n, m)
         self.tails = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
         self.heads = indices.astype(np.int64)
         self.lengths = graph.lengths

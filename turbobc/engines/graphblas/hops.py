@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from graphblas import Matrix, binary, dtypes, semiring, unary
 
-from turbobc._graph import Graph, wide_enough
+from turbobc._graph import Graph, in_index_type
 from turbobc.engines.graphblas.linalg import (PULL_ABOVE_DENSITY, _aligned_with_pattern,
                                               _row_scaling)
 
@@ -24,8 +24,8 @@ class HopLevels:
     def __init__(self, graph: Graph):
         self.graph = graph
         # int32 or int64 arrays as index_dtype_for says (GraphBLAS holds 64-bit indices)
-        self.A = Matrix.from_csr(wide_enough(graph.pattern.indptr, graph.n, graph.nnz),
-                                 wide_enough(graph.pattern.indices, graph.n, graph.nnz), True,
+        self.A = Matrix.from_csr(in_index_type(graph.pattern.indptr, graph.n, graph.nnz),
+                                 in_index_type(graph.pattern.indices, graph.n, graph.nnz), True,
                                  nrows=graph.n, ncols=graph.n)
         # The backward product needs Aᵀ: the same matrix for undirected graphs, else built once.
         self.AT = self.A if not graph.directed else self.A.T.new()
