@@ -148,6 +148,9 @@ def test_the_first_check_leaves_out_the_slow_tests_and_ci_runs_them():
     assert ci.index(first.strip()) < ci.index(".venv-test/bin/python -m pytest -m slow")
     readme = (ROOT / "README.md").read_text()
     assert "-m slow" in readme and '-m "slow or not slow"' in readme
+    # the notebooks' tests are slow and need their extra, which the first check leaves out
+    notebooks = 'pip install -q ".[notebooks]"'
+    assert notebooks in readme and ci.index(notebooks) < ci.index(" -m slow")
 
 
 @pytest.mark.parametrize("module", [

@@ -1,7 +1,9 @@
 """The notebooks execute headless on a CPU-only machine (they read the JSON records), as
 notebooks/execute.py runs them, without errors or warnings; their saved outputs hold no path
 of the machine that ran them, and every figure, saved or fresh, is readable: at most 1,600 px
-wide (at most three panels a row; notebook 03 lays its maps out so)."""
+wide (at most three panels a row; notebook 03 lays its maps out so). Every test that reads a
+notebook is marked slow: it needs the notebooks extra (``pip install ".[notebooks]"``), which
+.ci/run installs before the slow tests and the README's first check leaves out."""
 
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ def test_notebook_executes(path):
     _check(_execute_module().execute(path), f"{path.name} (run now)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_saved_outputs_are_clean(path):
     import nbformat
@@ -90,6 +93,7 @@ def test_saved_outputs_are_clean(path):
     assert "TqdmWarning" not in text
 
 
+@pytest.mark.slow
 def test_the_size_check_catches_a_wide_figure():
     """The check above fails on the layout that broke notebook 03: seven 6.5-inch panels in
     one row (4,532 px)."""

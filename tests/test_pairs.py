@@ -188,6 +188,27 @@ def test_vertex_diameter_bound_bounds_networkx(G):
     assert true <= bound <= 2 * true + 1
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_vertex_diameter_bound_from_a_central_vertex(seed):
+    """The double sweep's central vertex keeps the bound a bound on every random graph (one to
+    several components), and makes it tight, up to the parity of the diameter d (a centre's
+    eccentricity is ⌈d / 2⌉), where the graph has a centre: on a path, and on a path hung off
+    the least vertex of a clique, whose own eccentricity is the path's whole length (twice
+    the diameter before)."""
+    from turbobc._pairs import vertex_diameter_bound
+
+    G = nx.gnp_random_graph(80, 0.035, seed=seed)
+    true = 1 + max(max(nx.eccentricity(G.subgraph(c)).values())
+                   for c in nx.connected_components(G))
+    assert true <= vertex_diameter_bound(_csr(G)) <= 2 * true + 1
+    path = nx.path_graph(seed + 2)
+    lollipop = nx.lollipop_graph(5, seed + 3)  # a clique with a path off vertex 4
+    lollipop = nx.relabel_nodes(lollipop, {4: 0, 0: 4})  # the path off the least vertex
+    for graph in (path, lollipop):
+        d = nx.diameter(graph)
+        assert vertex_diameter_bound(_csr(graph)) == 2 * -(-d // 2) + 1
+
+
 def _directed_vertex_diameter(G) -> int:
     """The most vertices on a shortest path of a directed graph, by brute force."""
     return max(1 + max(lengths.values()) for _, lengths in nx.all_pairs_shortest_path_length(G))
