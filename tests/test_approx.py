@@ -471,6 +471,26 @@ def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine):
     assert loose.facts["samples"] < 600
 
 
+def test_pairs_that_would_cost_more_than_every_source_give_way_to_the_exact_sweep():
+    """On the cpu engine, when the pairs' pilot predicts more sampled paths than n sources'
+    sweeps cost (Tuning.cpu_pair_switch_in_sources), the run sweeps every source, folded as
+    bc() folds them: exact, and the facts say why (power at ε = 0.01: about 40,000 paths
+    predicted against 4,941 sources); with the knob at 0 the same call samples paths, and a
+    small world's (ca-GrQc: about 12,000 predicted against 5,242) keeps them."""
+    A = load("power.mtx", directed=False)
+    exact = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=1, engine="cpu")
+    assert exact.facts["stopped_by"] == "exact" and exact.facts["sampler"] == "sources"
+    assert exact.facts["pairs_declined"].startswith("the pilot predicts")
+    want = turbobc.run_bc(A, engine="cpu").values  # (the grid checks it against networkx)
+    np.testing.assert_allclose(exact.values, want, rtol=1e-12, atol=1e-15)
+    with turbobc.tuning(cpu_pair_switch_in_sources=0.0):
+        sampled = turbobc.run_bc(A, epsilon=0.05, delta=0.1, seed=1, engine="cpu")
+    assert sampled.facts["sampler"] == "pairs" and "pairs_declined" not in sampled.facts
+    small_world = turbobc.run_bc(load("ca-GrQc.txt.gz", directed=False), epsilon=0.01,
+                                 delta=0.1, seed=1, engine="cpu")
+    assert small_world.facts["sampler"] == "pairs"
+
+
 @pytest.mark.slow
 def test_pilot_takes_no_more_samples_than_the_even_split():
     """A whole run with the pilot (pairs sampled on the host, a Barabási–Albert graph): it

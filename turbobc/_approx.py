@@ -51,6 +51,7 @@ import numbers
 import numpy as np
 
 from turbobc._edges import distinct_edges, edge_matrix
+from turbobc._fold import raw_sums
 from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
                             vertex_diameter_bound)
 from turbobc._progress import source_progress
@@ -60,6 +61,7 @@ from turbobc._traverse import compiled_on_first_use
 from turbobc._tuning import current as current_tuning
 
 __all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "EXACT_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
+           "PairsCostMore",
            "SourceSampling", "allocate_log_terms", "approximate", "approximate_pairs",
            "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
            "largest_radius", "pilot_size", "pilot_then_budgets", "radius_above",
@@ -241,7 +243,7 @@ def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
 
 
 def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
-                       budget: float, exact_at: int | None = None
+                       budget: float, exact_at: int | None = None, after_step=None
                        ) -> tuple[np.ndarray, int, float]:
     """Draw the pilot, ``first`` samples then doubling, until it is 1 / PILOT_SHARE of the
     run its budgets predict (or reaches :func:`pilot_size`, or predicts at least
@@ -250,7 +252,8 @@ def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
 
     ``pilot(done, k)`` adds pilot samples ``done .. k − 1`` and returns the mean over the k.
     The pilot's size depends on the pilot's samples alone, so the run's samples stay
-    independent of the budgets.
+    independent of the budgets. ``after_step(predicted)``, when given, sees each step's
+    prediction (it may raise to end the run, :class:`PairsCostMore`).
     """
     most = pilot_size(limit, first)
     done, size = 0, min(first, most)
@@ -258,6 +261,8 @@ def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
         mean = pilot(done, size)
         done = size
         log_term, predicted = _allocation(mean, size, epsilon, R, budget)
+        if after_step is not None:
+            after_step(predicted)
         if (size >= most or size * PILOT_SHARE >= predicted
                 or (exact_at is not None and predicted >= EXACT_SHARE * exact_at)):
             return log_term, size, predicted
@@ -371,8 +376,8 @@ def _running_mean(sweep, order_of, raw_of, factor: float):
 
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
                  factor: float = 1.0, exact_at: int | None = None, pilot=None,
-                 first: int = FIRST_CHECKPOINT,
-                 second_limit=None) -> tuple[np.ndarray, dict]:
+                 first: int = FIRST_CHECKPOINT, second_limit=None,
+                 after_pilot=None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
     ε (module docstring, "Stopping"); the loop both samplers share. ``n``: how many values
     the guarantee covers (vertices, or the distinct edges of edge BC).
@@ -387,7 +392,9 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     checkpoint (a GPU sampler's samples in flight). ``second_limit``: ``(name, floor,
     size)``, another upper limit that holds with the same δ/2 as Hoeffding's (the run stops
     at the smaller): ``size()`` gives it, called only once a checkpoint passes ``floor`` (a
-    cheap lower bound of it), and ``name`` is then ``stopped_by``. Returns the estimate and
+    cheap lower bound of it), and ``name`` is then ``stopped_by``. ``after_pilot(predicted)``:
+    called with the samples each step of the pilot predicts the run takes, before the run's
+    own (it may raise :class:`PairsCostMore` to end the run there). Returns the estimate and
     the facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
     """
@@ -398,7 +405,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     piloted = 0
     if pilot is not None and pilot_size(limit, first) > 0 and bernstein > 0:
         log_term, piloted, predicted = pilot_then_budgets(pilot, limit, first,
-                                                          epsilon / factor, R, budget, exact_at)
+                                                          epsilon / factor, R, budget, exact_at,
+                                                          after_pilot)
         if exact_at is not None and exact_at <= limit and predicted >= EXACT_SHARE * exact_at:
             points = [exact_at]  # all n sources at once: exact, and cheaper than checkpoints
     else:
@@ -431,7 +439,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
 
 
 def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
-                      first: int = FIRST_CHECKPOINT) -> tuple[np.ndarray, dict]:
+                      first: int = FIRST_CHECKPOINT,
+                      after_pilot=None) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` from sampled shortest
     paths (turbobc/_pairs.py): X is 0 or 1 (R = 1), the estimate is c times its mean, and
     Hoeffding's size for pairs is the upper limit.
@@ -439,8 +448,9 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     ``sample(seed64, first, count)`` adds the counts of samples ``first .. first + count − 1``
     (uint64, one per vertex) to a running total and returns that total. The run's samples are
     numbered from 0, the pilot's from the upper limit on (numbers the run never reaches);
-    ``first``: the first checkpoint (:func:`until_within`). Returns the values and the facts
-    of :func:`until_within` with ``sampler = "pairs"``.
+    ``first``: the first checkpoint, ``after_pilot``: the hook after the pilot
+    (:func:`until_within`). Returns the values and the facts of :func:`until_within` with
+    ``sampler = "pairs"``.
     """
     n = call.graph.n
     seed64 = pair_seed(seed)
@@ -468,9 +478,33 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
 
         second = ("riondato-kornaropoulos", rk_samples(3, epsilon / c, delta / 2), rk_size)
     values, facts = until_within(epsilon, delta, n, 1.0, limit, draw, factor=c, pilot=pilot,
-                                 first=first, second_limit=second)
+                                 first=first, second_limit=second, after_pilot=after_pilot)
     facts.update(hoeffding_samples=limit, sample_range=1.0, sampler="pairs")
     return values, facts
+
+
+class PairsCostMore(Exception):
+    """Raised after the pairs' pilot when sweeping every source costs less (the message says
+    why): the run sweeps all n sources at once and is exact."""
+
+
+def _pairs_or_sources(call):
+    """The hook after the pairs' pilot (:func:`until_within`'s ``after_pilot``) on the cpu
+    engine: the sampled paths the pilot predicts, each about
+    ``Tuning.cpu_pair_switch_in_sources`` of a source's sweep, against the n sources of the
+    exact sweep; None on the other engines."""
+    if call.engine != "cpu":
+        return None
+    share, n = current_tuning().cpu_pair_switch_in_sources, call.graph.n
+
+    def after_pilot(predicted: float) -> None:
+        if predicted * share >= n:
+            raise PairsCostMore(f"the pilot predicts {predicted:,.0f} sampled paths, about "
+                                f"{predicted * share:,.0f} sources' sweeps at "
+                                f"Tuning.cpu_pair_switch_in_sources = {share}: the sources "
+                                f"({n:,}) cost less")
+
+    return after_pilot
 
 
 # ---- the run ----------------------------------------------------------------------------
@@ -515,22 +549,30 @@ def approximate(call, epsilon: float, delta: float, seed) -> tuple:
                                        values=None if per_edge is None else per_edge[0]))
             bar = stack.enter_context(source_progress(limit + pilot_size(limit, first), bar,
                                                       call.engine))
-        overflow = None
+        overflow = exact = None
         if pairs:
             try:
                 values, facts = approximate_pairs(
                     call, epsilon, delta, seed,
                     lambda seed64, start, count: sample(seed64, start, count, bar),
-                    first=first)
+                    first=first, after_pilot=_pairs_or_sources(call))
                 return values, dict(facts_of(), **facts)
             except ArithmeticError as error:  # path counts past float64: sample sources
                 overflow = str(error)
-                if bar is not None:
-                    bar.reset()
-        schedule = SourceSampling(call, epsilon, delta, seed, edges=per_edge)
-        _, facts = run_schedule(call.problem, call.engine, schedule, progress=bar,
-                                client=call.client)
-        values, facts = schedule.values, dict(facts, **schedule.facts)
+            except PairsCostMore as error:  # the pilot's verdict: every source, exact
+                overflow = exact = str(error)
+            if bar is not None:
+                bar.reset()
+        if exact is not None:  # exact BC as bc() computes it, trees and chains folded
+            raw, facts = raw_sums(call)
+            values = raw * scale_of(n, call.endpoints)
+            facts = dict(facts, samples=n, pilot_samples=0, bound=0.0, stopped_by="exact",
+                         checkpoints=[n], epsilon=epsilon, delta=delta, sampler="sources")
+        else:
+            schedule = SourceSampling(call, epsilon, delta, seed, edges=per_edge)
+            _, facts = run_schedule(call.problem, call.engine, schedule, progress=bar,
+                                    client=call.client)
+            values, facts = schedule.values, dict(facts, **schedule.facts)
         if overflow is not None:
             facts["pairs_declined"] = overflow
     check_finite(values, call.engine)
