@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "bfs_depths",
-           "component_depths", "component_labels", "compiled_on_first_use"]
+           "component_order_levels", "component_depths", "component_labels",
+           "compiled_on_first_use"]
 
 CSGRAPH_LIMIT = 2**31 - 1
 """SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""
@@ -27,27 +28,35 @@ def past_csgraph(pattern) -> bool:
 def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
     """Breadth-first order from ``root`` along out-edges (int64) and the level of every vertex
     (-1 where unreached), in one compiled pass: O(n + m), int64 throughout."""
-    n = indptr.size - 1
-    order, count, level = _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                               np.array([root], dtype=np.int64), np.int64(n))
+    order, count, level = _search(indptr, indices, np.array([root], dtype=np.int64), False)
     return order[:count], level
 
 
 def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex from the nearest of ``roots`` (one search from
     all of them at once; -1 where unreached), in one compiled pass: O(n + m)."""
-    n = indptr.size - 1
-    return _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                np.asarray(roots, dtype=np.int64), np.int64(n))[2]
+    return _search(indptr, indices, np.asarray(roots, dtype=np.int64), False)[2]
+
+
+def component_order_levels(indptr: np.ndarray, indices: np.ndarray):
+    """A breadth-first order of the whole pattern (a search from each vertex not yet reached,
+    in vertex order, so every component from its least vertex) and every vertex's depth in
+    it, in one compiled pass: O(n + m), no components computed first."""
+    return _search(indptr, indices, np.empty(0, dtype=np.int64), True)[::2]
 
 
 def component_depths(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex of a symmetric pattern from the least vertex of
-    its connected component (a search from each vertex not yet reached, in vertex order), in
-    one compiled pass: O(n + m), no components computed first."""
+    its connected component (:func:`component_order_levels`)."""
+    return component_order_levels(indptr, indices)[1]
+
+
+def _search(indptr, indices, roots, each_component: bool):
+    """The compiled breadth-first search behind the functions above: (order, its length,
+    levels)."""
     n = indptr.size - 1
-    return _component_depths(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
-                             np.int64(n))
+    return _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices), roots,
+                np.int64(n), each_component)
 
 
 def component_labels(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -75,7 +84,7 @@ def compiled_on_first_use(function):
     return run
 
 
-def _bfs_loop(indptr, indices, roots, n):
+def _bfs_loop(indptr, indices, roots, n, each_component):
     level = np.full(n, -1, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     tail = 0
@@ -84,16 +93,26 @@ def _bfs_loop(indptr, indices, roots, n):
             level[root] = 0
             order[tail] = root
             tail += 1
-    head = 0
-    while head < tail:
-        v = order[head]
-        head += 1
-        for e in range(indptr[v], indptr[v + 1]):
-            w = indices[e]
-            if level[w] < 0:
-                level[w] = level[v] + 1
-                order[tail] = w
-                tail += 1
+    head, next_root = 0, 0
+    while True:
+        while head < tail:
+            v = order[head]
+            head += 1
+            for e in range(indptr[v], indptr[v + 1]):
+                w = indices[e]
+                if level[w] < 0:
+                    level[w] = level[v] + 1
+                    order[tail] = w
+                    tail += 1
+        if not each_component:
+            break
+        while next_root < n and level[next_root] >= 0:  # the next component's least vertex
+            next_root += 1
+        if next_root == n:
+            break
+        level[next_root] = 0
+        order[tail] = next_root
+        tail += 1
     return order, tail, level
 
 
@@ -118,27 +137,5 @@ def _union_find_loop(indptr, indices, n):
     return parent
 
 
-def _component_depths_loop(indptr, indices, n):
-    level = np.full(n, -1, dtype=np.int64)
-    queue = np.empty(n, dtype=np.int64)
-    for root in range(n):
-        if level[root] >= 0:
-            continue
-        level[root] = 0
-        queue[0] = root
-        head, tail = 0, 1
-        while head < tail:
-            v = queue[head]
-            head += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                w = indices[e]
-                if level[w] < 0:
-                    level[w] = level[v] + 1
-                    queue[tail] = w
-                    tail += 1
-    return level
-
-
 _bfs = compiled_on_first_use(_bfs_loop)
-_component_depths = compiled_on_first_use(_component_depths_loop)
 _union_find = compiled_on_first_use(_union_find_loop)

@@ -33,6 +33,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from turbobc._traverse import component_order_levels
+
 __all__ = ["LANES", "sweep_lanes", "breadth_first_rank"]
 
 LANES = 64
@@ -197,32 +199,12 @@ def sweep_lanes(indptr, indices, sources, rescale_exp, tau, omega, endpoints, bc
                 bc_parts[b][batch[lane]] += weight * (reached[lane] - 1)
 
 
-@njit(cache=True)
 def breadth_first_rank(indptr, indices):
     """Each vertex's place in a breadth-first order of the whole graph (every component from
     its least vertex; sources sorted by it lie near their neighbours in the order), and the
-    order's largest depth (a lower bound on the deepest BFS of any source)."""
-    n = indptr.size - 1
-    rank = np.full(n, -1, dtype=np.int64)
-    queue = np.empty(n, dtype=np.int64)
-    depth = np.zeros(n, dtype=np.int64)
-    deepest = 0
-    done = 0
-    for root in range(n):
-        if rank[root] >= 0:
-            continue
-        rank[root] = done
-        queue[done] = root
-        head, done = done, done + 1
-        while head < done:
-            v = queue[head]
-            head += 1
-            for e in range(indptr[v], indptr[v + 1]):
-                w = indices[e]
-                if rank[w] < 0:
-                    rank[w] = done
-                    queue[done] = w
-                    done += 1
-                    depth[w] = depth[v] + 1
-                    deepest = max(deepest, depth[w])
-    return rank, deepest
+    order's largest depth (a lower bound on the deepest BFS of any source):
+    turbobc/_traverse.py's compiled search."""
+    order, depth = component_order_levels(indptr, indices)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank, int(depth.max(initial=0))
