@@ -71,18 +71,31 @@ def test_checkpoints_and_hoeffding():
     assert hoeffding_samples(1000, 0.1, 0.1, 1.0) == math.ceil(math.log(40000) / 0.02)
 
 
-def test_radius_of_many_means_is_the_radius_of_each():
-    """bernstein_radius (compiled, one mean at a time) gives, bit for bit, what
-    _bernstein_radius_of_one (Python floats) gives for each mean, with one log term for all or
-    one per mean."""
-    from turbobc._approx import _bernstein_radius_of_one
+def _radius_in_python_floats(mean: float, k: int, R: float, log_term: float,
+                             iterations: int = 40) -> float:
+    """The fixed-point iteration of bernstein_radius's docstring for one mean, in Python
+    floats: the reference the compiled loop is checked against."""
+    mean = min(max(mean, 0.0), R)
+    a = R * log_term / (3 * k)
+    scale = 2 * log_term / k
+    x = a + math.sqrt(a * a + scale * R * R / 4)
+    half = R / 2
+    for _ in range(iterations):
+        nearest = min(max(half, mean - x), mean + x)
+        nearest = min(max(nearest, 0.0), R)
+        x = a + math.sqrt(a * a + scale * nearest * (R - nearest))
+    return x
 
+
+def test_radius_of_many_means_is_the_radius_of_each():
+    """bernstein_radius (compiled, one mean at a time) gives, bit for bit, what the iteration
+    in Python floats gives for each mean, with one log term for all or one per mean."""
     rng = np.random.default_rng(5)
     for k, R in [(1, 1.0), (128, 1.0), (5000, 1.0002), (10**6, 2.0)]:
         mean = np.concatenate([rng.uniform(-0.1, 1.1 * R, 200), [0.0, R / 2, R]])
         for log_term in (17.5, rng.uniform(1, 40, mean.size)):
             radii = bernstein_radius(mean, k, R, log_term)
-            each = [_bernstein_radius_of_one(float(m), k, R, float(L))
+            each = [_radius_in_python_floats(float(m), k, R, float(L))
                     for m, L in zip(mean, np.broadcast_to(log_term, mean.shape))]
             np.testing.assert_array_equal(radii, each)
 

@@ -145,8 +145,8 @@ def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
     mean = np.ascontiguousarray(mean, dtype=np.float64)
     log_term = np.broadcast_to(np.asarray(log_term, dtype=np.float64), mean.shape)
     radii = np.empty(mean.shape, dtype=np.float64)
-    # each mean's iteration, compiled (40 rounds of NumPy calls over the means cost more than
-    # the cpu engine's samples of a checkpoint): the operations of _bernstein_radius_of_one
+    # each mean's iteration, compiled: 40 rounds of NumPy calls over the means cost more than
+    # the cpu engine's samples of a checkpoint, and over one mean about 2.5 ms
     _radii(mean.reshape(-1), np.ascontiguousarray(log_term).reshape(-1), float(k), float(R),
            int(iterations), radii.reshape(-1))
     return radii
@@ -168,23 +168,6 @@ def _radii_loop(mean, log_term, k, R, iterations, out):
 
 
 _radii = compiled_on_first_use(_radii_loop)
-
-
-def _bernstein_radius_of_one(mean: float, k: int, R: float, log_term: float,
-                             iterations: int = 40) -> float:
-    """:func:`bernstein_radius` of one mean in Python floats, the same operations in the same
-    order (so the same value): a checkpoint's one radius without 40 rounds of NumPy calls on
-    one-element arrays (about 2.5 ms a checkpoint)."""
-    mean = min(max(mean, 0.0), R)
-    a = R * log_term / (3 * k)
-    scale = 2 * log_term / k
-    x = a + math.sqrt(a * a + scale * R * R / 4)
-    half = R / 2
-    for _ in range(iterations):
-        nearest = min(max(half, mean - x), mean + x)
-        nearest = min(max(nearest, 0.0), R)
-        x = a + math.sqrt(a * a + scale * nearest * (R - nearest))
-    return x
 
 
 def radius_above(mean: np.ndarray, k: int, R: float, log_term) -> np.ndarray:
@@ -218,7 +201,7 @@ def largest_radius(mean: np.ndarray, k: int, R: float, log_term) -> float:
 
     def of_one_log_term(means: np.ndarray, L: float) -> float:
         nearest = means[np.argmin(np.abs(means - R / 2))]
-        return _bernstein_radius_of_one(float(nearest), k, R, float(L))
+        return float(bernstein_radius(np.array([nearest]), k, R, float(L))[0])
 
     if np.ndim(log_term) == 0:
         return of_one_log_term(clipped, log_term)
