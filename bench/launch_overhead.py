@@ -77,7 +77,7 @@ def _parts(run, graph) -> dict:
 
     cuda_name = {"sccsc": ("sccsc.cu", "bc_sccsc"), "sccooc": ("sccooc.cu", "bc_sccooc"),
                  "vecsc": ("vecsc.cu", "bc_vecsc")}[run.kernel]
-    k = get_kernel(cuda_name[0], f"{cuda_name[1]}<int, double>")
+    k = get_kernel(cuda_name[0], f"{cuda_name[1]}<int, double, int>")
     views = lambda: (record(SINGLE_GRAPH, a=run.a, b=run.b, unit_col=None, unit_start=None,  # noqa: E731
                             n=graph.n, m=graph.nnz, nunits=0, directed=0),
                      record(SINGLE_WORK, S=run.S, sigma=run.sigma, t=run.t, shifts=run.shifts,
@@ -85,7 +85,7 @@ def _parts(run, graph) -> dict:
                      record(SINGLE_RUN, sources=run.sources[0:1], nsrc=1, bc=run.bc, tau=None,
                             omega=None, endpoints=0))
     return {"get_kernel_us": _host_us(lambda: get_kernel(cuda_name[0],
-                                                         f"{cuda_name[1]}<int, double>")),
+                                                         f"{cuda_name[1]}<int, double, int>")),
             "resident_blocks_us": _host_us(lambda: _launch.resident_blocks(k, _launch.BLOCK,
                                                                            None)),
             "three_records_us": _host_us(views)}

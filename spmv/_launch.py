@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._module import c_index_type, get_kernel
+from ._module import get_kernel, instance_name
 from ._views import SINGLE_GRAPH, SINGLE_RUN, SINGLE_WORK, record
 
 __all__ = ["BLOCK", "sweep_sccsc", "sweep_sccooc", "sweep_vecsc", "out_degree", "column_length",
@@ -55,11 +55,13 @@ def _sweep(filename, kernel_name, a, b, n, m, sources, S, sigma, t, bc, shifts, 
     do not change between its launches) keeps the kernel, the grid and the graph and
     workspace records: a source then costs the host one record and the launch (a small
     graph's sweep is about 0.1 ms, so the 25 µs of building the rest showed)."""
-    key = (kernel_name, S.dtype, blocks_per_sm, directed)
+    # vertices in S's type, positions in a's (the column pointers; COOC: a's entries are
+    # vertices, and its one instantiation per type has P = I)
+    key = (kernel_name, S.dtype, a.dtype, blocks_per_sm, directed)
     if cache is not None and key in cache:
         kernel, grid, graph, work = cache[key]
     else:
-        kernel = get_kernel(filename, f"{kernel_name}<{c_index_type(S.dtype)}, double>")
+        kernel = get_kernel(filename, instance_name(kernel_name, S.dtype, a.dtype))
         grid = min(resident_blocks(kernel, BLOCK, blocks_per_sm),
                    max(1, math.ceil(work_items / BLOCK)))
         # (work_items is already divided by the items each thread should take per level: a
@@ -128,15 +130,15 @@ SWEEPS = {"sccsc": sweep_sccsc, "sccooc": sweep_sccooc, "vecsc": sweep_vecsc}
 """Kernel name -> sweep launcher."""
 
 
-def _stats_launch(name, index_dtype, items, args):
-    kernel = get_kernel("stats.cu", f"{name}<{c_index_type(index_dtype)}>")
+def _stats_launch(name, index_dtype, items, args, position_dtype=None):
+    kernel = get_kernel("stats.cu", instance_name(name, index_dtype, position_dtype))
     grid = max(1, min(4096, math.ceil(items / _STATS_BLOCK)))
     kernel((grid,), (_STATS_BLOCK,), args)
 
 
 def out_degree(rowidx, m, deg):
     """deg(i) += number of stored entries in row i (deg must start at zero)."""
-    _stats_launch("out_degree", rowidx.dtype, m, (rowidx, rowidx.dtype.type(m), deg))
+    _stats_launch("out_degree", rowidx.dtype, m, (rowidx, np.int64(m), deg))
 
 
 def column_length(colptr, n, deg):
@@ -145,9 +147,10 @@ def column_length(colptr, n, deg):
 
 
 def degree_product_sum(colptr, rowidx, n, deg, out):
-    """out += Σ over stored edges i -> j of deg(i)·deg(j) (out is a float64 scalar array)."""
-    _stats_launch("degree_product_sum", colptr.dtype, n,
-                  (colptr, rowidx, colptr.dtype.type(n), deg, out))
+    """out += Σ over stored edges i -> j of deg(i)·deg(j) (out is a float64 scalar array);
+    ``colptr`` may be int64 beside int32 ``rowidx``."""
+    _stats_launch("degree_product_sum", rowidx.dtype, n,
+                  (colptr, rowidx, rowidx.dtype.type(n), deg, out), colptr.dtype)
 
 
 def expand_columns(colptr, n, col):

@@ -16,13 +16,19 @@ from pathlib import Path
 from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
-           "source_text", "compile_ptx", "get_kernel", "c_index_type", "allow_shared_memory"]
+           "source_text", "compile_ptx", "get_kernel", "c_index_type", "instance_name",
+           "allow_shared_memory", "INDEX_PAIRS"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 """Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
 
 INDEX_TYPES = ("int", "long long")
 """C types of the index template parameter: int32 and int64 indices."""
+
+INDEX_PAIRS = (("int", "int"), ("long long", "long long"), ("int", "long long"))
+"""(vertex, position) C types of the kernels that take both (:data:`_POSITIONED`): one type
+throughout, or int32 vertices with int64 positions (column pointers) for a graph of fewer than
+2^31 vertices and more stored edges: 4 bytes a stored edge instead of 8."""
 
 VALUE_TYPES = ("double",)
 """C types of the value template parameter (σ, δ and bc)."""
@@ -47,6 +53,11 @@ SOURCES = {
 
 _VALUE_TEMPLATED = {"bc_sccsc", "bc_sccooc", "bc_vecsc"}
 
+_POSITIONED = {"bc_sccsc", "bc_sccooc", "bc_vecsc", "degree_product_sum"}
+"""Kernels with a position type beside the vertex type (``<I, P>``, after the value type)."""
+
+_SAME_POSITION = {"bc_sccooc"}  # COOC keeps no pointers: its positions are its vertices' type
+
 _COOPERATIVE = {"sccsc.cu", "sccooc.cu", "vecsc.cu"}  # launched with all blocks resident
 
 OPTIONS = ("--std=c++17", f"-I{KERNEL_DIR}")
@@ -65,15 +76,34 @@ def c_index_type(dtype) -> str:
     raise ValueError(f"index dtype must be int32 or int64; got {dtype}")
 
 
+def instance_name(kernel: str, index_dtype, position_dtype=None, value: str = "double") -> str:
+    """The name expression of ``kernel`` for numpy index types: vertices ``index_dtype`` and,
+    for the kernels that take one, positions ``position_dtype`` (default: the same), e.g.
+    ``instance_name("bc_vecsc", np.int32, np.int64) == "bc_vecsc<int, double, long long>"``."""
+    args = [c_index_type(index_dtype)]
+    if kernel in _VALUE_TEMPLATED:
+        args.append(value)
+    if kernel in _POSITIONED:
+        args.append(c_index_type(index_dtype if position_dtype is None else position_dtype))
+    return f"{kernel}<{', '.join(args)}>"
+
+
 def name_expressions(filename: str) -> list[str]:
-    """Every template instantiation compiled from ``filename``, e.g. ``bc_sccsc<int, double>``."""
+    """Every template instantiation compiled from ``filename``, e.g.
+    ``bc_sccsc<int, double, int>``."""
     names = []
     for kernel in SOURCES[filename]:
-        for index in INDEX_TYPES:
+        pairs = ([(i, i) for i in INDEX_TYPES] if kernel not in _POSITIONED
+                 or kernel in _SAME_POSITION else INDEX_PAIRS)
+        for index, position in pairs:
+            args = [index]
             if kernel in _VALUE_TEMPLATED:
-                names.extend(f"{kernel}<{index}, {value}>" for value in VALUE_TYPES)
-            else:
-                names.append(f"{kernel}<{index}>")
+                args.append("{value}")
+            if kernel in _POSITIONED:
+                args.append(position)
+            template = f"{kernel}<{', '.join(args)}>"
+            names.extend(template.format(value=value) for value in
+                         (VALUE_TYPES if kernel in _VALUE_TEMPLATED else (None,)))
     return names
 
 

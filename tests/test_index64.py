@@ -22,7 +22,7 @@ from gpu_helpers import band_arrays
 pytestmark = pytest.mark.slow
 from oracles import as_array
 from turbobc._api import run_bc, run_edge_bc
-from turbobc._graph import INT32_LIMIT, Graph, index_dtype_for
+from turbobc._graph import INT32_LIMIT, Graph, index_dtype_for, single_index_types
 from turbobc._validation import validate
 
 CASES = ["karate", "grid_deep_2x40", "two_components_isolated", "digraph_gnp",
@@ -50,13 +50,96 @@ def test_index_dtype_for_reads_the_knob():
     assert index_dtype_for(10, 20, bits=64) == np.int64
 
 
-@pytest.mark.parametrize("bits", [32, "64", True, 128])
+@pytest.mark.parametrize("bits", [32, "64", True, 128, "offsets"])
 def test_index_bits_refuses_other_values(bits):
     A = adjacency(nx.path_graph(4))
     with turbobc.tuning(index_bits=bits), pytest.raises(ValueError, match=(
-            rf"index_bits must be 'auto' or 64 \(int64 indices on any graph\); got "
-            rf"{bits!r}")):
+            rf"index_bits must be 'auto', 64 \(int64 indices on any graph\) or 'offsets64' "
+            rf"\(int64 row pointers beside int32 indices .*; got {bits!r}")):
         turbobc.bc(A, engine="cpu")
+
+
+def test_single_index_types_split_only_the_pointers():
+    """(vertex, position) of the single-source GPU family: int32 indices while n allows,
+    int64 pointers past the limit of stored edges or under "offsets64"; every other path's
+    one type is int64 under "offsets64", as past the limit."""
+    i32, i64 = np.dtype(np.int32), np.dtype(np.int64)
+    assert single_index_types(10, 20) == (i32, i32)
+    assert single_index_types(10, INT32_LIMIT) == (i32, i64)
+    assert single_index_types(INT32_LIMIT, INT32_LIMIT) == (i64, i64)
+    assert single_index_types(10, 20, bits=64) == (i64, i64)
+    assert single_index_types(10, 20, bits="offsets64") == (i32, i64)
+    with turbobc.tuning(index_bits="offsets64"):
+        assert single_index_types(10, 20) == (i32, i64)
+        assert index_dtype_for(10, 20) == i64
+
+
+def test_single_memory_model_of_the_split():
+    """4 bytes a stored edge with int64 pointers: the model is 4m + 52n, the itemized
+    bytes b (n + 1) ... as single.py's docstring says, and the message names both types."""
+    from turbobc.engines.gpu.memory import index_words, single_bytes, single_model
+
+    n, m = 1000, 50_000
+    assert single_model(n, m, np.int32, np.int64) == 4 * m + 52 * n
+    assert single_model(n, m, np.int32) == 4 * m + 48 * n
+    split = single_bytes(n, m, "vecsc", np.int32, 1, np.int64)
+    assert split - single_bytes(n, m, "vecsc", np.int32, 1) == 4 * (n + 1)
+    assert split < single_bytes(n, m, "vecsc", np.int64, 1)
+    assert split <= single_model(n, m, np.int32, np.int64)
+    assert index_words(np.int32, np.int64) == ("int32 indices with int64 pointers, 4 bytes "
+                                               "per stored edge")
+
+
+SPLIT_CASES = ["karate", "grid_deep_2x40", "two_components_isolated", "digraph_gnp",
+               "digraph_sparse_unreachable", "star_hub"]
+
+
+def _split_case(name):
+    if name == "star_hub":  # a hub of 3,000 neighbours: veCSC cuts its column into units
+        G = nx.star_graph(3000)
+        G.add_edges_from((i, i + 1) for i in range(1, 3000, 7))
+        return G, _narrow(adjacency(G))
+    return _case(name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["auto", "sccsc", "vecsc", "sccooc"])
+@pytest.mark.parametrize("name", SPLIT_CASES)
+def test_single_source_with_int64_pointers_equals_int32(name, kernel):
+    """One source a run (the single family), under "offsets64": int32 indices with int64
+    column pointers (scCOOC, which keeps no pointers, runs in int64), the 32-bit run's sums."""
+    G, A = _split_case(name)
+    for source in (0, G.number_of_nodes() // 2, G.number_of_nodes() - 1):
+        options = dict(sources=[source], normalized=False, directed=G.is_directed(),
+                       engine="gpu", kernel=kernel)
+        narrow = run_bc(A, **options)
+        with turbobc.tuning(index_bits="offsets64"):
+            split = run_bc(A, **options)
+        assert narrow.facts["family"] == split.facts["family"] == "single", split.facts
+        assert (narrow.facts["index_dtype"], narrow.facts["position_dtype"]) == ("int32",
+                                                                                 "int32")
+        expected = ("int64", "int64") if split.facts["kernel"] == "sccooc" else ("int32",
+                                                                                 "int64")
+        assert (split.facts["index_dtype"], split.facts["position_dtype"]) == expected
+        np.testing.assert_allclose(split.values, narrow.values, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.gpu
+def test_lanes_falling_back_to_one_source_take_the_split():
+    """Where not even 32 lanes fit (Tuning.max_batch below 32 is refused, so a memory_limit
+    is what forces it), the lanes family's sources run one at a time in the single family's
+    types: int32 indices with int64 pointers under "offsets64"."""
+    from turbobc.engines.gpu.memory import single_bytes
+
+    G, A = _split_case("karate")
+    n, m = A.shape[0], A.nnz
+    limit = single_bytes(n, m, "sccsc", np.int32, n, np.int64) + 4096
+    narrow = run_bc(A, engine="gpu", normalized=False)
+    with turbobc.tuning(index_bits="offsets64"):
+        split = run_bc(A, engine="gpu", normalized=False, memory_limit=limit)
+    assert split.facts["family"] == "single", split.facts
+    assert (split.facts["index_dtype"], split.facts["position_dtype"]) == ("int32", "int64")
+    np.testing.assert_allclose(split.values, narrow.values, rtol=1e-12, atol=1e-15)
 
 
 def test_validation_widens_the_pattern_and_keeps_its_entries():
@@ -227,7 +310,8 @@ BAND_N, BAND_WIDTH = 2**17 + 2**13, 2**13
 @pytest.mark.slow
 def test_past_two_to_the_31_stored_edges_on_the_device():
     """A band graph of 2,214,584,320 stored edges (int64 indices by size, not by the knob):
-    the GPU engine's raw sums of three sources equal the cpu engine's on a sample of
+    the GPU engine's raw sums of three sources (the lanes family, int64) and of one source
+    (the single family: int32 indices, int64 pointers) equal the cpu engine's on a sample of
     vertices. Skips, saying why, where the device or the host has too little memory."""
     import cupy
 
@@ -260,6 +344,14 @@ def test_past_two_to_the_31_stored_edges_on_the_device():
     np.testing.assert_allclose(gpu.values[sample], cpu.values[sample], rtol=1e-9, atol=1e-6)
     np.testing.assert_allclose(gpu.values.sum(), cpu.values.sum(), rtol=1e-9)
     assert cpu.values.sum() > 0
+    # one source: the single family, int32 indices beside int64 pointers (n is small)
+    one = run_bc(A, sources=sources[1:2], normalized=False, engine="gpu")
+    assert one.facts["family"] == "single", one.facts
+    assert (one.facts["index_dtype"], one.facts["position_dtype"]) == ("int32", "int64")
+    cpu_one = run_bc(A, sources=sources[1:2], normalized=False, engine="cpu")
+    np.testing.assert_allclose(one.values[sample], cpu_one.values[sample], rtol=1e-9,
+                               atol=1e-6)
+    np.testing.assert_allclose(one.values.sum(), cpu_one.values.sum(), rtol=1e-9)
 
 
 # ---------------------------------------------------------------- past SciPy's csgraph

@@ -19,7 +19,7 @@ _SCALARS = {"long long": np.int64, "int": np.int32, "double": np.float64,
             "unsigned long long": np.uint64}
 
 # Template arguments each struct is instantiated with by the kernels.
-_INSTANCES = {"SingleGraph": ["int", "long long"],
+_INSTANCES = {"SingleGraph": ["int, int", "long long, long long", "int, long long"],
               "SingleWork": ["int, double", "long long, double"],
               "SingleRun": ["int, double", "long long, double"],
               "BatchGraph": ["int", "long long"],

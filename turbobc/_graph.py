@@ -16,7 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "in_index_type",
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "single_index_types",
+           "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
 
@@ -25,35 +26,63 @@ INT32_LIMIT = 2**31 - 64
 """Largest n or nnz (exclusive) kept in int32 indices: the kernels step through neighbour lists
 32 entries at a time in the index type, so a few slots below 2^31 stay free."""
 
-INDEX_BITS = ("auto", 64)
+INDEX_BITS = ("auto", 64, "offsets64")
 """The values of ``Tuning.index_bits``."""
 
 
 def index_dtype_for(n: int, nnz: int, bits=None) -> np.dtype:
     """The index type of a graph of ``n`` vertices and ``nnz`` stored edges: int32 when both
     stay below :data:`INT32_LIMIT`, else int64; int64 whatever the size when ``bits`` (by
-    default ``Tuning.index_bits``, the knob in force) is 64.
+    default ``Tuning.index_bits``, the knob in force) is 64 or ``"offsets64"``.
 
-    One type serves the row pointers and the column indices alike (the kernels take one
-    template parameter for both): past 2^31 - 64 stored edges the indices take 8 bytes per
-    stored edge too, although n may be small enough for 4 (docs/architecture.md, "64-bit
-    indices").
+    One type serves the row pointers and the column indices alike in every engine and family
+    but the GPU's single-source family (:func:`single_index_types`): past 2^31 - 64 stored
+    edges the indices take 8 bytes per stored edge there, although n may be small enough for 4
+    (docs/architecture.md, "64-bit indices").
 
     Raises
     ------
     ValueError
-        ``bits`` neither ``"auto"`` nor 64.
+        ``bits`` not one of :data:`INDEX_BITS`.
     """
+    bits = _checked_bits(bits)
+    if bits != "auto" or max(n, nnz) >= INT32_LIMIT:
+        return np.dtype(np.int64)
+    return np.dtype(np.int32)
+
+
+def single_index_types(n: int, nnz: int, bits=None) -> tuple[np.dtype, np.dtype]:
+    """The (vertex, position) types of the single-source GPU family, which alone takes two:
+    vertices (column indices, depths, sources) in int32 while n stays below
+    :data:`INT32_LIMIT`, positions (column pointers) in int64 once the stored edges pass it, so
+    that a graph of billions of stored edges and fewer than 2^31 vertices takes 4 bytes a
+    stored edge instead of 8. ``bits`` (default ``Tuning.index_bits``): 64, int64 both;
+    ``"offsets64"``, int64 positions beside int32 vertices on any graph (the tests of the
+    split on small graphs); every other family then runs in int64, as past the limit.
+
+    Raises
+    ------
+    ValueError
+        ``bits`` not one of :data:`INDEX_BITS`.
+    """
+    bits = _checked_bits(bits)
+    if bits == 64 or n >= INT32_LIMIT:
+        return np.dtype(np.int64), np.dtype(np.int64)
+    wide = bits == "offsets64" or nnz >= INT32_LIMIT
+    return np.dtype(np.int32), np.dtype(np.int64 if wide else np.int32)
+
+
+def _checked_bits(bits):
+    """``bits``, or the knob in force when None, refused unless one of :data:`INDEX_BITS`."""
     if bits is None:
         from turbobc._tuning import current
 
         bits = current().index_bits
     if isinstance(bits, (bool, np.bool_)) or bits not in INDEX_BITS:
-        raise ValueError(f"index_bits must be 'auto' or 64 (int64 indices on any graph); got "
-                         f"{bits!r}")
-    if bits == 64 or max(n, nnz) >= INT32_LIMIT:
-        return np.dtype(np.int64)
-    return np.dtype(np.int32)
+        raise ValueError(f"index_bits must be 'auto', 64 (int64 indices on any graph) or "
+                         f"'offsets64' (int64 row pointers beside int32 indices where the "
+                         f"single-source GPU family runs, int64 elsewhere); got {bits!r}")
+    return bits
 
 
 def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:

@@ -229,8 +229,11 @@ class Tuning:
         engine's compiled walks on int64 arrays, the graphblas conversion, validation and
         the folding of trees and chains) run on small graphs too (their tests:
         tests/test_index64.py). Correct results never need it: it costs 4 more bytes per
-        stored edge (docs/architecture.md, "64-bit indices").
-        ``turbobc._graph.index_dtype_for`` reads it.
+        stored edge (docs/architecture.md, "64-bit indices"). The GPU's single-source family
+        takes two types: past 2^31 - 64 stored edges with fewer vertices, int64 row pointers
+        beside int32 column indices (4 bytes a stored edge); ``"offsets64"`` forces that split
+        on any graph (every other family and engine then runs in int64), as its tests do.
+        ``turbobc._graph.index_dtype_for`` and ``single_index_types`` read it.
     """
 
     order: str = "auto"

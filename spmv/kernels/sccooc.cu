@@ -8,8 +8,8 @@ namespace tbc {
 struct ScCOOC {
     static constexpr bool kCanPush = false;  // a thread per edge scans every edge anyway
 
-    template <typename I, typename V>
-    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>&, I) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V, P>&, I) {
         return 0;
     }
 
@@ -17,8 +17,8 @@ struct ScCOOC {
     // frontier and j was undiscovered before this level. Each thread takes UNROLL edges at a
     // time (strided by the grid, so every load stays coalesced) and issues their index and
     // depth loads together before acting on any of them.
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward(const Sweep<I, V, P>& g, int d,
                                                    unsigned long long* ctl,
                                                    unsigned long long&) {
         bool found = false;
@@ -51,16 +51,16 @@ struct ScCOOC {
         return found;
     }
 
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V, P>& g, int d,
                                                         unsigned long long* ctl,
                                                         unsigned long long& edges) {
         return forward(g, d, ctl, edges);  // never chosen: kCanPush is false
     }
 
     // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u : edge v -> w adds u(w) to t(v).
-    template <typename I, typename V>
-    static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ void backward(const Sweep<I, V, P>& g, int d, V scale) {
         for (long long base = g.tid; base < g.m; base += UNROLL * g.nthreads) {
             I w[UNROLL], v[UNROLL], dw[UNROLL], dv[UNROLL];
 #pragma unroll

@@ -8,14 +8,14 @@ namespace tbc {
 struct ScCSC {
     static constexpr bool kCanPush = true;
 
-    template <typename I, typename V>
-    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>& g, I v) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V, P>& g, I v) {
         return (unsigned long long)(__ldg(g.a + v + 1) - __ldg(g.a + v));
     }
 
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : pull over in-neighbours, only for undiscovered j.
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward(const Sweep<I, V, P>& g, int d,
                                                    unsigned long long* ctl,
                                                    unsigned long long& edges) {
         bool found = false;
@@ -24,8 +24,8 @@ struct ScCSC {
                 continue;  // mask ¬σ
             }
             V sum = V(0);
-            const I end = __ldg(g.a + j + 1);
-            for (I k = __ldg(g.a + j); k < end; ++k) {
+            const P end = __ldg(g.a + j + 1);
+            for (P k = __ldg(g.a + j); k < end; ++k) {
                 const I i = __ldg(g.b + k);
                 if (load_cg(g.S + i) == I(d - 1)) {
                     sum += load_cg(g.sigma + i);
@@ -44,8 +44,8 @@ struct ScCSC {
 
     // The same product pushed from the frontier (undirected graphs, small frontiers): thread i
     // (at depth d−1) adds σ̂(i) into its undiscovered neighbours, with atomics.
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V, P>& g, int d,
                                                         unsigned long long* ctl,
                                                         unsigned long long& edges) {
         bool found = false;
@@ -54,8 +54,8 @@ struct ScCSC {
                 continue;  // f(i) == 0
             }
             const V x = load_cg(g.sigma + i);
-            const I end = __ldg(g.a + i + 1);
-            for (I k = __ldg(g.a + i); k < end; ++k) {
+            const P end = __ldg(g.a + i + 1);
+            for (P k = __ldg(g.a + i); k < end; ++k) {
                 const unsigned long long won =
                     push_into(g.a, g.S, g.sigma, __ldg(g.b + k), x, d, ctl);
                 if (won) {
@@ -68,8 +68,8 @@ struct ScCSC {
     }
 
     // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u
-    template <typename I, typename V>
-    static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ void backward(const Sweep<I, V, P>& g, int d, V scale) {
         if (!g.directed) {
             // A == Aᵀ: pull. Thread v (at depth d−1) sums u over its neighbours at depth d.
             for (long long v = g.tid; v < g.n; v += g.nthreads) {
@@ -77,8 +77,8 @@ struct ScCSC {
                     continue;
                 }
                 V sum = V(0);
-                const I end = __ldg(g.a + v + 1);
-                for (I k = __ldg(g.a + v); k < end; ++k) {
+                const P end = __ldg(g.a + v + 1);
+                for (P k = __ldg(g.a + v); k < end; ++k) {
                     const I w = __ldg(g.b + k);
                     if (load_cg(g.S + w) == I(d)) {
                         sum += parent_share(g.tau, w, load_cg(g.sigma + w),
@@ -96,8 +96,8 @@ struct ScCSC {
                 }
                 const V u =
                     parent_share(g.tau, w, load_cg(g.sigma + w), load_cg(g.t + w)) * scale;
-                const I end = __ldg(g.a + w + 1);
-                for (I k = __ldg(g.a + w); k < end; ++k) {
+                const P end = __ldg(g.a + w + 1);
+                for (P k = __ldg(g.a + w); k < end; ++k) {
                     const I v = __ldg(g.b + k);
                     if (load_cg(g.S + v) == I(d - 1)) {
                         atomicAdd(g.t + v, u);

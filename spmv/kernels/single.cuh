@@ -38,12 +38,12 @@ __device__ __forceinline__ long long claim(long long* S, int d) {
 // Push one frontier value x into vertex j along an edge of an undirected graph:
 // σ̂(j) += x if j was undiscovered before level d. Returns the degree of j when this call
 // discovered it (claimed S(j) = d), else 0.
-template <typename I, typename V>
-__device__ __forceinline__ unsigned long long push_into(const I* __restrict__ colptr, I* S,
+template <typename I, typename P, typename V>
+__device__ __forceinline__ unsigned long long push_into(const P* __restrict__ colptr, I* S,
                                                         V* sigma, I j, V x, int d,
                                                         unsigned long long* ctl) {
     I depth = load_cg(S + j);  // stale only as -1 where another thread just wrote d
-    const I begin = __ldg(colptr + j), end = __ldg(colptr + j + 1);  // in flight with S(j)
+    const P begin = __ldg(colptr + j), end = __ldg(colptr + j + 1);  // in flight with S(j)
     unsigned long long won = 0;
     if (depth == I(-1)) {
         depth = claim(S + j, d);
@@ -64,13 +64,14 @@ __device__ __forceinline__ unsigned long long push_into(const I* __restrict__ co
 
 
 // Arguments every policy sees. `a` and `b` are the storage format: CSC (a = column pointers,
-// b = row indices) or COOC (a = column of each entry, b = row of each entry).
-template <typename I, typename V>
+// b = row indices) or COOC (a = column of each entry, b = row of each entry). I is the vertex
+// type (indices, S), P the position type of the entries (views.cuh, SingleGraph).
+template <typename I, typename V, typename P>
 struct Sweep {
-    const I* __restrict__ a;
+    const P* __restrict__ a;
     const I* __restrict__ b;
     I n;
-    I m;
+    long long m;
     I* S;
     V* sigma;
     V* t;
@@ -80,7 +81,7 @@ struct Sweep {
     // veCSC only: columns longer than HEAVY_CHUNK split into units of HEAVY_CHUNK entries,
     // unit u covers column unit_col[u] from entry unit_start[u] (empty for the other kernels).
     const I* __restrict__ unit_col;
-    const I* __restrict__ unit_start;
+    const P* __restrict__ unit_start;
     long long nunits;
     const V* __restrict__ tau;    // target weights (accumulate.cuh); null: all ones
     const V* __restrict__ omega;  // source weights (accumulate.cuh); null: all ones
@@ -89,8 +90,8 @@ struct Sweep {
 constexpr int HEAVY_CHUNK = 1024;
 
 // The whole of Algorithm 1 for sources[0 .. nsrc), accumulated into bc.
-template <class Policy, typename I, typename V>
-__device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, long long nsrc,
+template <class Policy, typename I, typename V, typename P>
+__device__ void run_sweep(const Sweep<I, V, P>& g, const I* __restrict__ sources, long long nsrc,
                           V* bc, int* shifts, unsigned long long* ctl, bool endpoints) {
     const long long tid = g.tid, nthreads = g.nthreads;
     const unsigned lane = threadIdx.x & 31u;
@@ -217,11 +218,11 @@ __device__ void run_sweep(const Sweep<I, V>& g, const I* __restrict__ sources, l
 
 // The entry point of a single-source kernel: the views of views.cuh, then run_sweep<POLICY>.
 #define TBC_SINGLE_KERNEL(NAME, POLICY)                                                         \
-    template <typename I, typename V>                                                           \
+    template <typename I, typename V, typename P>                                               \
     __global__ void __launch_bounds__(512)                                                      \
-    NAME(const tbc::SingleGraph<I> graph, const tbc::SingleWork<I, V> work,                     \
+    NAME(const tbc::SingleGraph<I, P> graph, const tbc::SingleWork<I, V> work,                  \
          const tbc::SingleRun<I, V> run) {                                                      \
-        const tbc::Sweep<I, V> g{graph.a, graph.b, (I)graph.n, (I)graph.m, work.S, work.sigma,  \
+        const tbc::Sweep<I, V, P> g{graph.a, graph.b, (I)graph.n, graph.m, work.S, work.sigma,  \
                                  work.t, graph.directed != 0,                                   \
                                  (long long)blockIdx.x * blockDim.x + threadIdx.x,              \
                                  (long long)gridDim.x * blockDim.x, graph.unit_col,             \

@@ -4,7 +4,7 @@
 
 // deg(i) = number of stored entries in row i (out-degree), counted from the CSC row indices.
 template <typename I>
-__global__ void out_degree(const I* __restrict__ rowidx, I m, double* deg) {
+__global__ void out_degree(const I* __restrict__ rowidx, long long m, double* deg) {
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < m;
          k += (long long)gridDim.x * blockDim.x) {
         atomicAdd(deg + __ldg(rowidx + k), 1.0);
@@ -21,15 +21,16 @@ __global__ void column_length(const I* __restrict__ colptr, I n, double* deg) {
 }
 
 // out += Σ over stored edges i -> j of deg(i)·deg(j) = Σ_j deg(j) Σ_{i in column j} deg(i).
-template <typename I>
-__global__ void degree_product_sum(const I* __restrict__ colptr, const I* __restrict__ rowidx,
+// (I: the vertex type of the row indices, P: the position type of the column pointers.)
+template <typename I, typename P>
+__global__ void degree_product_sum(const P* __restrict__ colptr, const I* __restrict__ rowidx,
                                    I n, const double* __restrict__ deg, double* out) {
     double acc = 0.0;
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < n;
          j += (long long)gridDim.x * blockDim.x) {
         double col = 0.0;
-        const I end = __ldg(colptr + j + 1);
-        for (I k = __ldg(colptr + j); k < end; ++k) {
+        const P end = __ldg(colptr + j + 1);
+        for (P k = __ldg(colptr + j); k < end; ++k) {
             col += __ldg(deg + __ldg(rowidx + k));
         }
         acc += col * __ldg(deg + j);

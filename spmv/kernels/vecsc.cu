@@ -13,25 +13,25 @@ namespace tbc {
 struct VeCSC {
     static constexpr bool kCanPush = true;
 
-    template <typename I, typename V>
-    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V>& g, I v) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ unsigned long long degree(const Sweep<I, V, P>& g, I v) {
         return (unsigned long long)(__ldg(g.a + v + 1) - __ldg(g.a + v));
     }
 
     // Σ over column entries [k0, k1) of x(row), in lane 0 (Algorithm 4, lines 12 to 21).
-    template <typename I, typename V, class X>
-    static __device__ __forceinline__ V column_sum(const Sweep<I, V>& g, I k0, I k1, X x) {
+    template <typename I, typename V, typename P, class X>
+    static __device__ __forceinline__ V column_sum(const Sweep<I, V, P>& g, P k0, P k1, X x) {
         const int lane = threadIdx.x & 31;
         V sum = V(0);
-        for (I k = k0 + lane; k < k1; k += 32) {
+        for (P k = k0 + lane; k < k1; k += 32) {
             sum += x(__ldg(g.b + k));
         }
         return warp_sum(sum);
     }
 
     // f<¬σ> = Aᵀ f ; σ += f ; S<f> = d : a warp pulls over the in-neighbours of undiscovered j.
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward(const Sweep<I, V, P>& g, int d,
                                                    unsigned long long* ctl,
                                                    unsigned long long& edges) {
         const int lane = threadIdx.x & 31;
@@ -44,7 +44,7 @@ struct VeCSC {
             if (load_cg(g.S + j) != I(-1)) {
                 continue;  // mask ¬σ, uniform over the warp
             }
-            const I begin = __ldg(g.a + j), end = __ldg(g.a + j + 1);
+            const P begin = __ldg(g.a + j), end = __ldg(g.a + j + 1);
             if (end - begin > HEAVY_CHUNK) {
                 continue;  // a hub: its units below
             }
@@ -63,8 +63,8 @@ struct VeCSC {
             if (depth != I(-1) && depth != I(d)) {
                 continue;  // mask ¬σ (S(j) == d: another unit of j found it in this level)
             }
-            const I k0 = __ldg(g.unit_start + u), end = __ldg(g.a + j + 1);
-            const V sum = column_sum(g, k0, min(I(k0 + HEAVY_CHUNK), end), f);
+            const P k0 = __ldg(g.unit_start + u), end = __ldg(g.a + j + 1);
+            const V sum = column_sum(g, k0, min(P(k0 + HEAVY_CHUNK), end), f);
             if (lane == 0 && sum > V(0)) {
                 atomicAdd(g.sigma + j, sum);
                 const unsigned long long deg = degree(g, j);
@@ -82,16 +82,16 @@ struct VeCSC {
 
     // The same product pushed from the frontier (undirected graphs, small frontiers): warp i
     // (at depth d−1) adds σ̂(i) into its undiscovered neighbours, lanes striding, with atomics.
-    template <typename I, typename V>
-    static __device__ __forceinline__ bool forward_push(const Sweep<I, V>& g, int d,
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ bool forward_push(const Sweep<I, V, P>& g, int d,
                                                         unsigned long long* ctl,
                                                         unsigned long long& edges) {
         const int lane = threadIdx.x & 31;
         const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
         bool found = false;
-        const auto push_range = [&](I i, I k0, I k1) {
+        const auto push_range = [&](I i, P k0, P k1) {
             const V x = load_cg(g.sigma + i);
-            for (I k = k0 + lane; k < k1; k += 32) {
+            for (P k = k0 + lane; k < k1; k += 32) {
                 const unsigned long long won =
                     push_into(g.a, g.S, g.sigma, __ldg(g.b + k), x, d, ctl);
                 if (won) {
@@ -104,7 +104,7 @@ struct VeCSC {
             if (load_cg(g.S + i) != I(d - 1)) {
                 continue;  // f(i) == 0, uniform over the warp
             }
-            const I begin = __ldg(g.a + i), end = __ldg(g.a + i + 1);
+            const P begin = __ldg(g.a + i), end = __ldg(g.a + i + 1);
             if (end - begin <= HEAVY_CHUNK) {
                 push_range(I(i), begin, end);
             }
@@ -112,16 +112,16 @@ struct VeCSC {
         for (long long u = warp; u < g.nunits; u += nwarps) {
             const I i = __ldg(g.unit_col + u);
             if (load_cg(g.S + i) == I(d - 1)) {
-                const I k0 = __ldg(g.unit_start + u);
-                push_range(i, k0, min(I(k0 + HEAVY_CHUNK), __ldg(g.a + i + 1)));
+                const P k0 = __ldg(g.unit_start + u);
+                push_range(i, k0, min(P(k0 + HEAVY_CHUNK), __ldg(g.a + i + 1)));
             }
         }
         return found;
     }
 
     // u<S==d> = (τ + δ)./σ ; t<S==d−1> += A u
-    template <typename I, typename V>
-    static __device__ __forceinline__ void backward(const Sweep<I, V>& g, int d, V scale) {
+    template <typename I, typename V, typename P>
+    static __device__ __forceinline__ void backward(const Sweep<I, V, P>& g, int d, V scale) {
         const int lane = threadIdx.x & 31;
         const long long warp = g.tid >> 5, nwarps = g.nthreads >> 5;
         if (!g.directed) {
@@ -134,7 +134,7 @@ struct VeCSC {
                 if (load_cg(g.S + v) != I(d - 1)) {
                     continue;
                 }
-                const I begin = __ldg(g.a + v), end = __ldg(g.a + v + 1);
+                const P begin = __ldg(g.a + v), end = __ldg(g.a + v + 1);
                 if (end - begin > HEAVY_CHUNK) {
                     continue;
                 }
@@ -148,18 +148,18 @@ struct VeCSC {
                 if (load_cg(g.S + v) != I(d - 1)) {
                     continue;
                 }
-                const I k0 = __ldg(g.unit_start + k);
-                const V sum = column_sum(g, k0, min(I(k0 + HEAVY_CHUNK), __ldg(g.a + v + 1)), u);
+                const P k0 = __ldg(g.unit_start + k);
+                const V sum = column_sum(g, k0, min(P(k0 + HEAVY_CHUNK), __ldg(g.a + v + 1)), u);
                 if (lane == 0 && sum != V(0)) {
                     atomicAdd(g.t + v, sum * scale);
                 }
             }
         } else {
             // Only Aᵀ is stored: push. Warp w (at depth d) adds u(w) to its in-neighbours.
-            const auto push_range = [&](I w, I k0, I k1) {
+            const auto push_range = [&](I w, P k0, P k1) {
                 const V uw =
                     parent_share(g.tau, w, load_cg(g.sigma + w), load_cg(g.t + w)) * scale;
-                for (I k = k0 + lane; k < k1; k += 32) {
+                for (P k = k0 + lane; k < k1; k += 32) {
                     const I v = __ldg(g.b + k);
                     if (load_cg(g.S + v) == I(d - 1)) {
                         atomicAdd(g.t + v, uw);
@@ -170,7 +170,7 @@ struct VeCSC {
                 if (load_cg(g.S + w) != I(d)) {
                     continue;
                 }
-                const I begin = __ldg(g.a + w), end = __ldg(g.a + w + 1);
+                const P begin = __ldg(g.a + w), end = __ldg(g.a + w + 1);
                 if (end - begin <= HEAVY_CHUNK) {
                     push_range(I(w), begin, end);
                 }
@@ -178,8 +178,8 @@ struct VeCSC {
             for (long long k = warp; k < g.nunits; k += nwarps) {
                 const I w = __ldg(g.unit_col + k);
                 if (load_cg(g.S + w) == I(d)) {
-                    const I k0 = __ldg(g.unit_start + k);
-                    push_range(w, k0, min(I(k0 + HEAVY_CHUNK), __ldg(g.a + w + 1)));
+                    const P k0 = __ldg(g.unit_start + k);
+                    push_range(w, k0, min(P(k0 + HEAVY_CHUNK), __ldg(g.a + w + 1)));
                 }
             }
         }

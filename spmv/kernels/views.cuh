@@ -10,12 +10,15 @@ namespace tbc {
 
 // ---- single-source family (single.cuh; sccsc.cu, sccooc.cu, vecsc.cu) ----
 
-template <typename I>
+// I: the vertex type (indices, S, sources); P: the position type (entries' offsets: column
+// pointers, a unit's first entry). P = I but for int32 vertices past 2^31 stored edges
+// (int64 pointers, 4-byte indices); COOC, which keeps no pointers, has P = I.
+template <typename I, typename P>
 struct SingleGraph {
-    const I* a;           // CSC: column pointers; COOC: the column of each entry
+    const P* a;           // CSC: column pointers; COOC: the column of each entry
     const I* b;           // the row of each entry
     const I* unit_col;    // veCSC hub units (column, first entry); empty for the others
-    const I* unit_start;
+    const P* unit_start;
     long long n;
     long long m;
     long long nunits;

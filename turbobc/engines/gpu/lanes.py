@@ -71,8 +71,8 @@ from turbobc.engines.gpu.lanes_order import sweep_order
 from turbobc.engines.gpu.lanes_slots import sweep_slots
 from turbobc.engines.gpu.memory import (DEPTH_CAP, LANES, choose_lanes, device_free_bytes,
                                         lanes_bytes, round_up)
-from turbobc.engines.gpu.resident import SINGLE_PARTS, DeviceFull, DeviceResident, allocated
-from turbobc.engines.gpu.single import run_single
+from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
+from turbobc.engines.gpu.single import index_types, run_single, single_parts
 from turbobc.engines.protocol import Partial, SlotWeightsDeclined
 from turbobc.engines.wide import accumulate_wide
 
@@ -227,7 +227,7 @@ def _run(resident: DeviceResident, sources, *, endpoints, kernel, progress, memo
     if raw is None:
         # Not even 32 lanes fit: one source at a time (its memory model is far smaller), on
         # the parts of the format the single-source family sweeps with.
-        resident.keep_only(SINGLE_PARTS, index_dtype)
+        resident.keep_only(single_parts(*index_types(resident.graph, forced_index)))
         resident.drop_workspace()
         return run_single(resident, sources, endpoints=endpoints, kernel=kernel,
                           progress=progress, memory_limit=memory_limit, facts=facts,

@@ -3,16 +3,18 @@ source, and the batch sizes that follow from the free device memory.
 
 n vertices, m stored edges, index size b bytes (4, or 8 past 2^31 - 64 vertices or stored edges
 and under ``Tuning.index_bits=64``: row pointers and column indices share the type, so b counts
-for every stored edge; docs/architecture.md, "64-bit indices"), level size ℓ (2:
+for every stored edge, except in the single family, whose pointers take p bytes: 8 beside
+4-byte indices past 2^31 - 64 stored edges with fewer vertices; docs/architecture.md, "64-bit
+indices"), level size ℓ (2:
 int16, or 4 when a batch is deeper than 32,765 levels), B sources of a batch:
 
 ==========  ===============================================  ==================================
 family      kept once per run                                per source of a batch
 ==========  ===============================================  ==================================
-single      CSC b (n + 1 + m), or COOC 2 b m; S b n, σ and   (one source per sweep)
-            t 16 n, bc 8 n, shifts 4 n: 4m + 36n in int32,
-            8m + 44n in int64 (:func:`single_model`: bm +
-            (40 + 2b) n)
+single      CSC p (n + 1) + b m, or COOC 2 b m; S b n, σ     (one source per sweep)
+            and t 16 n, bc 8 n, shifts 4 n: 4m + 36n in
+            int32, 8m + 44n in int64, 4m + 40n split
+            (:func:`single_model`: bm + (40 + b + p) n)
 lanes       CSR b (n + 1 + m), twice when directed (CSC);    :func:`lane_bytes`: n (ℓ + 16)
             scCOOC b (n + 1 + 2m); bc 8 n; edge sums 8 m     plus flags, masks, shift table:
                                                              about 18.6 n bytes
@@ -96,33 +98,43 @@ def _budget(free_bytes: int, memory_limit: int | None, memory_fraction: float | 
     return int(memory_fraction * free_bytes)
 
 
-def index_words(index_dtype) -> str:
+def index_words(index_dtype, position_dtype=None) -> str:
     """The index type in words, for the messages of MemoryError: ``'int64 indices, 8 bytes per
-    stored edge'``."""
+    stored edge'``; with int64 ``position_dtype`` beside int32 indices, ``'int32 indices with
+    int64 pointers, 4 bytes per stored edge'``."""
     dtype = np.dtype(index_dtype)
-    return f"{dtype.name} indices, {dtype.itemsize} bytes per stored edge"
+    pointers = ("" if position_dtype is None or np.dtype(position_dtype) == dtype
+                else f" with {np.dtype(position_dtype).name} pointers")
+    return f"{dtype.name} indices{pointers}, {dtype.itemsize} bytes per stored edge"
 
 
 # ---- single source -------------------------------------------------------------------------
 
-def single_model(n: int, m: int, index_dtype) -> int:
-    """The single-source model in bytes, b m + (40 + 2 b) n for index size b: 4m + 48n in
-    int32 (the paper's), 8m + 56n in int64. :func:`single_bytes` itemizes it (CSC: b (n + 1 +
-    m) + b n + 28 n and a few hundred bytes, within the model)."""
+def single_model(n: int, m: int, index_dtype, position_dtype=None) -> int:
+    """The single-source model in bytes, b m + (40 + b + p) n for index size b and pointer
+    size p (default b): 4m + 48n in int32 (the paper's), 8m + 56n in int64, 4m + 52n for int32
+    indices with int64 pointers (past 2^31 stored edges, n below it). :func:`single_bytes`
+    itemizes it (CSC: p (n + 1) + b m + b n + 28 n and a few hundred bytes, within the
+    model)."""
     b = np.dtype(index_dtype).itemsize
-    return b * m + (40 + 2 * b) * n
+    p = b if position_dtype is None else np.dtype(position_dtype).itemsize
+    return b * m + (40 + b + p) * n
 
 
-def single_bytes(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1) -> int:
+def single_bytes(n: int, m: int, kernel: str, index_dtype, num_sources: int = 1,
+                 position_dtype=None) -> int:
     """Bytes of device memory a single-source run needs: its format (CSC, or COOC for
-    ``"sccooc"``), S, σ, t, bc, the shifts, the control block and the sources."""
+    ``"sccooc"``, which keeps no pointers), S, σ, t, bc, the shifts, the control block and the
+    sources; ``position_dtype``: the CSC pointers' type (default ``index_dtype``)."""
     b = np.dtype(index_dtype).itemsize
-    fmt = 2 * b * m if kernel == "sccooc" else b * (n + 1 + m)
+    p = b if position_dtype is None else np.dtype(position_dtype).itemsize
+    fmt = 2 * b * m if kernel == "sccooc" else p * (n + 1) + b * m
     return fmt + b * n + 24 * n + 4 * (n + 2) + 8 * _ctl.N_CTL + b * num_sources
 
 
 def check_single_limit(n: int, m: int, kernel: str, index_dtype, num_sources: int,
-                       memory_limit: int | None, extra_bytes: int = 0) -> None:
+                       memory_limit: int | None, extra_bytes: int = 0,
+                       position_dtype=None) -> None:
     """Refuse a single-source run whose :func:`single_bytes` exceeds ``memory_limit`` (None: no
     limit). ``kernel="auto"`` is modelled as CSC (``auto`` picks scCOOC only where its format
     fits the same model); ``extra_bytes``: the accumulate weights.
@@ -135,13 +147,14 @@ def check_single_limit(n: int, m: int, kernel: str, index_dtype, num_sources: in
     if memory_limit is None:
         return
     need = single_bytes(n, m, "sccooc" if kernel == "sccooc" else "sccsc", index_dtype,
-                        num_sources) + extra_bytes
+                        num_sources, position_dtype) + extra_bytes
     if need > memory_limit:
         from turbobc._memory import format_bytes
 
         raise MemoryError(f"the GPU engine needs about {format_bytes(need)} of device memory "
                           f"for one source of this graph (n={n}, {m} stored edges, "
-                          f"{index_words(index_dtype)}, kernel={kernel!r}), but memory_limit is "
+                          f"{index_words(index_dtype, position_dtype)}, kernel={kernel!r}), "
+                          f"but memory_limit is "
                           f"{format_bytes(memory_limit)}; raise memory_limit")
 
 

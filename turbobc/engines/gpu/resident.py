@@ -65,14 +65,13 @@ import numpy as np
 
 from turbobc._graph import Graph
 
-__all__ = ["DeviceResident", "DeviceFull", "part_key", "PARTS", "SINGLE_PARTS", "allocated"]
+__all__ = ["DeviceResident", "DeviceFull", "part_key", "PARTS", "allocated",
+           "upload_as"]
 
 PARTS = ("csc_ptr", "csc_idx", "csr_ptr", "csr_idx", "csc_col", "csr_row", "units",
          "lengths")
 """The format parts a :class:`DeviceResident` can hold (module docstring)."""
 
-SINGLE_PARTS = ("csc_ptr", "csc_idx", "csc_col", "units")
-"""The parts the single-source family sweeps with (any kernel)."""
 
 _SAME_WHEN_UNDIRECTED = (("csr_ptr", "csc_ptr"), ("csr_idx", "csc_idx"), ("csr_row", "csc_col"))
 
@@ -81,7 +80,10 @@ def part_key(part: str, index_dtype, directed: bool) -> tuple[str, str]:
     """The key ``part`` is kept under: the part's name and the index type's name.
 
     For an undirected graph the CSR parts are the CSC parts (A = Aᵀ), so they share a key:
-    ``part_key("csr_ptr", np.int32, False) == ("csc_ptr", "int32")``.
+    ``part_key("csr_ptr", np.int32, False) == ("csc_ptr", "int32")``. Each part has one type
+    (pointers and indices may differ: the single family's split, ``single_index_types``) but
+    ``units``, whose columns are vertices and whose starts are positions: its type is the pair
+    (vertex, position), named ``"int32+int64"`` when they differ.
 
     Raises
     ------
@@ -92,7 +94,37 @@ def part_key(part: str, index_dtype, directed: bool) -> tuple[str, str]:
         raise ValueError(f"part must be one of {', '.join(map(repr, PARTS))}; got {part!r}")
     if not directed:
         part = dict(_SAME_WHEN_UNDIRECTED).get(part, part)
-    return part, np.dtype(index_dtype).name
+    names = [np.dtype(t).name for t in (index_dtype if isinstance(index_dtype, tuple)
+                                        else (index_dtype,))]
+    return part, "+".join(dict.fromkeys(names))
+
+
+def _dtypes(index_dtype):
+    """``index_dtype`` as numpy dtypes: one, or the (vertex, position) pair of ``units``."""
+    if isinstance(index_dtype, tuple):
+        return tuple(np.dtype(t) for t in index_dtype)
+    return np.dtype(index_dtype)
+
+
+UPLOAD_CHUNK = 1 << 27
+"""Entries converted per step where :func:`upload_as` narrows an array on the device."""
+
+
+def upload_as(host: np.ndarray, dtype):
+    """``host`` on the device in ``dtype``. Where the type changes, the array is converted
+    on the device chunk by chunk (:data:`UPLOAD_CHUNK` entries), so that narrowing the int64
+    indices of billions of stored edges to int32 costs neither a host copy of them nor a
+    device copy beyond one chunk."""
+    import cupy
+
+    dtype = np.dtype(dtype)
+    if host.dtype == dtype or host.size <= UPLOAD_CHUNK:
+        return cupy.asarray(host.astype(dtype, copy=False))
+    array = cupy.empty(host.size, dtype=dtype)
+    for first in range(0, host.size, UPLOAD_CHUNK):
+        last = min(first + UPLOAD_CHUNK, host.size)
+        array[first:last] = cupy.asarray(host[first:last])  # cast on the device
+    return array
 
 
 class DeviceFull(Exception):
@@ -234,7 +266,7 @@ class DeviceResident:
         """``part`` in ``index_dtype`` on the device: resident, or built now and kept."""
         key = part_key(part, index_dtype, self.graph.directed)
         if key not in self.parts:
-            self.parts[key] = self._build(key[0], np.dtype(index_dtype))
+            self.parts[key] = self._build(key[0], _dtypes(index_dtype))
             self.mark()
         return self.parts[key]
 
@@ -243,19 +275,21 @@ class DeviceResident:
         key = part_key(part, index_dtype, self.graph.directed)
         if key in self.parts:
             return self.parts[key]
-        return self._build(key[0], np.dtype(index_dtype))
+        return self._build(key[0], _dtypes(index_dtype))
 
     def drop(self, part: str, index_dtype) -> None:
         """Let ``part`` go (nothing when it is not resident)."""
         self.parts.pop(part_key(part, index_dtype, self.graph.directed), None)
 
-    def keep_only(self, parts, index_dtype) -> None:
-        """Drop every part but ``parts`` in ``index_dtype``."""
-        keep = {part_key(p, index_dtype, self.graph.directed) for p in parts}
+    def keep_only(self, parts, index_dtype=None) -> None:
+        """Drop every part but ``parts`` in ``index_dtype``; ``parts`` may instead map each
+        part to its own type (the single family's split, ``index_dtype`` then unused)."""
+        typed = parts if isinstance(parts, dict) else dict.fromkeys(parts, index_dtype)
+        keep = {part_key(p, t, self.graph.directed) for p, t in typed.items()}
         for key in [k for k in self.parts if k not in keep]:
             del self.parts[key]
 
-    def _build(self, part: str, index_dtype: np.dtype):
+    def _build(self, part: str, index_dtype):
         """Copy (or expand on the device) one part; timed and recorded in the run's ledger."""
         import cupy
 
@@ -266,7 +300,8 @@ class DeviceResident:
         if part in ("csc_ptr", "csc_idx", "csr_ptr", "csr_idx"):
             matrix = graph.csc if part.startswith("csc") else graph.pattern
             host = matrix.indptr if part.endswith("ptr") else matrix.indices
-            array = cupy.asarray(host.astype(index_dtype, copy=False))
+            array = upload_as(host, index_dtype[0] if isinstance(index_dtype, tuple)
+                              else index_dtype)
         elif part in ("csc_col", "csr_row"):
             # the column (row) of every stored entry, expanded from the pointers on the device
             pointers = self.borrow("csc_ptr" if part == "csc_col" else "csr_ptr", index_dtype)
@@ -280,8 +315,11 @@ class DeviceResident:
             else:
                 array = cupy.asarray(np.asarray(graph.lengths, dtype=np.float64))
         else:  # units: hub columns cut into pieces (a few bytes per 1024 entries)
-            array = tuple(cupy.asarray(x) for x in
-                          _launch.heavy_units(graph.csc.indptr, index_dtype))
+            vertex, position = (index_dtype if isinstance(index_dtype, tuple)
+                                else (index_dtype, index_dtype))
+            unit_col, unit_start = _launch.heavy_units(graph.csc.indptr, np.int64)
+            array = (cupy.asarray(unit_col.astype(vertex)),
+                     cupy.asarray(unit_start.astype(position)))
         cupy.cuda.get_current_stream().synchronize()
         # the whole build (a temporary part built inside it included, counted once)
         self._upload_seconds = seconds + time.perf_counter() - began
