@@ -37,8 +37,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("suite", choices=sorted(SUITES) + ["all", "report"])
     p.add_argument("--graphs", nargs="+", default=None,
                    help="graph names (bench/graphs.py) instead of the suite's own")
-    p.add_argument("--scales", nargs="+", type=int, default=None,
-                   help="memory: Kronecker scales instead of the default ones")
+    p.add_argument("--scales", nargs="+", default=None,
+                   help="memory: Kronecker scales instead of the default ones; SCALE or "
+                        "SCALE:EDGE_FACTOR (48 by default), e.g. 26:72")
     p.add_argument("--budget", type=float, default=300.0,
                    help="memory: seconds the suite may take (sizes predicted to overrun are "
                         "skipped with the reason)")

@@ -3,13 +3,17 @@ runs against the models.
 
 For each Kronecker scale (Graph500 definition, sampled on the GPU: bench/graphs.py) from about
 1 million to more than 10 billion stored edges (kron25 to kron27 pass 2^31 stored edges: int64
-indices, 8 bytes a stored edge instead of 4; ``python -m bench memory --scales 25 26 27``):
+column pointers beside int32 indices in the single-source family, 4 bytes a stored edge, and
+int64 indices elsewhere, 8; ``python -m bench memory --scales 25 26 27``; a scale may name its
+edge factor, ``26:72``, the sampled edges a vertex, 48 by default: kron26 with 72 holds about
+9 billion stored edges in fewer than 2^31 vertices):
 
 - single source: the engine's device arrays (``turbobc.engines.gpu.single.DeviceSweep``, kernel auto)
   for a few sources, each timed with CUDA events after a warm-up launch (median of
   ``repeats``); peak CuPy pool bytes and the drop of ``cudaMemGetInfo``'s free bytes against
-  the model b m + (40 + 2b) n bytes (b the index size: 4m + 48n in int32, 8m + 56n in int64;
-  ``turbobc.engines.gpu.memory.single_model``) and the engine's itemized model
+  the model b m + (40 + b + p) n bytes (b the index size, p the pointers': 4m + 48n in int32,
+  8m + 56n in int64, 4m + 52n split; ``turbobc.engines.gpu.memory.single_model``) and the
+  engine's itemized model
   (``turbobc.engines.gpu.memory.single_bytes``);
 - batched: one batch of the size the engine chooses from free memory
   (``turbobc.engines.gpu.memory.choose_lanes``), run by the lanes family; its peak
@@ -17,6 +21,9 @@ indices, 8 bytes a stored edge instead of 4; ``python -m bench memory --scales 2
   n(ℓ + 16) + nℓ/16 + n/2 + 4·D_cap + 24, bc 8n: about 18.6 bytes per (vertex, source) with int16
   levels), and the time per source = sweep seconds / batch. The batch's sources are random
   and swept in vertex order (:data:`SOURCE_ORDER`): k-sampled BC with k the batch;
+- k-sampled: ``bc(A, k=SAMPLED_K, seed=0)`` on the GPU through the public path, its seconds,
+  the family that ran (one source at a time in the split types where no batch of 32 fits),
+  and its peak pool bytes;
 - approximate: ``turbobc.bc(A, epsilon=0.01)`` on the GPU through the public path (validation
   included), its seconds, sampler, samples and peak pool bytes; then its guarantee checked
   against an independent estimate from exact single-source sums (sampled sources, ε = 0.05,
@@ -79,24 +86,41 @@ CONTEXT_BYTES = 2**30
 """Reserve for the CUDA context and CuPy's own allocations when a capacity is not measured."""
 
 
+SAMPLED_K = 64
+"""Sources of the k-sampled measurement."""
+
+
+def scale_spec(text) -> tuple[int, int]:
+    """(scale, edge factor) of ``"26"`` (edge factor 48) or ``"26:72"``."""
+    scale, _, factor = str(text).partition(":")
+    return int(scale), int(factor or 48)
+
+
 def single_model(n: int, m: int, index_dtype=None) -> int:
-    """The single-source model in bytes, b m + (40 + 2b) n: 4m + 48n with int32 indices,
-    8m + 56n with int64 (float64 values); ``index_dtype`` defaults to the one the engine
-    takes for n and m (int64 past 2^31 - 64 stored edges)."""
-    from turbobc._graph import index_dtype_for
+    """The single-source model in bytes, b m + (40 + b + p) n: 4m + 48n with int32 indices,
+    8m + 56n with int64, 4m + 52n with int32 indices beside int64 pointers (float64 values);
+    ``index_dtype`` (one type for both) defaults to the split the engine takes for n and m
+    (``turbobc._graph.single_index_types``: int64 pointers past 2^31 - 64 stored edges)."""
+    from turbobc._graph import single_index_types
     from turbobc.engines.gpu.memory import single_model as model
 
-    return model(n, m, index_dtype or index_dtype_for(n, m, bits="auto"))
+    if index_dtype is not None:
+        return model(n, m, index_dtype)
+    return model(n, m, *single_index_types(n, m, bits="auto"))
 
 
 def per_edge(n: int, m: int, measured: int | None = None) -> dict:
-    """Bytes per stored edge: the single-source model's in int32 and in int64, the index type
-    the engine takes, and ``measured`` bytes over m when given."""
-    from turbobc._graph import index_dtype_for
+    """Bytes per stored edge: the single-source model's in int32, in int64 and split (int32
+    indices, int64 pointers), the types the engine takes, and ``measured`` bytes over m when
+    given."""
+    from turbobc._graph import single_index_types
+    from turbobc.engines.gpu.memory import single_model as model
 
-    out = {"index_dtype": index_dtype_for(n, m, bits="auto").name,
-           "model_int32": single_model(n, m, np.int32) / max(m, 1),
-           "model_int64": single_model(n, m, np.int64) / max(m, 1)}
+    vertex, position = single_index_types(n, m, bits="auto")
+    out = {"index_dtype": vertex.name, "position_dtype": position.name,
+           "model_int32": model(n, m, np.int32) / max(m, 1),
+           "model_int64": model(n, m, np.int64) / max(m, 1),
+           "model_split": model(n, m, np.int32, np.int64) / max(m, 1)}
     if measured is not None:
         out["measured"] = measured / max(m, 1)
     return out
@@ -104,9 +128,10 @@ def per_edge(n: int, m: int, measured: int | None = None) -> dict:
 
 def _single_expected(n: int, m: int, kernel: str = "vecsc") -> int:
     from turbobc.engines.gpu.memory import single_bytes
-    from turbobc._graph import index_dtype_for
+    from turbobc._graph import single_index_types
 
-    return single_bytes(n, m, kernel, index_dtype_for(n, m))
+    vertex, position = single_index_types(n, m)
+    return single_bytes(n, m, kernel, vertex, 1, position)
 
 
 def _batched_expected(n: int, m: int, batch: int) -> int:
@@ -160,7 +185,6 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
 
     from turbobc.engines.gpu import single as _gpu
     from turbobc.engines.gpu.memory import single_bytes
-    from turbobc._graph import index_dtype_for
 
     n, m = graph.n, graph.nnz
     rng = np.random.default_rng(0)
@@ -169,8 +193,8 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     free0 = cupy.cuda.runtime.memGetInfo()[0]
-    index_dtype = index_dtype_for(n, m)
-    run = _gpu.DeviceSweep(graph, sources, "auto", index_dtype)
+    run = _gpu.DeviceSweep(graph, sources, "auto", None)  # the engine's types: split past 2^31
+    vertex, position = run.index_types
     cupy.cuda.Device().synchronize()
     delta = free0 - cupy.cuda.runtime.memGetInfo()[0]
     per_source, _ = time_each_source(run, graph, sources.size, repeats)
@@ -180,12 +204,48 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
               "ms_per_source": ms, "ms_per_source_each": per_source,
               "mteps": mteps(m, ms / 1e3),
               "peak_pool_bytes": int(run.peak - run.baseline), "device_bytes_delta": int(delta),
-              "model_bytes": single_model(n, m),
-              "expected_bytes": int(single_bytes(n, m, run.kernel, index_dtype,
-                                                      sources.size))}
+              "index_dtype": vertex.name, "position_dtype": position.name,
+              "model_bytes": _model_of(n, m, vertex, position),
+              "expected_bytes": int(single_bytes(n, m, run.kernel, vertex, sources.size,
+                                                 position))}
     del run
     pool.free_all_blocks()
     return record
+
+
+def _model_of(n: int, m: int, vertex, position) -> int:
+    from turbobc.engines.gpu.memory import single_model as model
+
+    return model(n, m, vertex, position)
+
+
+def _measure_sampled(A, k: int = SAMPLED_K) -> dict:
+    """``bc(A, k=k, seed=0)`` on the GPU through the public path (validation included): the
+    seconds, seconds a source, the family and types that ran, and the peak pool bytes."""
+    import cupy
+
+    from turbobc._api import run_bc
+    from turbobc._memory import available_memory, format_bytes
+
+    n, m = A.shape[0], A.nnz
+    need = VALIDATION_BYTES_PER_EDGE * m + 16 * n
+    if need > available_memory():
+        return {"skipped": f"validation needs about {format_bytes(need)} of host memory; "
+                           f"{format_bytes(available_memory())} available"}
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    start = time.perf_counter()
+    _, facts = run_bc(A, k=k, seed=0, engine="gpu")
+    wall = time.perf_counter() - start
+    pool.free_all_blocks()
+    kept = {key: v for key, v in facts.items() if isinstance(v, (int, float, str, bool))}
+    return {"k": k, "seconds": wall, "seconds_per_source": wall / k,
+            "family": kept.get("family"), "kernel": kept.get("kernel"),
+            "index_dtype": kept.get("index_dtype"), "position_dtype": kept.get("position_dtype"),
+            "peak_pool_bytes": kept.get("peak_pool_bytes"),
+            "bytes_per_stored_edge": (kept["peak_pool_bytes"] / m
+                                      if kept.get("peak_pool_bytes") else None),
+            "facts": kept}
 
 
 def _measure_batched(graph) -> dict:
@@ -339,7 +399,7 @@ def _within_budget(asked: bool, what: str, predicted: float, left: float, measur
 
 
 def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
-        batched: bool = True, approx: bool = True, log=print) -> dict:
+        batched: bool = True, sampled: bool = True, approx: bool = True, log=print) -> dict:
     """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
     from turbobc._graph import Graph
 
@@ -348,10 +408,11 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     began = time.perf_counter()
     if not on_device:
         record["skipped"] = "no usable GPU: peak device memory needs one; model rows only"
-        for s in scales or HOST_SCALES:
-            A = graphs.kronecker(s, device=False)
+        for s, factor in map(scale_spec, scales or HOST_SCALES):
+            A = graphs.kronecker(s, factor, device=False)
             n, m = A.shape[0], A.nnz
-            record["points"].append({"graph": f"kron{s}", "scale": s, "n": n, "nnz": m,
+            record["points"].append({"graph": _name(s, factor), "scale": s,
+                                     "edge_factor": factor, "n": n, "nnz": m,
                                      "generator": "numpy (host)",
                                      "single_model_bytes": single_model(n, m),
                                      "single_expected_bytes": _single_expected(n, m),
@@ -366,23 +427,23 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     record.update(device_total_bytes=int(total), device_free_bytes_at_start=int(free))
     _warm_up()
     cost = {}  # seconds per stored edge of each step, from the last scale that ran it
-    for s in scales or DEVICE_SCALES:
-        n, expected_m = 2**s, 86 * 2**s
+    for s, factor in map(scale_spec, scales or DEVICE_SCALES):
+        n, expected_m = 2**s, 86 * 2**s * factor // 48
         left = budget_seconds - (time.perf_counter() - began)
         predicted = cost.get("single", 0.0) * expected_m
         if predicted > left:
             log(f"kron{s}: skipped, predicted {predicted:.0f} s > {left:.0f} s left")
-            record["points"].append({"graph": f"kron{s}", "scale": s, "skipped":
+            record["points"].append({"graph": _name(s, factor), "scale": s, "skipped":
                                      f"time budget: predicted {predicted:.0f} s, {left:.0f} s left"})
             continue
         step = time.perf_counter()
         t0 = time.perf_counter()
         try:
-            indptr, indices = graphs.kronecker_device(s)
+            indptr, indices = graphs.kronecker_device(s, factor)
             cupy.cuda.Device().synchronize()
         except Exception as exc:  # record it and go on: a smaller scale may still fit
             cupy.get_default_memory_pool().free_all_blocks()
-            record["points"].append({"graph": f"kron{s}", "scale": s, "skipped":
+            record["points"].append({"graph": _name(s, factor), "scale": s, "skipped":
                                      f"generation failed: {type(exc).__name__}: {exc}"})
             log(f"kron{s}: generation failed: {exc}")
             continue
@@ -392,7 +453,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
         cupy.get_default_memory_pool().free_all_blocks()
         m = A.nnz
         graph = Graph(pattern=A, directed=False)
-        point = {"graph": f"kron{s}", "scale": s, "n": n, "nnz": m, "generator": "cupy (device)",
+        point = {"graph": _name(s, factor), "scale": s, "edge_factor": factor, "n": n, "nnz": m,
+                 "generator": "cupy (device)",
                  "generate_seconds": gen_s, "index_dtype": A.indices.dtype.name,
                  "single_model_bytes": single_model(n, m),
                  "single_expected_bytes": _single_expected(n, m)}
@@ -403,7 +465,7 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
         point["bytes_per_stored_edge"] = per_edge(n, m, point["single"].get("peak_pool_bytes"))
         cost["single"] = (time.perf_counter() - step) / m
         single = point["single"]
-        log(f"kron{s}: n={n} nnz={m} gen {gen_s:.2f} s  single {single.get('kernel')} "
+        log(f"{point['graph']}: n={n} nnz={m} gen {gen_s:.2f} s  single {single.get('kernel')} "
             f"{single.get('ms_per_source', float('nan')):.3f} ms/src peak "
             f"{single.get('peak_pool_bytes', 0) / 2**30:.3f} GiB (model "
             f"{point['single_model_bytes'] / 2**30:.3f}, itemized "
@@ -424,6 +486,13 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
         else:
             log(f"kron{s}: batched {b}")
         left = budget_seconds - (time.perf_counter() - began)
+        predicted = cost.get("sampled", 0.0) * m
+        point["sampled"], seconds = _within_budget(sampled, "k-sampled", predicted, left,
+                                                   partial(_measure_sampled, A))
+        if seconds is not None:
+            cost["sampled"] = seconds / m
+        log(f"{point['graph']}: k-sampled {point['sampled']}")
+        left = budget_seconds - (time.perf_counter() - began)
         predicted = cost.get("approx", 0.0) * m
         point["approx"], seconds = _within_budget(approx, "approximate", predicted, left,
                                                   partial(_measure_approx, A))
@@ -437,7 +506,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
                f"{a.get('guarantee_check')}" if "seconds" in a else str(a)))
         record["points"].append(point)
         del graph, A
-    measured = [p for p in record["points"] if "nnz" in p]
+    # the fit of stored edges a vertex against the scale: the Graph500 edge factor's points
+    measured = [p for p in record["points"] if "nnz" in p and p.get("edge_factor", 48) == 48]
     record["points"].sort(key=lambda p: p["scale"])
     capacity = int(free) if "H100" in _device_name() else H100_BYTES - CONTEXT_BYTES
     record["capacity_source"] = ("free device memory at start (this H100)" if capacity == free
@@ -445,6 +515,11 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     record["largest"] = largest_fitting(measured, capacity)
     record["largest_this_device"] = largest_fitting(measured, int(free))
     return record
+
+
+def _name(scale: int, factor: int) -> str:
+    """``kron26``, or ``kron26-ef72`` for another edge factor than 48."""
+    return f"kron{scale}" + ("" if factor == 48 else f"-ef{factor}")
 
 
 def _lanes_now(n: int, m: int) -> int:

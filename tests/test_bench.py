@@ -311,12 +311,17 @@ def test_compile_time_imports_only_public_turbobc():
         re.findall(r"\bturbobc\.(\w+)\(", text)) == {"bc"}
 
 
-def test_memory_models_per_stored_edge_in_both_index_types():
-    n, m = 2**25, 3_000_000_000  # kron25's size: int64 indices by size
+def test_memory_models_per_stored_edge_in_every_index_type():
+    n, m = 2**25, 3_000_000_000  # kron25's size: int64 pointers by size, int32 indices
     row = memory.per_edge(n, m, measured=30 * m)
-    assert row["index_dtype"] == "int64" and row["measured"] == 30
+    assert (row["index_dtype"], row["position_dtype"]) == ("int32", "int64")
+    assert row["measured"] == 30
     assert row["model_int32"] == pytest.approx(4 + 48 * n / m)
     assert row["model_int64"] == pytest.approx(8 + 56 * n / m)
-    assert memory.single_model(n, m) == 8 * m + 56 * n
+    assert row["model_split"] == pytest.approx(4 + 52 * n / m)
+    assert memory.single_model(n, m) == 4 * m + 52 * n
+    assert memory.single_model(n, m, np.int64) == 8 * m + 56 * n
     assert memory.single_model(2**20, 10**8) == 4 * 10**8 + 48 * 2**20
     assert memory.per_edge(2**20, 10**8)["index_dtype"] == "int32"
+    assert memory.per_edge(2**20, 10**8)["position_dtype"] == "int32"
+    assert memory.scale_spec("26") == (26, 48) and memory.scale_spec("26:72") == (26, 72)

@@ -332,11 +332,13 @@ def info(args) -> None:
     degree = np.diff(graph.matrix.indptr)
     stats = spmv.stats_host(graph.matrix, graph.directed)
     nnz = graph.matrix.nnz
-    from turbobc._graph import index_dtype_for
+    from turbobc._graph import single_index_types
     from turbobc.engines.gpu.memory import single_model
 
-    index = index_dtype_for(graph.n, nnz)  # int64 past 2^31 - 64 stored entries or vertices
-    b = index.itemsize
+    # int32 indices, and int64 pointers past 2^31 - 64 stored entries (int64 both past that
+    # many vertices)
+    index, pointers = single_index_types(graph.n, nnz)
+    b, p = index.itemsize, pointers.itemsize
     record = {
         "file": str(args.file), "format": graph.format, "n": graph.n, "m": graph.m,
         "directed": graph.directed, "stored_entries": nnz, "self_loops": graph.self_loops,
@@ -347,9 +349,10 @@ def info(args) -> None:
         "isolated_vertices": _isolated(graph),
         "scf": stats.scf,
         "kernel": spmv.select(stats),
-        "device_memory_bytes": single_model(graph.n, nnz, index),
-        "device_memory_model": f"single source: {b} bytes per stored entry + {40 + 2 * b} "
-                               f"bytes per vertex (float64 values, {index.name} indices)",
+        "device_memory_bytes": single_model(graph.n, nnz, index, pointers),
+        "device_memory_model": f"single source: {b} bytes per stored entry + {40 + b + p} "
+                               f"bytes per vertex (float64 values, {index.name} indices, "
+                               f"{pointers.name} pointers)",
     }
     if args.json:
         say(json.dumps(record))
