@@ -12,6 +12,7 @@ For each graph, every timed run alternating with NetworKit's (median of ``--repe
   ``bc(weight=True, engine="cpu")`` and the graphblas reference;
 - ``approx``: ``bc(epsilon=ε, delta=0.1, engine="cpu")`` (its own choice of sampler) against
   NetworKit's ``KadabraBetweenness(ε, δ)`` (bench/approx_gpu.py ``kadabra``), alternating,
+  the medians of ``--approx-repeats`` (9) runs each (a run is milliseconds on 16 threads),
   with the largest error of each against the exact values.
 
 Ratios are NetworKit seconds / turbobc seconds (above 1: turbobc faster); the goals are
@@ -22,7 +23,7 @@ once with an empty numba cache (the compile a machine pays once, ``cache=True``)
 the cache this run left (what each new process pays), neither counted in the rows.
 
 Usage: python bench/cpu_engine.py [--unweighted G ...] [--weighted G ...] [--approx G ...]
-       [--epsilons 0.05 0.01] [--threads T] [--repeats 3] [--out DIR]
+       [--epsilons 0.05 0.01] [--threads T] [--repeats 3] [--approx-repeats 9] [--out DIR]
 """
 
 from __future__ import annotations
@@ -229,6 +230,10 @@ def main(argv=None):
     parser.add_argument("--delta", type=float, default=0.1)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--approx-repeats", type=int, default=9,
+                        help="runs of each side of an approximate row (their medians): a run "
+                             "takes milliseconds on 16 threads, where one descheduled thread "
+                             "moves a single sample by half")
     parser.add_argument("--peer-seconds", type=float, default=120.0,
                         help="run graphblas and networkx once where they should take less")
     parser.add_argument("--no-first-call", action="store_true")
@@ -239,7 +244,8 @@ def main(argv=None):
 
     nk.setNumberOfThreads(args.threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
-    record = {"threads": args.threads, "repeats": args.repeats, "rows": []}
+    record = {"threads": args.threads, "repeats": args.repeats,
+              "approx_repeats": args.approx_repeats, "rows": []}
     if not args.no_first_call:
         record["first_call"] = first_call()
     turbobc.bc(graphs.graph("karate"), engine="cpu")  # the compile (or the cache's load)
@@ -251,7 +257,7 @@ def main(argv=None):
             path = write_record("cpu_engine", record, results=args.out, path=path)
     for name in args.approx:
         record["rows"] += approx_rows(name, args.epsilons, args.delta, args.threads,
-                                      args.repeats)
+                                      args.approx_repeats)
         path = write_record("cpu_engine", record, results=args.out, path=path)
     path = write_record("cpu_engine", record, results=args.out, path=path)
     print("record:", path)
