@@ -30,6 +30,9 @@ edge factor, ``26:72``, the sampled edges a vertex, 48 by default: kron26 with 7
   :func:`_check_guarantee`) on a sample of vertices and on all of them (thousands of sources:
   ``TURBOBC_MEMORY_CHECK=0`` skips it, saying so).
 
+``TURBOBC_MEMORY_STEPS="sampled approx"`` runs the single-source step and only the steps it
+names (batched, sampled, approx); the others are recorded as not requested.
+
 Every measurement also gives bytes per stored edge (its peak over m) beside the models' bytes
 per stored edge in int32 and int64 (:func:`per_edge`).
 
@@ -403,6 +406,10 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
     from turbobc._graph import Graph
 
+    steps = os.environ.get("TURBOBC_MEMORY_STEPS")
+    if steps is not None:  # e.g. "sampled": the single-source step and only those named
+        batched, sampled, approx = (name in steps.split() for name in ("batched", "sampled",
+                                                                        "approx"))
     on_device = graphs.device_present()
     record = {"suite": "memory", "points": [], "skipped": None}
     began = time.perf_counter()
