@@ -30,7 +30,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 import spmv
 from spmv import _ctl, _frontiers
@@ -38,6 +37,7 @@ from spmv import _ctl, _frontiers
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family, Plan
+from turbobc.engines.gpu.frontiers_relabel import inverse_permutation, relabeled_csr
 from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
@@ -296,18 +296,11 @@ class _Labels:
 
         self.index_dtype, self.asked = np.dtype(index_dtype), order
         self.rank, self.order, _ = locality_order(graph, order)
-        self.perm = np.argsort(self.rank, kind="stable")
-        A = graph.pattern
-        # the entries' own positions (one more, so that none is a stored zero) ride along
-        positions = sp.csr_array((np.arange(1, A.nnz + 1, dtype=np.int64), A.indices,
-                                  A.indptr), shape=A.shape)
-        B = sp.csr_array(positions[self.perm][:, self.perm])
-        B.sort_indices()
-        self.ptr = cupy.asarray(B.indptr.astype(index_dtype))
-        self.idx = cupy.asarray(B.indices.astype(index_dtype))
-        self.edge_of = cupy.asarray(B.data - 1)
+        self.perm = inverse_permutation(np, self.rank)
         self.rank_dev = cupy.asarray(self.rank)
         self.perm_dev = cupy.asarray(self.perm)
+        self.ptr, self.idx, self.edge_of = _relabeled(graph.pattern, self.rank, self.rank_dev,
+                                                      self.index_dtype)
         self.rows = None
 
     def nbytes(self, with_rows: bool = True) -> int:
@@ -323,6 +316,23 @@ class _Labels:
             self.rows = None
             self.rows = _Rows(n, blocks, self.index_dtype)
         return self.rows
+
+
+def _relabeled(pattern, rank: np.ndarray, rank_dev, index_dtype) -> tuple:
+    """P A Pᵀ of ``pattern`` on the device (:func:`relabeled_csr` with CuPy: the pattern
+    uploaded once, the relabeling a few array passes and one sort there), or on the host and
+    then uploaded when the device cannot hold its temporaries (a few int64 arrays of one entry
+    a stored edge, and the sort's own). Returns the device arrays ``ptr``, ``idx`` and
+    ``edge_of``."""
+    import cupy
+
+    try:
+        return relabeled_csr(cupy, cupy.asarray(pattern.indptr),
+                             cupy.asarray(pattern.indices), rank_dev, index_dtype)
+    except cupy.cuda.memory.OutOfMemoryError:
+        pass  # the temporaries die with this block; the host has room
+    host = relabeled_csr(np, pattern.indptr, pattern.indices, rank, index_dtype)
+    return tuple(cupy.asarray(array) for array in host)
 
 
 def _labels(resident: DeviceResident, index_dtype) -> _Labels:
