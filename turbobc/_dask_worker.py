@@ -257,4 +257,8 @@ def warm(engine: str) -> dict:
             if problem.slot_weights is None:
                 sweeper.run(sources[:1])
         used.add(chosen.name)
+    if "gpu" in used:  # the source order of the lanes and frontiers families, compiled
+        from turbobc.engines.gpu.lanes_order import locality_order
+
+        locality_order(hops, "rcm")
     return {"engines": sorted(used), "seconds": time.perf_counter() - began}

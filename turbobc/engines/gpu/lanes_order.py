@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from turbobc._graph import Graph, bfs_levels
-from turbobc._traverse import past_csgraph
+from turbobc._traverse import reverse_cuthill_mckee
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.memory import LANES
 
@@ -21,7 +21,8 @@ __all__ = ["locality_order", "sweep_order", "BFS_MAX_DEPTH", "CLUSTER_DEPTH",
 # Source orders (the knob Tuning.order), how :func:`locality_order` ranks the sources: ``"bfs"``
 # (breadth-first order from a pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"``
 # (greedy breadth-first balls of 32 vertices: compact groups on meshes and roads, O(n + m) in
-# Python), ``"rcm"`` (scipy's reverse Cuthill-McKee, quadratic in the largest degree),
+# Python), ``"rcm"`` (reverse Cuthill-McKee, SciPy's permutation compiled in
+# turbobc/_traverse.py; quadratic in the largest degree),
 # ``"vertex"`` (as numbered), ``"auto"`` (``"cluster"`` on meshes: the breadth-first search from
 # the vertex of largest degree is at least :data:`CLUSTER_DEPTH` levels deep, the mean degree at
 # least :data:`CLUSTER_MIN_DEGREE` and the graph has at most :data:`CLUSTER_MAX_NNZ` stored
@@ -110,12 +111,9 @@ def locality_order(graph: Graph, order: str | None = None) -> tuple[np.ndarray, 
         mesh = (depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
         order = "cluster" if mesh else "bfs" if depth <= BFS_MAX_DEPTH else "rcm"
-    if order == "rcm" and past_csgraph(csr):
-        order = "bfs"  # SciPy's reverse Cuthill-McKee takes int32 indices (turbobc/_traverse.py)
     if order == "rcm":
-        from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-        seq = reverse_cuthill_mckee(csr, symmetric_mode=not graph.directed)
+        # SciPy's permutation, compiled (turbobc/_traverse.py): half its time, at any size
+        seq = reverse_cuthill_mckee(csr, symmetric=not graph.directed)
         rank[seq] = np.arange(n, dtype=np.int64)
         return rank, order, depth
     if order not in ("bfs", "cluster"):

@@ -1,0 +1,67 @@
+"""The compiled reverse Cuthill-McKee order (turbobc/_traverse.py) against SciPy's: the same
+permutation on random symmetric and directed patterns, with self loops, isolated vertices,
+several components and hubs past the insertion sort (the merge-sort path), and the order the
+GPU's lanes and frontiers families sweep in (lanes_order.locality_order) built from it."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import reverse_cuthill_mckee as scipy_rcm
+
+from turbobc._graph import Graph
+from turbobc._traverse import reverse_cuthill_mckee
+
+
+def _random_pattern(rng, n: int, m: int, symmetric: bool) -> sp.csr_matrix:
+    rows, cols = rng.integers(0, n, m), rng.integers(0, n, m)
+    A = sp.csr_matrix((np.ones(m), (rows, cols)), shape=(n, n))
+    if symmetric:
+        A = A + A.T
+    A = A.tocsr()
+    A.sum_duplicates()
+    A.data[:] = 1.0
+    return A
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_equals_scipys_permutation(seed, symmetric):
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n = int(rng.integers(1, 80))
+        A = _random_pattern(rng, n, int(rng.integers(0, 4 * n + 1)), symmetric)
+        np.testing.assert_array_equal(reverse_cuthill_mckee(A, symmetric),
+                                      scipy_rcm(A, symmetric_mode=symmetric))
+
+
+@pytest.mark.parametrize("leaves", [65, 200, 3000])
+def test_hubs_take_the_merge_sort_and_keep_scipys_order(leaves):
+    G = nx.star_graph(leaves)
+    G.add_edges_from((i, i + 1) for i in range(1, leaves, 3))
+    G.add_edges_from((leaves + 1 + i, leaves + 2 + i) for i in range(5))  # another component
+    A = sp.csr_matrix(nx.to_scipy_sparse_array(G, nodelist=range(G.number_of_nodes())))
+    np.testing.assert_array_equal(reverse_cuthill_mckee(A, True),
+                                  scipy_rcm(A, symmetric_mode=True))
+
+
+def test_int64_arrays_and_csr_arrays():
+    rng = np.random.default_rng(9)
+    A = _random_pattern(rng, 50, 200, True)
+    wide = sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)),
+                        shape=A.shape)
+    np.testing.assert_array_equal(reverse_cuthill_mckee(wide, True),
+                                  scipy_rcm(A, symmetric_mode=True))
+
+
+def test_locality_order_ranks_by_it():
+    from turbobc.engines.gpu.lanes_order import locality_order
+
+    rng = np.random.default_rng(3)
+    A = _random_pattern(rng, 60, 150, True)
+    graph = Graph(pattern=sp.csr_array(A), directed=False)
+    rank, order, _ = locality_order(graph, "rcm")
+    assert order == "rcm"
+    np.testing.assert_array_equal(np.argsort(rank), scipy_rcm(A, symmetric_mode=True))
