@@ -519,8 +519,9 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
     capacity = int(free) if "H100" in _device_name() else H100_BYTES - CONTEXT_BYTES
     record["capacity_source"] = ("free device memory at start (this H100)" if capacity == free
                                  else "H100 80 GB (81,559 MiB) less 1 GiB for the context")
-    record["largest"] = largest_fitting(measured, capacity)
-    record["largest_this_device"] = largest_fitting(measured, int(free))
+    # (None without a measured Graph500 point: a run of other edge factors only)
+    record["largest"] = largest_fitting(measured, capacity) if measured else None
+    record["largest_this_device"] = largest_fitting(measured, int(free)) if measured else None
     return record
 
 
