@@ -9,6 +9,7 @@ device and instantiation. The same sources, options and name expressions are wha
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from pathlib import Path
@@ -17,7 +18,7 @@ from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
            "source_text", "compile_ptx", "get_kernel", "c_index_type", "instance_name",
-           "allow_shared_memory", "INDEX_PAIRS"]
+           "allow_shared_memory", "warm_kernels", "INDEX_PAIRS"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 """Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
@@ -88,9 +89,10 @@ def instance_name(kernel: str, index_dtype, position_dtype=None, value: str = "d
     return f"{kernel}<{', '.join(args)}>"
 
 
-def name_expressions(filename: str) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def name_expressions(filename: str) -> tuple[str, ...]:
     """Every template instantiation compiled from ``filename``, e.g.
-    ``bc_sccsc<int, double, int>``."""
+    ``bc_sccsc<int, double, int>`` (computed once per file)."""
     names = []
     for kernel in SOURCES[filename]:
         pairs = ([(i, i) for i in INDEX_TYPES] if kernel not in _POSITIONED
@@ -104,7 +106,7 @@ def name_expressions(filename: str) -> list[str]:
             template = f"{kernel}<{', '.join(args)}>"
             names.extend(template.format(value=value) for value in
                          (VALUE_TYPES if kernel in _VALUE_TEMPLATED else (None,)))
-    return names
+    return tuple(names)
 
 
 def source_text(filename: str) -> str:
@@ -204,10 +206,40 @@ def get_kernel(filename: str, name_expression: str, defines: tuple = ()):
     KernelCompileError
         If the file does not compile (the message names it and carries NVRTC's log).
     """
-    if name_expression not in name_expressions(filename):
-        raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
-                         f"expected one of {name_expressions(filename)}")
-    return _module(filename, name_expression, tuple(defines)).get_function(name_expression)
+    import cupy
+
+    # a launch looks its kernel up: one dict lookup once found (the layers family launches
+    # thousands of rounds a call, where building the names each time cost 0.16 s on
+    # weighted road-luxembourg-osm)
+    key = (cupy.cuda.runtime.getDevice(), filename, name_expression, tuple(defines))
+    kernel = _kernels.get(key)
+    if kernel is None:
+        if name_expression not in name_expressions(filename):
+            raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
+                             f"expected one of {list(name_expressions(filename))}")
+        kernel = _module(filename, name_expression, tuple(defines)).get_function(
+            name_expression)
+        _kernels[key] = kernel
+    return kernel
+
+
+_kernels: dict = {}
+"""(device, file, name expression, defines) -> the kernel :func:`get_kernel` found."""
+
+
+def warm_kernels(index_type: str = "int") -> int:
+    """Compile (or load from CuPy's disk cache) every instantiation of every kernel file with
+    the vertex type ``index_type`` on the current device, so that no launch of a run compiles:
+    what a Dask worker does when its cluster starts (``turbobc._dask_worker.warm``); the first
+    chunk of a call otherwise paid the compile of the variant its graph chose (4 s of
+    road-luxembourg-osm's one 9,343-source chunk on an H200 with a cold cache). Returns the
+    instantiations."""
+    names = [(filename, name) for filename in SOURCES for name in name_expressions(filename)
+             if name.split("<", 1)[1].startswith(index_type + ",")
+             or name.split("<", 1)[1] == index_type + ">"]
+    for filename, name in names:
+        get_kernel(filename, name)
+    return len(names)
 
 
 def allow_shared_memory(kernel, nbytes: int) -> bool:

@@ -91,10 +91,17 @@ def pointer(array) -> int:
 def record(dtype: np.dtype, **values) -> np.void:
     """One struct of ``dtype`` by value: every field must be given; CuPy arrays (and None)
     become device pointers."""
-    if len(values) != len(dtype.names) or not all(name in values for name in dtype.names):
-        missing = set(dtype.names) - set(values)
-        extra = set(values) - set(dtype.names)
+    names = _FIELDS.get(dtype)
+    if names is None:
+        names = _FIELDS[dtype] = frozenset(dtype.names)
+    if values.keys() != names:  # (a set comparison: the layers family builds thousands a call)
+        missing = names - set(values)
+        extra = set(values) - names
         raise TypeError(f"fields of the struct: missing {sorted(missing)}, unknown {sorted(extra)}")
     fields = tuple(pointer(value) if value is None or hasattr(value, "__cuda_array_interface__")
                    else value for value in (values[name] for name in dtype.names))
     return np.array(fields, dtype=dtype)[()]  # one conversion (a launch builds one per source)
+
+
+_FIELDS: dict = {}
+"""Struct dtype -> the set of its field names (:func:`record`'s check)."""

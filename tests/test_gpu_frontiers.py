@@ -230,19 +230,30 @@ def test_depth_estimate():
 
 @gpu
 def test_the_profile_build_records_the_levels_of_its_source():
-    """Tuning.frontier_kernel = {"PROFILE": 1} (bench/frontier_profile.py): with one source,
-    block 0's record is that source's breadth-first levels (vertices and their out-edges per
+    """Tuning.frontier_kernel = {"PROFILE": 1} (bench/frontier_profile.py): block 0's record
+    is its first source's breadth-first levels (vertices and their out-edges per
     level, forward and backward) and the sums are those of the plain kernel (to the last
     bits that the atomics leave to chance)."""
     import scipy.sparse.csgraph as csgraph
 
+    from turbobc._tuning import current
+    from turbobc._validation import validate
+    from turbobc.engines.gpu.lanes_order import locality_order
+
     G = nx.grid_2d_graph(9, 13)
     A = nx.to_scipy_sparse_array(G, format="csr")
-    source = 40
+    # two sources (one would run on the single family); block 0 takes the first in the
+    # locality order the family sweeps them in
+    sources = [40, 100]
+    graph = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=False,
+                     directed=None, engine="gpu", kernel="auto", progress=False).graph
+    rank, _, _ = locality_order(graph, current().frontier_order)
+    source = min(sources, key=lambda s: rank[s])
     with turbobc.tuning(gpu_family="frontiers"):
-        plain = run_bc(A, engine="gpu", sources=[source])
+        plain = run_bc(A, engine="gpu", sources=sources)
     with turbobc.tuning(gpu_family="frontiers", frontier_kernel={"PROFILE": 1}):
-        profiled = run_bc(A, engine="gpu", sources=[source])
+        profiled = run_bc(A, engine="gpu", sources=sources)
+    assert profiled.facts["family"] == "frontiers", profiled.facts
     # (σ̂ is summed with atomics: the order, so the last bit, may differ from run to run)
     np.testing.assert_allclose(profiled.values, plain.values, rtol=1e-12, atol=0)
     levels = profiled.facts["level_profile"]
