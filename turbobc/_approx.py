@@ -27,7 +27,9 @@ not, directed or not:
   (2ε²)⌉`` (the other δ/2), ends the run whatever the radii; when k_H ≥ n the exact sweep of all
   n sources costs no more, and the result is exact. When the pilot predicts that the radii
   reach ε only after :data:`EXACT_SHARE` (70%) of the n sources or more, the run sweeps all n
-  at once after the pilot (exact, without the checkpoints' partial batches).
+  at once after the pilot (exact, without the checkpoints' partial batches); likewise, when
+  it predicts 70% or more of a second upper limit's fixed size (sampled paths: Riondato and
+  Kornaropoulos's, from the vertex diameter), the run draws that size at once (:func:`at_once`).
 
 Every sweep of a checkpoint runs the sources it adds (``Sweeper.run``) and the partial sums are
 added in checkpoint order, so a seed gives the same samples whatever the batch size or engine.
@@ -61,7 +63,7 @@ from turbobc._traverse import compiled_on_first_use
 from turbobc._tuning import current as current_tuning
 
 __all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "EXACT_SHARE", "FIRST_CHECKPOINT", "PILOT_SHARE",
-           "PairsCostMore",
+           "at_once", "PairsCostMore",
            "SourceSampling", "allocate_log_terms", "approximate", "approximate_pairs",
            "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
            "largest_radius", "pilot_size", "pilot_then_budgets", "radius_above",
@@ -225,6 +227,14 @@ def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
     return max(first, limit // PILOT_SHARE)
 
 
+def at_once(predicted: float, size: float | None) -> bool:
+    """Whether a run the pilot predicts at ``predicted`` samples should draw ``size`` at once
+    (the exact sweep of n sources, or an upper limit's fixed size) instead of checkpoints:
+    when it predicts at least :data:`EXACT_SHARE` of it, the checkpoints between would save
+    less than they cost."""
+    return size is not None and predicted >= EXACT_SHARE * size
+
+
 def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
                        budget: float, exact_at: int | None = None, after_step=None
                        ) -> tuple[np.ndarray, int, float]:
@@ -246,8 +256,7 @@ def pilot_then_budgets(pilot, limit: int, first: int, epsilon: float, R: float,
         log_term, predicted = _allocation(mean, size, epsilon, R, budget)
         if after_step is not None:
             after_step(predicted)
-        if (size >= most or size * PILOT_SHARE >= predicted
-                or (exact_at is not None and predicted >= EXACT_SHARE * exact_at)):
+        if size >= most or size * PILOT_SHARE >= predicted or at_once(predicted, exact_at):
             return log_term, size, predicted
         size = min(2 * size, most)
 
@@ -385,20 +394,27 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     bernstein = len(points) - 1  # the radii checked before the upper limit
     # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
     budget = delta / (4 * max(bernstein, 1))
-    piloted = 0
+    piloted, second = 0, None
     if pilot is not None and pilot_size(limit, first) > 0 and bernstein > 0:
         log_term, piloted, predicted = pilot_then_budgets(pilot, limit, first,
                                                           epsilon / factor, R, budget, exact_at,
                                                           after_pilot)
-        if exact_at is not None and exact_at <= limit and predicted >= EXACT_SHARE * exact_at:
+        if exact_at is not None and exact_at <= limit and at_once(predicted, exact_at):
             points = [exact_at]  # all n sources at once: exact, and cheaper than checkpoints
+        elif second_limit is not None and predicted >= second_limit[1]:
+            # the other upper limit's fixed size at once, when the radii would reach ε only
+            # near it (ego-Facebook's pairs at ε = 0.05: 1,201 samples in one draw, where 7
+            # checkpoints each waited for their slowest thread)
+            second = second_limit[2]()
+            if second < limit and at_once(predicted, second):
+                points = [second]
     else:
         log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
-    done, bound, stopped, mean, second = 0, math.inf, "hoeffding", None, None
+    done, bound, stopped, mean = 0, math.inf, "hoeffding", None
     for index, k in enumerate(points):
-        if second_limit is not None and k > second_limit[1]:
+        if second_limit is not None and k >= second_limit[1]:
             second = second_limit[2]() if second is None else second
-            if second < k:  # the other upper limit comes first: the run ends there
+            if second <= k:  # the other upper limit comes first (or now): the run ends there
                 mean, done = draw(done, second), second
                 bound, stopped = epsilon, second_limit[0]
                 points = points[:index] + [second]
