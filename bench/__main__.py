@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     for suite in ALL if args.suite == "all" else (args.suite,):
         print(f"== {suite}", flush=True)
         record = timed(suite, args, log=lambda line: print(line, flush=True))
-        path = write_record(suite, record, args.out)
+        path = write_record(suite, record, args.out, path=record.pop("_path", None))
         loaded = json.loads(path.read_text())  # with the environment write_record adds
         text = cpu_memory.summary(loaded) if suite == "cpu_memory" else summary(loaded)
         path.with_suffix(".md").write_text(text)

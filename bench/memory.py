@@ -402,8 +402,12 @@ def _within_budget(asked: bool, what: str, predicted: float, left: float, measur
 
 
 def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sources: int = 3,
-        batched: bool = True, sampled: bool = True, approx: bool = True, log=print) -> dict:
-    """Measure (on a GPU) or model (without one) the memory footprint; returns the record."""
+        batched: bool = True, sampled: bool = True, approx: bool = True, log=print,
+        checkpoint=None) -> dict:
+    """Measure (on a GPU) or model (without one) the memory footprint; returns the record.
+    ``checkpoint(record)``, when given, is called after each measured point (the caller
+    writes the record so far: a run cut by its time limit, or failing after its
+    measurements, keeps them)."""
     from turbobc._graph import Graph
 
     steps = os.environ.get("TURBOBC_MEMORY_STEPS")
@@ -512,6 +516,8 @@ def run(*, scales=None, budget_seconds: float = 300.0, repeats: int = 3, num_sou
             + (f"{a['seconds']:.2f} s, sampler {a['facts'].get('sampler')}, check "
                f"{a.get('guarantee_check')}" if "seconds" in a else str(a)))
         record["points"].append(point)
+        if checkpoint is not None:
+            checkpoint(record)
         del graph, A
     # the fit of stored edges a vertex against the scale: the Graph500 edge factor's points
     measured = [p for p in record["points"] if "nnz" in p and p.get("edge_factor", 48) == 48]

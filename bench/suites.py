@@ -144,11 +144,24 @@ def single_source(graph_names=SINGLE_SOURCE_GRAPHS, *, repeats: int = 7, num_sou
     return {"suite": "single-source", "skipped": None, "graphs": rows}
 
 
-def memory(*, scales=None, budget_seconds: float = 300.0, log=print) -> dict:
-    """Peak device memory against the models (bench/memory.py)."""
+def memory(*, scales=None, budget_seconds: float = 300.0, log=print, out=None) -> dict:
+    """Peak device memory against the models (bench/memory.py); with ``out``, the record so
+    far is written there after each measured point, and the record names that file
+    (``_path``) so that the final write replaces it."""
     from bench import memory as mem
+    from bench.records import write_record
 
-    return mem.run(scales=scales, budget_seconds=budget_seconds, log=log)
+    written = []
+
+    def checkpoint(record: dict) -> None:
+        written[:] = [write_record("memory", dict(record, suite="memory"), out,
+                                   path=written[0] if written else None)]
+
+    record = mem.run(scales=scales, budget_seconds=budget_seconds, log=log,
+                     checkpoint=None if out is None else checkpoint)
+    if written:
+        record["_path"] = written[0]
+    return record
 
 
 def cpu_memory(*, baseline: str | None = None, mechanisms: bool = False, log=print) -> dict:
@@ -168,7 +181,7 @@ SUITES = {
     "single-source": lambda args, log: single_source(args.graphs or SINGLE_SOURCE_GRAPHS,
                                                      log=log),
     "memory": lambda args, log: memory(scales=args.scales, budget_seconds=args.budget,
-                                       log=log),
+                                       log=log, out=args.out),
     "cpu_memory": lambda args, log: cpu_memory(baseline=args.baseline,
                                                mechanisms=args.mechanisms, log=log),
 }
