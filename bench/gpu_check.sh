@@ -28,10 +28,12 @@
 # BLOCKS_ARGS);
 # MEMORY="25 26" the memory suite on those Kronecker scales (python -m bench memory --scales,
 # bench/memory.py: bytes per stored edge, time per source and peak device memory against the
-# models for single-source, k-sampled and approximate (epsilon = 0.01) BC, int64 indices past
-# 2^31 stored edges; MEMORY_BUDGET seconds for the suite, default 420, MEMORY_TIMEOUT 540;
-# record memory-*.json in $OUT). kron26 wants an H200 and about 64 GB of host memory, kron27
-# about 110 GB of both: one scale a call;
+# models for single-source, k-sampled and approximate (epsilon = 0.01) BC, int32 indices
+# beside int64 pointers past 2^31 stored edges; a scale may name its edge factor, "26:72" (9.2
+# billion stored edges); TURBOBC_MEMORY_STEPS="sampled approx" names the steps beside the
+# single source; MEMORY_BUDGET seconds for the suite, default 420, MEMORY_TIMEOUT 540; record
+# memory-*.json in $OUT, rewritten after each point). kron26 wants an H200 and about 64 GB of
+# host memory, 26:72 about 150 GB (a 4-GPU host): one scale a call;
 # EXACT=0 or SAMPLED=0 skips a benchmark; EXACT_ARGS, SAMPLED_ARGS and BENCH_ARGS pass
 # arguments to them. The exact run also times edge BC beside vertex BC on up to 8192 sources
 # of each graph (the edge_* fields of its record, issue 13's 1.3x target; EXACT_ARGS=--no-edges
