@@ -79,10 +79,10 @@ HOST_SCALES = (10, 12, 14)
 H100_BYTES = 81559 * 2**20
 """Device memory of an H100 80 GB (HBM3) as nvidia-smi reports it (81,559 MiB)."""
 
-SOURCE_ORDER = ("vertex order: the engine's locality order (scipy's reverse_cuthill_mckee) "
-                "sorts each vertex's new neighbours by insertion, quadratic in the largest "
-                "degree (0.5 s at kron18, minutes past kron22), and a single batch of random "
-                "sources gains little from it; memory does not depend on the order")
+SOURCE_ORDER = ("vertex order: the engine's locality order (reverse Cuthill-McKee) is a "
+                "pass over the whole graph on the host (SciPy's took minutes past kron22), "
+                "and a single batch of random sources gains little from it; memory does not "
+                "depend on the order")
 """How the batched measurement orders its sources, recorded with each point."""
 
 CONTEXT_BYTES = 2**30
@@ -99,16 +99,17 @@ def scale_spec(text) -> tuple[int, int]:
     return int(scale), int(factor or 48)
 
 
-def single_model(n: int, m: int, index_dtype=None) -> int:
+def single_model(n: int, m: int, index_dtype=None, position_dtype=None) -> int:
     """The single-source model in bytes, b m + (40 + b + p) n: 4m + 48n with int32 indices,
     8m + 56n with int64, 4m + 52n with int32 indices beside int64 pointers (float64 values);
-    ``index_dtype`` (one type for both) defaults to the split the engine takes for n and m
-    (``turbobc._graph.single_index_types``: int64 pointers past 2^31 - 64 stored edges)."""
+    ``index_dtype`` (and ``position_dtype``, default the same) default to the split the engine
+    takes for n and m (``turbobc._graph.single_index_types``: int64 pointers past 2^31 - 64
+    stored edges)."""
     from turbobc._graph import single_index_types
     from turbobc.engines.gpu.memory import single_model as model
 
     if index_dtype is not None:
-        return model(n, m, index_dtype)
+        return model(n, m, index_dtype, position_dtype)
     return model(n, m, *single_index_types(n, m, bits="auto"))
 
 
@@ -208,7 +209,7 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
               "mteps": mteps(m, ms / 1e3),
               "peak_pool_bytes": int(run.peak - run.baseline), "device_bytes_delta": int(delta),
               "index_dtype": vertex.name, "position_dtype": position.name,
-              "model_bytes": _model_of(n, m, vertex, position),
+              "model_bytes": single_model(n, m, vertex, position),
               "expected_bytes": int(single_bytes(n, m, run.kernel, vertex, sources.size,
                                                  position))}
     del run
@@ -216,10 +217,18 @@ def _measure_single(graph, repeats: int, num_sources: int) -> dict:
     return record
 
 
-def _model_of(n: int, m: int, vertex, position) -> int:
-    from turbobc.engines.gpu.memory import single_model as model
+def _host_short(A) -> dict | None:
+    """``{"skipped": ...}`` where the host has too little memory for ``turbobc.bc``'s
+    validation of ``A`` (:data:`VALIDATION_BYTES_PER_EDGE`; an out-of-memory kill would lose
+    the record), else None."""
+    from turbobc._memory import available_memory, format_bytes
 
-    return model(n, m, vertex, position)
+    need = VALIDATION_BYTES_PER_EDGE * A.nnz + 16 * A.shape[0]
+    if need > available_memory():
+        return {"skipped": f"validation needs about {format_bytes(need)} of host memory "
+                           f"({VALIDATION_BYTES_PER_EDGE} bytes a stored edge beside the "
+                           f"graph); {format_bytes(available_memory())} available"}
+    return None
 
 
 def _measure_sampled(A, k: int = SAMPLED_K) -> dict:
@@ -228,13 +237,11 @@ def _measure_sampled(A, k: int = SAMPLED_K) -> dict:
     import cupy
 
     from turbobc._api import run_bc
-    from turbobc._memory import available_memory, format_bytes
 
-    n, m = A.shape[0], A.nnz
-    need = VALIDATION_BYTES_PER_EDGE * m + 16 * n
-    if need > available_memory():
-        return {"skipped": f"validation needs about {format_bytes(need)} of host memory; "
-                           f"{format_bytes(available_memory())} available"}
+    short = _host_short(A)
+    if short is not None:
+        return short
+    m = A.nnz
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     start = time.perf_counter()
@@ -298,14 +305,10 @@ def _measure_approx(A, epsilon: float = APPROX_EPSILON) -> dict:
     import cupy
 
     from turbobc._api import run_bc
-    from turbobc._memory import available_memory, format_bytes
 
-    n, m = A.shape[0], A.nnz
-    need = VALIDATION_BYTES_PER_EDGE * m + 16 * n
-    if need > available_memory():
-        return {"skipped": f"validation needs about {format_bytes(need)} of host memory "
-                           f"({VALIDATION_BYTES_PER_EDGE} bytes a stored edge beside the "
-                           f"graph); {format_bytes(available_memory())} available"}
+    short = _host_short(A)
+    if short is not None:
+        return short
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     free0 = cupy.cuda.runtime.memGetInfo()[0]

@@ -83,16 +83,19 @@ HEAVY_CHUNK = 1024
 """veCSC splits columns longer than this into units of this many entries (single.cuh)."""
 
 
-def heavy_units(colptr: np.ndarray, index_dtype):
+def heavy_units(colptr: np.ndarray, index_dtype, position_dtype=None):
     """Host arrays (unit_col, unit_start) of the veCSC hub units: every column with more than
-    HEAVY_CHUNK entries, cut into pieces of HEAVY_CHUNK entries starting at unit_start."""
+    HEAVY_CHUNK entries, cut into pieces of HEAVY_CHUNK entries starting at unit_start;
+    columns in ``index_dtype``, starts (entry positions) in ``position_dtype`` (default the
+    same)."""
     deg = np.diff(colptr)
     heavy = np.flatnonzero(deg > HEAVY_CHUNK)
     counts = -(-deg[heavy] // HEAVY_CHUNK)
     unit_col = np.repeat(heavy, counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
     unit_start = colptr[unit_col] + (np.arange(unit_col.size) - first) * HEAVY_CHUNK
-    return unit_col.astype(index_dtype), unit_start.astype(index_dtype)
+    return (unit_col.astype(index_dtype),
+            unit_start.astype(index_dtype if position_dtype is None else position_dtype))
 
 
 def sweep_sccsc(colptr, rowidx, n, m, sources, S, sigma, t, bc, shifts, ctl, *, directed,

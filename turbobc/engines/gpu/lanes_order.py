@@ -22,7 +22,8 @@ __all__ = ["locality_order", "sweep_order", "BFS_MAX_DEPTH", "CLUSTER_DEPTH",
 # (breadth-first order from a pseudo-peripheral vertex, O(n + m) in SciPy), ``"cluster"``
 # (greedy breadth-first balls of 32 vertices: compact groups on meshes and roads, O(n + m) in
 # Python), ``"rcm"`` (reverse Cuthill-McKee, SciPy's permutation compiled in
-# turbobc/_traverse.py; quadratic in the largest degree),
+# turbobc/_traverse.py, with a merge sort where SciPy's insertion sort was quadratic in the
+# largest degree),
 # ``"vertex"`` (as numbered), ``"auto"`` (``"cluster"`` on meshes: the breadth-first search from
 # the vertex of largest degree is at least :data:`CLUSTER_DEPTH` levels deep, the mean degree at
 # least :data:`CLUSTER_MIN_DEGREE` and the graph has at most :data:`CLUSTER_MAX_NNZ` stored

@@ -300,8 +300,7 @@ class DeviceResident:
         if part in ("csc_ptr", "csc_idx", "csr_ptr", "csr_idx"):
             matrix = graph.csc if part.startswith("csc") else graph.pattern
             host = matrix.indptr if part.endswith("ptr") else matrix.indices
-            array = upload_as(host, index_dtype[0] if isinstance(index_dtype, tuple)
-                              else index_dtype)
+            array = upload_as(host, index_dtype)
         elif part in ("csc_col", "csr_row"):
             # the column (row) of every stored entry, expanded from the pointers on the device
             pointers = self.borrow("csc_ptr" if part == "csc_col" else "csr_ptr", index_dtype)
@@ -317,9 +316,8 @@ class DeviceResident:
         else:  # units: hub columns cut into pieces (a few bytes per 1024 entries)
             vertex, position = (index_dtype if isinstance(index_dtype, tuple)
                                 else (index_dtype, index_dtype))
-            unit_col, unit_start = _launch.heavy_units(graph.csc.indptr, np.int64)
-            array = (cupy.asarray(unit_col.astype(vertex)),
-                     cupy.asarray(unit_start.astype(position)))
+            array = tuple(cupy.asarray(x) for x in
+                          _launch.heavy_units(graph.csc.indptr, vertex, position))
         cupy.cuda.get_current_stream().synchronize()
         # the whole build (a temporary part built inside it included, counted once)
         self._upload_seconds = seconds + time.perf_counter() - began
