@@ -12,8 +12,11 @@ that times, through the public API only:
 
 each after an untimed warm-up call (compiles the kernels), the median of 5 runs (3 past 2 s,
 2 past 10 s). The trees take turns: the whole list runs ``--rounds`` times per tree, in the
-order before, after, before, after, ..., and a row keeps each tree's median over its rounds,
-so that a slow drift of the device's clocks falls on both. The record (``house_compare``) has a
+order before, after, after, before, before, after, ... (each round reverses the one before),
+and a row keeps each tree's median over its rounds, so that a slow drift of the host's or
+the device's speed falls on both alike (alternating before, after, before, after put the
+after tree later on every turn: call 7's weighted road-luxembourg-osm samples rose by 0.8 s
+from the first round to the last, 2.05 to 2.88 s, across both trees). The record (``house_compare``) has a
 row per call with both trees' seconds and ``after / before``.
 
 ``--profile``: the last round also runs each call under cProfile, and the row keeps each tree's
@@ -184,7 +187,8 @@ def main() -> int:
     trees = dict(item.split("=", 1) for item in args.tree)
     runs: dict = {label: [] for label in trees}
     for round_ in range(args.rounds):
-        for label, tree in trees.items():
+        turn = list(trees.items())
+        for label, tree in (turn if round_ % 2 == 0 else turn[::-1]):
             last = round_ == args.rounds - 1
             runs[label].append(_child(Path(tree).resolve(), args.only, args.profile and last))
             print(f"round {round_ + 1}: {label} done", flush=True)

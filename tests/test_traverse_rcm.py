@@ -65,3 +65,23 @@ def test_locality_order_ranks_by_it():
     rank, order, _ = locality_order(graph, "rcm")
     assert order == "rcm"
     np.testing.assert_array_equal(np.argsort(rank), scipy_rcm(A, symmetric_mode=True))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_deeper_than_agrees_with_the_depth_estimate(seed, directed):
+    """``Graph.deeper_than`` (a compiled search stopped at the level asked) answers as the
+    whole search's ``depth_estimate`` does, at every level around it: paths, grids, random
+    sparse patterns with several components, and the empty graph."""
+    rng = np.random.default_rng(seed)
+    patterns = [sp.csr_matrix(nx.to_scipy_sparse_array(nx.path_graph(30 + seed))),
+                sp.csr_matrix(nx.to_scipy_sparse_array(nx.grid_2d_graph(8, 5 + seed))),
+                _random_pattern(rng, 300, 330, symmetric=not directed),
+                sp.csr_matrix((5, 5))]
+    for pattern in patterns:
+        pattern.data[:] = 1.0
+        depth = Graph(pattern=pattern, directed=directed).depth_estimate
+        for least in sorted({0, 1, max(depth - 1, 0), depth, depth + 1, 20}):
+            fresh = Graph(pattern=pattern, directed=directed)  # no cached estimate
+            assert fresh.deeper_than(least) == (depth >= least), (depth, least)
+            assert "depth_estimate" not in fresh.__dict__ or pattern.nnz == 0

@@ -190,6 +190,19 @@ class Graph:
         return int(bfs_levels(self.pattern, int(np.argmax(self.out_degree)))[1].max())
 
 
+    def deeper_than(self, least: int) -> bool:
+        """Whether :attr:`depth_estimate` is at least ``least``, from the cached estimate when
+        there is one, else from a compiled breadth-first search that stops at level ``least``
+        (turbobc/_traverse.py ``depth_reached``): a mesh's answer costs a ball of radius
+        ``least``, not the whole search (del20, least 20: milliseconds against 0.4 s)."""
+        if "depth_estimate" in self.__dict__ or self.nnz == 0:
+            return self.depth_estimate >= least
+        from turbobc._traverse import depth_reached
+
+        root = int(np.argmax(self.out_degree))
+        return depth_reached(self.pattern.indptr, self.pattern.indices, root, least) >= least
+
+
 def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, lengths,
                      cached) -> Graph:
     """The :class:`Graph` that :meth:`Graph.__reduce__` pickled: its pattern rebuilt (ones,

@@ -55,7 +55,8 @@ class Schedule:
         ``sweep(sources)`` sweeps distinct int64 vertex ids on the loop's executor, adds
         their raw sums to the loop's total and returns them (a
         :class:`~turbobc.engines.protocol.Partial`), from which an adaptive schedule decides
-        what comes next.
+        what comes next. ``sweep.planned_batch(k)``, unless None, gives the sources the
+        sweeper sweeps at once in a run of k (its engine's wave).
         """
         raise NotImplementedError
 
@@ -133,6 +134,9 @@ def run_schedule(problem: Problem, engine: Engine | str, schedule, *, progress=F
             total = total + part
             return part
 
+        # what the sweeper sweeps at once in a run of k sources (None where it does not
+        # say, as on Dask): an adaptive schedule sizes its steps by it
+        sweep.planned_batch = getattr(sweeper, "planned_batch", None)
         schedule.drive(sweep)
         facts = dict(sweeper.facts)
     return total, facts

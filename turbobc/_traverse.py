@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "bfs_depths",
+__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "bfs_depths", "depth_reached",
            "component_order_levels", "component_depths", "component_labels",
            "reverse_cuthill_mckee", "compiled_on_first_use"]
 
@@ -37,6 +37,14 @@ def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np
     """The breadth-first depth of every vertex from the nearest of ``roots`` (one search from
     all of them at once; -1 where unreached), in one compiled pass: O(n + m)."""
     return _search(indptr, indices, np.asarray(roots, dtype=np.int64), False)[2]
+
+
+def depth_reached(indptr: np.ndarray, indices: np.ndarray, root: int, cap: int) -> int:
+    """The deepest breadth-first level from ``root`` along out-edges, or ``cap`` once the
+    search reaches it (it stops there): whether a graph is deep costs a ball of radius ``cap``
+    around ``root``, not the whole graph (del20: 0.4 s for the whole search in SciPy)."""
+    return int(_capped(np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                       np.int64(root), np.int64(indptr.size - 1), np.int64(cap)))
 
 
 def component_order_levels(indptr: np.ndarray, indices: np.ndarray):
@@ -186,6 +194,28 @@ def _bfs_loop(indptr, indices, roots, n, each_component):
     return order, tail, level
 
 
+def _capped_loop(indptr, indices, root, n, cap):
+    if cap <= 0:
+        return 0
+    level = np.full(n, -1, dtype=np.int32)
+    order = np.empty(n, dtype=np.int64)
+    level[root], order[0] = 0, root
+    head, tail, deepest = 0, 1, 0
+    while head < tail:
+        v = order[head]
+        head += 1
+        for e in range(indptr[v], indptr[v + 1]):
+            w = indices[e]
+            if level[w] < 0:
+                level[w] = level[v] + 1
+                if level[w] >= cap:
+                    return cap
+                deepest = max(deepest, level[w])
+                order[tail] = w
+                tail += 1
+    return deepest
+
+
 def _union_find_loop(indptr, indices, n):
     parent = np.arange(n, dtype=np.int64)
     for u in range(n):
@@ -211,3 +241,4 @@ _bfs = compiled_on_first_use(_bfs_loop)
 _degrees_counting_loops = compiled_on_first_use(_degrees_counting_loops_loop)
 _cuthill_mckee = compiled_on_first_use(_cuthill_mckee_loop)
 _union_find = compiled_on_first_use(_union_find_loop)
+_capped = compiled_on_first_use(_capped_loop)

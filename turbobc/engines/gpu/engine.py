@@ -79,10 +79,10 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if (knob == "auto" and num_sources > 1
             and graph.nnz <= current_tuning().frontier_max_degree * graph.n):
         # (a graph of more edges a vertex is no mesh or road: no search for its depth)
-        depth, least = graph.depth_estimate, current_tuning().frontier_min_depth
-        if depth >= least:
+        least = current_tuning().frontier_min_depth
+        if graph.deeper_than(least):
             return (FrontiersFamily(problem),
-                    f"a deep graph (depth estimate {depth} >= Tuning.frontier_min_depth "
+                    f"a deep graph (depth estimate at least Tuning.frontier_min_depth "
                     f"{least}): a source per block, its frontier a queue")
     if problem.edges:
         return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
