@@ -58,6 +58,12 @@ FOLDED_FACTS = ("folded", "core_vertices", "chain_folded", "chains")
 FOLD_CHAINS = {"auto": "auto", "on": True, "off": False}
 
 
+TRANSFER_COMPARE_MAX = 2**27
+"""Graphs of more stored edges skip :func:`compare_transfer` (its old way sends int64
+indices and float64 ones through the scheduler three times: kron24's 1.5 billion stored
+edges, 24 GB a time)."""
+
+
 def _pairs(items: list[str]) -> dict[str, int]:
     return {name: int(value) for name, value in (item.rsplit(":", 1) for item in items)}
 
@@ -196,7 +202,9 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
                 result = run_bc(A, sources=sources, client=client, engine=engine,
                                 progress=recorder)
                 seconds = time.perf_counter() - began
-            transfer = compare_transfer(client, A)
+            # (past TRANSFER_COMPARE_MAX stored edges the old way alone would take minutes)
+            transfer = (compare_transfer(client, A) if A.nnz <= TRANSFER_COMPARE_MAX
+                        else None)
         if reference is None:
             reference, one_worker = result.values, seconds
         print(f"{LABELS.get(name, name):22s} workers={workers} {seconds:8.2f} s  speedup "
@@ -324,6 +332,10 @@ def _row(name, A, sources, workers, seconds, one_worker, result, reference, loca
         "warm_up": {w: round(v["seconds"], 3) for w, v in warmed.items()},
         "cluster": "gpu" if threads is None else f"cpu, {threads} threads per worker",
         "kernel": facts.get("kernel"), "batch": facts.get("batch"),
+        # the last chunk's worker: its device pool's peak over the graph's upload and the
+        # memory model of its batch, and each stored edge's share of the peak
+        "peak_pool_bytes": facts.get("peak_pool_bytes"), "model_bytes": facts.get("model_bytes"),
+        "index_dtype": facts.get("index_dtype"),
         "max_rel_diff_from_one_worker": _max_rel_diff(result.values, reference),
         "max_rel_diff_from_local": _max_rel_diff(result.values, local["values"]),
     }
