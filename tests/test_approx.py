@@ -465,12 +465,14 @@ def test_budgets_from_the_means_shrink_the_largest_radius():
             assert largest_radius(mean, k, 1.0, L) < largest_radius(mean, k, 1.0, even)
 
 
-def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine):
+def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine, monkeypatch):
     """When the pilot predicts the radii reach ε only after EXACT_SHARE of the n sources or
     more, the run sweeps all n right after the pilot's first step: one checkpoint (n), exact,
-    networkx's values; with a looser ε on the same graph the checkpoints stay."""
+    networkx's values; with a looser ε on the same graph the checkpoints stay. (n is not
+    "a few waves" here, whatever the machine's threads: EXACT_WAVES 0.)"""
     from turbobc._approx import FIRST_CHECKPOINT
 
+    monkeypatch.setattr("turbobc._approx.EXACT_WAVES", 0)
     G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
     A = nx.to_scipy_sparse_array(G, format="csr")
     want = nx.betweenness_centrality(G)
@@ -482,6 +484,35 @@ def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine):
     np.testing.assert_allclose(tight.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
     assert loose.facts["stopped_by"] != "exact" and len(loose.facts["checkpoints"]) > 1
     assert loose.facts["samples"] < 600
+
+
+def test_exact_in_few_waves_counts_the_engines_waves():
+    """n sources are "a few waves" when at most EXACT_WAVES of the sweeper's planned batch;
+    an executor that does not say its batch (Dask) never is."""
+    from turbobc._approx import EXACT_WAVES, exact_in_few_waves
+
+    assert exact_in_few_waves(4039, lambda k: 1024)  # 16 threads of 64 lanes
+    assert not exact_in_few_waves(4039, lambda k: 128)  # 2 threads
+    assert exact_in_few_waves(EXACT_WAVES * 100, lambda k: 100)
+    assert not exact_in_few_waves(EXACT_WAVES * 100 + 1, lambda k: 100)
+    assert not exact_in_few_waves(10, None)
+
+
+def test_a_few_waves_go_exact_without_a_pilot(monkeypatch):
+    """Where Hoeffding's size reaches n and the n sources are a few of the engine's waves,
+    the run sweeps them at once, no pilot: exact, networkx's values, one checkpoint; the
+    graphblas engine (no planned batch) keeps its pilot on the same call."""
+    monkeypatch.setattr("turbobc._approx.EXACT_WAVES", 10**6)  # every n is a few waves
+    G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
+    A = nx.to_scipy_sparse_array(G, format="csr")
+    want = nx.betweenness_centrality(G)
+    with turbobc.tuning(approx_sampler="sources"):
+        quick = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine="cpu")
+        piloted = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine="graphblas")
+    assert quick.facts["checkpoints"] == [600] and quick.facts["stopped_by"] == "exact"
+    assert quick.facts["pilot_samples"] == 0 and quick.facts["samples"] == 600
+    np.testing.assert_allclose(quick.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
+    assert piloted.facts["pilot_samples"] > 0 and piloted.facts["stopped_by"] == "exact"
 
 
 def test_pairs_that_would_cost_more_than_every_source_give_way_to_the_exact_sweep():
