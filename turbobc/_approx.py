@@ -84,12 +84,10 @@ EVEN_SHARE = 0.25
 says (:func:`allocate_log_terms`)."""
 
 EXACT_WAVES = 4
-"""When the exact sweep of all n sources is at most this many of the engine's waves (the
-sources one ``Sweeper.run`` sweeps at once: ``planned_batch``), and Hoeffding's size reaches
-n, the run sweeps all n at once without a pilot: a pilot and the checkpoints after it cost a
-wave each however few sources they hold (ego-Facebook at ε = 0.01 on 16 threads of 64 lanes:
-n = 4,039 is four waves, and the pilot of 128 sources was a wave on two threads, a fifth of the
-run)."""
+"""When Hoeffding's size reaches n and the n sources are at most this many of the engine's
+waves (``planned_batch``), the run sweeps all n at once, no pilot: a pilot or a checkpoint
+costs a wave however few sources it holds (ego-Facebook, ε = 0.01, 16 threads of 64 lanes:
+n = 4,039 is four waves; the pilot of 128 sources on two threads was a fifth of the run)."""
 
 EXACT_SHARE = 0.7
 """When the pilot predicts a run of at least this share of the samples at which the result is
@@ -244,9 +242,8 @@ def at_once(predicted: float, size: float | None) -> bool:
 
 
 def exact_in_few_waves(n: int, planned_batch) -> bool:
-    """Whether sweeping all ``n`` sources takes at most :data:`EXACT_WAVES` of the engine's
-    waves; ``planned_batch(k)``: the sources the loop's sweeper sweeps at once in a run of k
-    (None where the executor does not say, as on Dask: then False)."""
+    """Whether all ``n`` sources are at most :data:`EXACT_WAVES` of the engine's waves
+    (``planned_batch(k)``: what the sweeper sweeps at once; None, as on Dask: False)."""
     if planned_batch is None:
         return False
     return n <= EXACT_WAVES * max(1, int(planned_batch(n)))
