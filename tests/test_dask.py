@@ -668,3 +668,29 @@ def test_warm_up_loads_every_workers_code(client):
     warmed = _dask.warm_up(client, "cpu")
     assert set(warmed) == set(client.nthreads())
     assert all(w["engines"] == ["cpu"] for w in warmed.values())
+
+
+def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
+    """Without dask_cuda, each GPU worker may hold 1/gpus of the host's memory (Dask's own
+    default for one thread, the host's memory by core, made the nanny restart a worker
+    receiving kron24's graph), one thread, its own device."""
+    import builtins
+
+    from distributed import Client
+    from distributed.system import MEMORY_LIMIT
+
+    real_import = builtins.__import__
+
+    def no_dask_cuda(name, *args, **kwargs):  # the fallback, whether or not it is installed
+        if name == "dask_cuda":
+            raise ImportError("dask_cuda is hidden for this test")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask_cuda)
+    with _dask.local_gpu_cluster(2) as cluster, Client(cluster) as client:
+        client.wait_for_workers(2)
+        seen = client.run(lambda dask_worker: (dask_worker.memory_manager.memory_limit,
+                                               dask_worker.state.nthreads,
+                                               os.environ.get("CUDA_VISIBLE_DEVICES")))
+    assert sorted(device for _, _, device in seen.values()) == ["0", "1"]
+    assert all(limit == MEMORY_LIMIT // 2 and threads == 1 for limit, threads, _ in seen.values())

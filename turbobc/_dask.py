@@ -407,7 +407,7 @@ def _facts(results, chunks, start, resubmits, client, problem) -> dict:
 def local_gpu_cluster(gpus: int):
     """A local cluster with one worker per GPU (``dask_cuda.LocalCUDACluster`` when
     installed, else worker processes each seeing one device through
-    ``CUDA_VISIBLE_DEVICES``), one thread each.
+    ``CUDA_VISIBLE_DEVICES``), one thread each, each allowed 1/gpus of the host's memory.
 
     Parameters
     ----------
@@ -423,9 +423,15 @@ def local_gpu_cluster(gpus: int):
     if LocalCUDACluster is not None:
         return LocalCUDACluster(CUDA_VISIBLE_DEVICES=list(range(gpus)), threads_per_worker=1)
     from distributed import Nanny, Scheduler, SpecCluster
+    from distributed.system import MEMORY_LIMIT
 
+    # each worker may hold a share of the host's memory by GPU, as LocalCUDACluster gives:
+    # Dask's default for one thread is the host's memory by core (8 GB of 512 on 64 cores),
+    # and its nanny restarted a worker receiving kron24's graph (1.5 billion stored edges)
+    memory = int(MEMORY_LIMIT // gpus)
     workers = {f"gpu{i}": {"cls": Nanny,
-                           "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
+                           "options": {"nthreads": 1, "memory_limit": memory,
+                                       "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
                for i in range(gpus)}
     return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}},
                        workers=workers, silence_logs=logging.WARNING)
