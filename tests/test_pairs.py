@@ -408,3 +408,31 @@ def test_device_overflow_raises():
     sampler = pairs.PairSampler(make_graph(A, False))
     with pytest.raises(PathCountOverflow, match="overflowed float64"):
         sampler(0, sample, 1)
+
+
+@pytest.mark.parametrize("engine", ["graphblas", "cpu"])
+def test_a_small_riondato_kornaropoulos_size_is_drawn_at_once_without_a_pilot(engine):
+    """When Riondato and Kornaropoulos's size is at most PILOT_SHARE first checkpoints, the
+    run draws it at once with no pilot (one checkpoint, that size); at a tighter ε on the same
+    graph, where the size is larger, the pilot runs. Every value within ε either way."""
+    from turbobc._approx import FIRST_CHECKPOINT, PILOT_SHARE
+    from turbobc._pairs import rk_samples, vertex_diameter_bound
+
+    G = _two_stars(100)
+    A = _csr(G)
+    n = A.shape[0]
+    exact = nx.betweenness_centrality(G)
+    exact = np.array([exact[v] for v in range(n)])
+    sizes = {eps: rk_samples(vertex_diameter_bound(A, False), eps / pair_factor(n, False), 0.05)
+             for eps in (0.1, 0.03)}
+    assert sizes[0.1] <= PILOT_SHARE * FIRST_CHECKPOINT < sizes[0.03]
+    with turbobc.tuning(**PAIRS):
+        quick = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=3, engine=engine)
+        piloted = turbobc.run_bc(A, epsilon=0.03, delta=0.1, seed=3, engine=engine)
+    assert quick.facts["pilot_samples"] == 0 and quick.facts["checkpoints"] == [sizes[0.1]]
+    assert quick.facts["stopped_by"] == "riondato-kornaropoulos"
+    # (the cpu engine's pilot at 0.03 finds every source cheaper on this small graph: exact)
+    assert piloted.facts["pilot_samples"] > 0 or "pairs_declined" in piloted.facts
+    assert quick.facts["sampler"] == "pairs"
+    for result, eps in ((quick, 0.1), (piloted, 0.03)):
+        assert np.max(np.abs(result.values - exact)) <= eps

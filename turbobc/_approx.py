@@ -59,7 +59,7 @@ from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_sample
 from turbobc._progress import source_progress
 from turbobc._rescale import check_finite
 from turbobc._run import Schedule, run_schedule
-from turbobc._traverse import compiled_on_first_use
+from turbobc._bernstein import bernstein_radius, largest_radius, radius_above
 from turbobc._tuning import current as current_tuning
 
 __all__ = ["CHECKPOINT_GROWTH", "EVEN_SHARE", "EXACT_SHARE", "EXACT_WAVES", "FIRST_CHECKPOINT", "PILOT_SHARE",
@@ -135,93 +135,6 @@ def checkpoints(limit: int, first: int = FIRST_CHECKPOINT,
         points.append(k)
         k = max(k + 1, math.ceil(k * growth))
     return points + [limit]
-
-
-def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
-                     iterations: int = 40) -> np.ndarray:
-    r"""The radius r(v) such that ``|mean(v) − μ(v)| ≤ r(v)`` holds whenever Bernstein's bound
-    does (``log_term`` = L = ln(2 / δ') for that bound's δ', one value or one per mean).
-
-    Bernstein: with probability 1 − δ', ``|m − μ| ≤ t = a + sqrt(a² + 2 L σ² / k)`` with
-    ``a = R L / (3k)`` (solving ``k t² = L (2 σ² + 2 R t / 3)``), and the variance of a value
-    in [0, R] with mean μ is at most ``g(μ) = μ (R − μ)``. μ is unknown but lies within t of
-    m, so t ≤ f(t) with ``f(x) = a + sqrt(a² + 2 L G(x) / k)``, G(x) the largest g on
-    [m − x, m + x]. f grows with x but more slowly than x past its largest fixed point, so
-    every such t is at most that fixed point, which the iteration x ← f(x) reaches from above
-    (starting at f(∞), where G = R² / 4).
-    """
-    mean = np.ascontiguousarray(mean, dtype=np.float64)
-    log_term = np.broadcast_to(np.asarray(log_term, dtype=np.float64), mean.shape)
-    radii = np.empty(mean.shape, dtype=np.float64)
-    # each mean's iteration, compiled: 40 rounds of NumPy calls over the means cost more than
-    # the cpu engine's samples of a checkpoint, and over one mean about 2.5 ms
-    _radii(mean.reshape(-1), np.ascontiguousarray(log_term).reshape(-1), float(k), float(R),
-           int(iterations), radii.reshape(-1))
-    return radii
-
-
-def _radii_loop(mean, log_term, k, R, iterations, out):
-    half = R / 2
-    for i in range(mean.size):
-        m = min(max(mean[i], 0.0), R)
-        a = R * log_term[i] / (3 * k)
-        scale = 2 * log_term[i] / k
-        x = a + math.sqrt(a * a + scale * R * R / 4)
-        for _ in range(iterations):
-            # the largest μ (R − μ) on [m − x, m + x]: at R/2 when inside, else the nearer end
-            nearest = min(max(half, m - x), m + x)
-            nearest = min(max(nearest, 0.0), R)
-            x = a + math.sqrt(a * a + scale * nearest * (R - nearest))
-        out[i] = x
-
-
-_radii = compiled_on_first_use(_radii_loop)
-
-
-def radius_above(mean: np.ndarray, k: int, R: float, log_term) -> np.ndarray:
-    r"""A closed-form upper bound on :func:`bernstein_radius`, one pass over ``mean``.
-
-    With the variance bound ``μ (R − μ) ≤ R μ ≤ R (m + x)``, the fixed-point map f of
-    :func:`bernstein_radius` is at most ``h(x) = a + sqrt(a² + s R (m + x))`` (s = 2L/k), so
-    its largest fixed point is at most the root of ``x = h(x)``:
-    ``x = (2a + sR + sqrt((2a + sR)² + 4 s R m)) / 2``; and at most f(∞) as well.
-    """
-    mean = np.clip(mean, 0.0, R)
-    a = R * np.asarray(log_term, dtype=np.float64) / (3 * k)
-    s = 2 * np.asarray(log_term, dtype=np.float64) / k
-    b = 2 * a + s * R
-    root = (b + np.sqrt(b * b + 4 * s * R * mean)) / 2
-    return np.minimum(root, a + np.sqrt(a * a + s * R * R / 4))
-
-
-def largest_radius(mean: np.ndarray, k: int, R: float, log_term) -> float:
-    """The largest of :func:`bernstein_radius` over ``mean``, ``log_term`` one L for all or one
-    per vertex.
-
-    Among means of one L, the largest radius is that of the mean nearest R/2, whose variance
-    bound G(x) is the largest at every x (so its fixed point is too): one value instead of n
-    (on kron20, n = 2^20, the radii of every vertex took 0.4 s per checkpoint). With one L per
-    vertex: so for the vertices of the largest L (after :func:`allocate_log_terms`, most of
-    them: the even share's), then the exact radius of each other vertex whose
-    :func:`radius_above` exceeds the largest so far (few: the vertices of large BC).
-    """
-    clipped = np.clip(mean, 0.0, R)
-
-    def of_one_log_term(means: np.ndarray, L: float) -> float:
-        nearest = means[np.argmin(np.abs(means - R / 2))]
-        return float(bernstein_radius(np.array([nearest]), k, R, float(L))[0])
-
-    if np.ndim(log_term) == 0:
-        return of_one_log_term(clipped, log_term)
-    top = log_term.max()
-    shared = log_term == top
-    largest = of_one_log_term(clipped[shared], float(top))
-    others = np.flatnonzero(~shared)
-    rivals = others[radius_above(clipped[others], k, R, log_term[others]) > largest]
-    if rivals.size:
-        largest = max(largest, float(bernstein_radius(clipped[rivals], k, R,
-                                                      log_term[rivals]).max()))
-    return largest
 
 
 def pilot_size(limit: int, first: int = FIRST_CHECKPOINT) -> int:
@@ -419,9 +332,19 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     bernstein = len(points) - 1  # the radii checked before the upper limit
     # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
     budget = delta / (4 * max(bernstein, 1))
-    piloted, second = 0, None
+    piloted, second, log_term = 0, None, math.log(n / budget)
+    few = PILOT_SHARE * FIRST_CHECKPOINT  # a draw this small costs about a pilot's steps
+    if second_limit is not None and second_limit[1] <= few:
+        second = second_limit[2]()  # (its searches were due at the checkpoint past few)
     if exact_now and exact_at is not None and exact_at <= limit:
         points = [exact_at]  # all at once, no pilot (approximate_raw: a few waves)
+    elif second is not None and second <= few and second < limit:
+        # the other upper limit's size at once, no pilot: at most `few` samples in one draw
+        # (ca-GrQc's pairs at ε = 0.05: 1,601 in one draw, where a pilot and 7 checkpoints
+        # drew 1,586 in 8, each waiting for its slowest thread)
+        if after_pilot is not None:
+            after_pilot(second)  # (the cpu engine: every source when that costs less)
+        points = [second]
     elif pilot is not None and pilot_size(limit, first) > 0 and bernstein > 0:
         log_term, piloted, predicted = pilot_then_budgets(pilot, limit, first,
                                                           epsilon / factor, R, budget, exact_at,
@@ -432,11 +355,10 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             # the other upper limit's fixed size at once, when the radii would reach ε only
             # near it (ego-Facebook's pairs at ε = 0.05: 1,201 samples in one draw, where 7
             # checkpoints each waited for their slowest thread)
-            second = second_limit[2]()
+            second = second_limit[2]() if second is None else second
             if second < limit and at_once(predicted, second):
                 points = [second]
-    else:
-        log_term = math.log(n / budget)  # even: δ' = δ / (2 n J), two-sided
+    # else log_term stays even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean = 0, math.inf, "hoeffding", None
     for index, k in enumerate(points):
         if second_limit is not None and k >= second_limit[1]:
