@@ -320,6 +320,7 @@ def _row(name, A, sources, workers, seconds, one_worker, result, reference, loca
         "start_breakdown": {k: None if v is None else round(v, 4)
                             for k, v in breakdown.items()},
         "dask_start_seconds": start, "problem_bytes": facts.get("problem_bytes"),
+        "graph_via": facts.get("graph_via"),
         "chunk_seconds": facts.get("chunk_seconds"),
         "chunk_workers": facts.get("chunk_workers"),
         "worker_chunk_seconds": per_worker, "busiest_worker_chunk_seconds": busiest,

@@ -694,3 +694,71 @@ def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
                                                os.environ.get("CUDA_VISIBLE_DEVICES")))
     assert sorted(device for _, _, device in seen.values()) == ["0", "1"]
     assert all(limit == MEMORY_LIMIT // 2 and threads == 1 for limit, threads, _ in seen.values())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_large_graph_goes_through_shared_memory(client, monkeypatch, weighted, cpu_engine):
+    """From SHARED_FROM stored edges (lowered here to every graph) a call's graph reaches the
+    workers of the client's host through a folder in shared memory, written once and mapped
+    by each: the same values as the local run, the facts say so, and the folder is gone
+    once the call ends."""
+    import glob
+
+    from turbobc import _dask_shared
+
+    monkeypatch.setattr(_dask_shared, "SHARED_FROM", 0)
+    G = GRAPH_CASES["barbell"]()
+    A = adjacency(with_lengths(G, "int100", seed=3) if weighted else G)
+    before = set(glob.glob(os.path.join(_dask_shared.SHARED_ROOT, "turbobc-graph-*")))
+    local = run_bc(A, weight=weighted, engine=cpu_engine)
+    with turbobc.tuning(dask_chunk_sources=5):
+        spread = run_bc(A, weight=weighted, engine=cpu_engine, client=client)
+    assert spread.facts["graph_via"] == "shared memory"
+    np.testing.assert_allclose(spread.values, local.values, rtol=1e-12, atol=1e-15)
+    assert set(glob.glob(os.path.join(_dask_shared.SHARED_ROOT, "turbobc-graph-*"))) == before
+    # below the threshold the arrays travel by TCP, as before
+    monkeypatch.setattr(_dask_shared, "SHARED_FROM", A.nnz + 1)
+    again = run_bc(A, weight=weighted, engine=cpu_engine, client=client)
+    assert again.facts["graph_via"] == "tcp"
+    np.testing.assert_allclose(again.values, local.values, rtol=1e-12, atol=1e-15)
+
+
+def test_a_shared_graph_unpickles_mapped_and_read_only(tmp_path, monkeypatch):
+    """A graph marked with a shared folder pickles as the folder's name and comes back with
+    the same pattern and lengths, mapped read-only, its ones a view; a worker that cannot see
+    the folder keeps the TCP path (share returns None)."""
+    import pickle
+
+    from turbobc import _dask_shared
+    from turbobc._graph import Graph
+
+    A = sp.random(300, 300, density=0.03, format="csr", random_state=2)
+    A = sp.csr_array((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
+    lengths = np.arange(1.0, A.nnz + 1.0)
+    graph = Graph(pattern=A, directed=True, lengths=lengths)
+
+    class SeeingClient:  # every "worker" sees the folder: this process
+        def run(self, function, *args):
+            return {"w": function(*args)}
+
+    monkeypatch.setattr(_dask_shared, "SHARED_FROM", 0)
+    monkeypatch.setattr(_dask_shared, "SHARED_ROOT", str(tmp_path))
+    folder = _dask_shared.share(SeeingClient(), graph)
+    assert folder is not None and os.path.dirname(folder) == str(tmp_path)
+    graph.__dict__["_shared_folder"] = folder
+    data = pickle.dumps(graph)
+    assert len(data) < 1000  # the folder's name, not the arrays
+    back = pickle.loads(data)
+    assert (back.pattern != A).nnz == 0 and back.pattern.indices.dtype == A.indices.dtype
+    np.testing.assert_array_equal(back.lengths, lengths)
+    assert not back.pattern.indices.flags.writeable and not back.pattern.data.flags.writeable
+    assert back.pattern.data.strides == (0,)
+    _dask_shared.release(folder)
+    assert not os.path.exists(folder)
+
+    class BlindClient:  # a worker on another host does not see it
+        def run(self, function, *args):
+            return {"w": True, "elsewhere": False}
+
+    assert _dask_shared.share(BlindClient(), graph) is None
+    assert os.listdir(tmp_path) == []

@@ -19,6 +19,10 @@ source sets (one for exact BC, one per checkpoint of an approximation)::
   scattered once with the graph; each chunk's partial comes back whole, the chains' credit
   of its sources included (``ChainFolding.batches``), so the caller expands the sum as it
   expands a local run's.
+- **One copy on a host.** A graph of :data:`turbobc._dask_shared.SHARED_FROM` stored edges
+  or more, whose workers all share the client's host, goes through the host's shared memory
+  instead: written once, mapped by every worker, its folder's name the only thing that
+  travels (turbobc/_dask_shared.py).
 - **The graph travels once per worker, compactly.** The
   :class:`~turbobc.engines.protocol.Problem` is scattered straight from the client to one
   worker (``direct``: not through the scheduler) and copied from worker to worker in a tree
@@ -62,6 +66,7 @@ import uuid
 
 import numpy as np
 
+import turbobc._dask_shared as shared
 import turbobc._dask_worker as on_worker
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
@@ -253,6 +258,7 @@ class ClusterSweeper(Sweeper):
         self._token = uuid.uuid4().hex
         self._knobs = current_tuning()  # the caller's, in force on the workers
         self._scattered = None
+        self._shared = None  # the folder of the graph's arrays in shared memory, if any
         self._began = None
         self._start: dict = {}
         self._opening: list = []
@@ -281,7 +287,8 @@ class ClusterSweeper(Sweeper):
             return total
         if self._scattered is None:
             self._began = time.perf_counter()
-            self._scattered = _scatter(client, problem)
+            self._shared = shared.share(client, problem.graph)  # None: by TCP
+            self._scattered = _scatter(client, problem, self._shared)
             self._start["scatter"] = time.perf_counter() - self._began
         pending = {}
         try:
@@ -325,7 +332,7 @@ class ClusterSweeper(Sweeper):
                     if self._resubmits > RESUBMITS:
                         raise RuntimeError(f"the problem was lost from every Dask worker "
                                            f"{RESUBMITS} times; {len(lost)} chunks did not run")
-                    self._scattered = _scatter(client, problem)
+                    self._scattered = _scatter(client, problem, self._shared)
                     pending = self._submit(chunks, lost)
         finally:
             for future in pending:
@@ -335,6 +342,7 @@ class ClusterSweeper(Sweeper):
         self._chunks += chunks
         self.facts = _facts(self._results, self._chunks, self._start, self._resubmits,
                             client, problem)
+        self.facts["graph_via"] = "shared memory" if self._shared else "tcp"
         return total
 
     def _open_everywhere(self, num_sources: int) -> int | None:
@@ -376,15 +384,24 @@ class ClusterSweeper(Sweeper):
         if self._scattered is not None:
             self.client.run(on_worker.close_sweeper, self._token)
             self._scattered = None
+        shared.release(self._shared)  # (the workers' maps hold the pages they still use)
+        self._shared = None
 
 
-def _scatter(client, problem: Problem):
+def _scatter(client, problem: Problem, folder: str | None = None):
     """The problem on every worker, once: straight from the client to one worker, then from
     worker to worker (``direct`` unless the client was made with
-    ``direct_to_workers=False``, for a client that cannot reach the workers)."""
+    ``direct_to_workers=False``, for a client that cannot reach the workers); a graph whose
+    arrays wait in ``folder`` (turbobc/_dask_shared.py) travels as the folder's name."""
     direct = getattr(client, "direct_to_workers", None)
-    return client.scatter(problem, broadcast=True, hash=False,
-                          direct=True if direct is None else direct)
+    graph = problem.graph
+    if folder is not None:
+        graph.__dict__["_shared_folder"] = folder  # (Graph.__reduce__ reads it)
+    try:
+        return client.scatter(problem, broadcast=True, hash=False,
+                              direct=True if direct is None else direct)
+    finally:
+        graph.__dict__.pop("_shared_folder", None)
 
 
 def _facts(results, chunks, start, resubmits, client, problem) -> dict:

@@ -16,7 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "single_index_types",
+__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "mapped_graph",
+           "single_index_types",
            "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
@@ -128,11 +129,17 @@ class Graph:
         This is what a Dask worker receives of a call's graph (turbobc/_dask.py): 4 bytes a
         stored edge and a vertex below 2^31 - 64 of either (8 beyond), where the pattern
         itself holds 16 and 8 (int64 indices) or 12 and 4 (int32). The copy has the pattern's
-        own index types again (``Tuning.index_bits=64`` or not)."""
+        own index types again (``Tuning.index_bits=64`` or not). A graph whose arrays a Dask
+        call put in the host's shared memory (``_shared_folder``, turbobc/_dask_shared.py)
+        pickles as that folder's name."""
         pattern = self.pattern
         small = index_dtype_for(self.n, self.nnz, bits="auto")  # whatever the knob says
         cached = {name: self.__dict__[name] for name in ("length_scale", "depth_estimate")
                   if name in self.__dict__}
+        folder = self.__dict__.get("_shared_folder")
+        if folder is not None:  # the arrays wait in the host's shared memory (_dask_shared)
+            return (mapped_graph, (folder, self.n, pattern.indptr.dtype.str,
+                                   pattern.indices.dtype.str, self.directed, cached))
         return (_unpickled_graph,
                 (self.n, pattern.indptr.astype(small, copy=False),
                  pattern.indices.astype(small, copy=False), pattern.indptr.dtype.str,
@@ -215,6 +222,27 @@ def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, le
                             indptr.astype(indptr_type, copy=False)), shape=(n, n))
     graph = Graph(pattern=pattern, directed=directed, lengths=lengths)
     graph.__dict__.update(cached)
+    return graph
+
+
+def mapped_graph(folder: str, n: int, indptr_type: str, indices_type: str, directed: bool,
+                 cached: dict):
+    """The :class:`Graph` of a shared-memory folder (turbobc/_dask_shared.py) on a Dask
+    worker: its arrays mapped read-only (cast to the client's index types only where they
+    differ), the ones a read-only view of one value, the client's cached scalars set; it
+    pickles as the folder again (for a worker that joins later on the same host)."""
+    import os
+
+    def load(name: str):
+        path = os.path.join(folder, f"{name}.npy")
+        return np.asarray(np.load(path, mmap_mode="r")) if os.path.exists(path) else None
+
+    indptr, indices, lengths = load("indptr"), load("indices"), load("lengths")
+    ones = np.broadcast_to(np.float64(1.0), (indices.size,))
+    pattern = sp.csr_array((ones, indices.astype(indices_type, copy=False),
+                            indptr.astype(indptr_type, copy=False)), shape=(n, n))
+    graph = Graph(pattern=pattern, directed=directed, lengths=lengths)
+    graph.__dict__.update(cached, _shared_folder=folder)
     return graph
 
 

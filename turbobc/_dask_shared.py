@@ -1,0 +1,76 @@
+"""A call's graph through the host's shared memory, for Dask workers on the client's host
+(turbobc/_dask.py, ``_scatter``).
+
+A scattered graph travels by TCP as its index arrays (4 bytes a stored edge), once per
+worker, and each worker unpickles its own copy: kron24's 1.5 billion stored edges are 6 GB a
+worker, and a call on four workers of one host did not finish within 280 s (device call 9).
+Where the workers share the client's host, the arrays are written once to a folder in
+:data:`SHARED_ROOT` (memory, not disk) and what travels is the folder's name: each worker maps
+the same pages read-only (``numpy.load(..., mmap_mode="r")``), the pattern's ones a view of
+one value, so the host holds the graph once more whatever the worker count::
+
+    client: graph ──np.save──► /dev/shm/turbobc-graph-XXXX/{indptr,indices[,lengths]}.npy
+            every worker sees the folder?  (client.run: os.path.isfile)
+              yes: the graph pickles as the folder's name   (Graph.__reduce__)
+              no:  it pickles as its arrays, as before
+    worker: the graph mapped from the folder                (turbobc._graph.mapped_graph)
+    call ends (ClusterSweeper.close): the folder removed    (release)
+
+Graphs of fewer than :data:`SHARED_FROM` stored edges, a folder without room for the arrays
+(plus a quarter), or a worker that does not see the folder (another host) keep the TCP path.
+A folder left by a client that died holds the name prefix ``turbobc-graph-``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from turbobc._graph import index_dtype_for
+
+__all__ = ["SHARED_FROM", "SHARED_ROOT", "release", "share"]
+
+SHARED_FROM = 2**26
+"""Stored edges from which a graph goes through :data:`SHARED_ROOT` (256 MB of int32
+indices): below, the scatter takes well under a second."""
+
+SHARED_ROOT = "/dev/shm"
+"""Where the folders go: Linux's shared memory (a tmpfs), which every process of the host
+maps without a copy."""
+
+
+def share(client, graph) -> str | None:
+    """The folder of ``graph``'s arrays in :data:`SHARED_ROOT` when the graph should go that
+    way and every worker of ``client`` sees it (the module docstring), else None. The arrays
+    are the ones a graph pickles (``Graph.__reduce__``): the row pointers and column indices
+    in the smallest type that holds them, and the lengths."""
+    if graph.nnz < SHARED_FROM or not os.path.isdir(SHARED_ROOT):
+        return None
+    small = index_dtype_for(graph.n, graph.nnz, bits="auto")
+    arrays = {"indptr": graph.pattern.indptr.astype(small, copy=False),
+              "indices": graph.pattern.indices.astype(small, copy=False)}
+    if graph.lengths is not None:
+        arrays["lengths"] = graph.lengths
+    if shutil.disk_usage(SHARED_ROOT).free < 1.25 * sum(a.nbytes for a in arrays.values()):
+        return None
+    folder = tempfile.mkdtemp(prefix="turbobc-graph-", dir=SHARED_ROOT)
+    try:
+        for name, array in arrays.items():
+            np.save(os.path.join(folder, f"{name}.npy"), array)
+        seen = client.run(os.path.isfile, os.path.join(folder, "indices.npy"))
+    except OSError:  # (a full folder: the arrays go by TCP)
+        release(folder)
+        return None
+    if not seen or not all(seen.values()):  # a worker on another host
+        release(folder)
+        return None
+    return folder
+
+
+def release(folder: str | None) -> None:
+    """Remove a folder of :func:`share` (the workers' maps stay valid until they let go)."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
