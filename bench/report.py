@@ -209,19 +209,24 @@ def _latest_section(records, kind, title, note, header, row, where=None,
             _table(header, [row(where(r), g) for g in r["rows"]]), ""]
 
 
-def _latest_rows_section(records, kind, title, note, header, row) -> list[str]:
+def _latest_rows_section(records, kind, title, note, header, row, keep=None,
+                         key=lambda g: (g["graph"], g.get("engine")),
+                         order=None) -> list[str]:
     """As :func:`_latest_section`, with each graph's row from the latest record that has it,
-    per device and engine (a record of a few graphs does not hide the others, nor one
-    device's or engine's record another's), in the order first recorded; a last column names
-    the file."""
-    chosen = [r for r in records if r.get("benchmark") == kind]
+    per device and engine (``key``: what tells rows apart besides the device; a record of a
+    few graphs does not hide the others, nor one device's or engine's record another's), in
+    the order first recorded (or by ``order(row)``); a last column names the file."""
+    chosen = [r for r in records
+              if (keep(r) if keep is not None else r.get("benchmark") == kind)]
     if not chosen:
         return []
     latest = {}
     for r in chosen:
         for g in r["rows"]:
-            latest[(_device(r), g["graph"], g.get("engine"))] = (r, g)
-    rows = [row(device, g) + [r["_file"]] for (device, _, _), (r, g) in latest.items()]
+            latest[(_device(r),) + tuple(key(g))] = (r, g)
+    items = latest.items() if order is None else sorted(latest.items(),
+                                                         key=lambda item: order(item[1][1]))
+    rows = [row(wanted[0], g) + [r["_file"]] for wanted, (r, g) in items]
     return [f"## {title}", "", note, "", _table(header + ["record"], rows), ""]
 
 
@@ -513,10 +518,13 @@ def results_markdown(results: Path = RESULTS) -> str:
     dask_header = ["device", "graph", "sources", "workers", "seconds", "speedup",
                    "without Dask s", "chunks", "first chunk s", "start s",
                    "start without Dask s", "median chunk s", "overhead s", "folded"]
-    parts += _latest_section(records, "dask_scaling",
-                             "Scale-out through Dask, one worker per GPU", dask_note,
-                             dask_header, _dask_row,
-                             keep=lambda r: _dask_cluster(r) == "gpu")
+    parts += _latest_rows_section(records, "dask_scaling",
+                                  "Scale-out through Dask, one worker per GPU", dask_note
+                                  + " Each graph's rows come from the latest record that has "
+                                  "them (speedups within one record).", dask_header,
+                                  _dask_row, keep=lambda r: _dask_cluster(r) == "gpu",
+                                  key=lambda g: (g["graph"], g["workers"]),
+                                  order=lambda g: (g["graph"], g["workers"]))
     parts += _latest_section(records, "dask_scaling_cpu",
                              "Scale-out through Dask, CPU LocalCluster, workers sharing the "
                              "cores", dask_note, dask_header, _dask_row,
