@@ -101,9 +101,12 @@ if [ "$BENCH_ONLY" != 1 ]; then
     # The deep-grid cases build a big-integer reference in a module fixture (about 50 s of
     # CPU): run them in one process after the rest, so that no xdist worker repeats it.
     # -v: one line per finished test in the log, so a run cut by its timeout still names
-    # every failure; the screen gets the failures and the summary.
+    # every failure; the screen gets the failures and the summary. --dist worksteal: a worker
+    # that runs out takes queued tests from the others (call 10: 40 workers on 4 H200s, the
+    # last heavy overflow cases ran one after another on three workers past the 410 s limit).
     timeout ${TEST_TIMEOUT:-330} python3 -m pytest -v -rf --tb=short -m gpu -p no:cacheprovider \
-        -p no:benchmark -n ${TEST_WORKERS:-8} --durations=15 -k "not deep_grid" "$@" ${TEST_PATHS:-tests} \
+        -p no:benchmark -n ${TEST_WORKERS:-8} --dist ${TEST_DIST:-worksteal} --durations=15 \
+        -k "not deep_grid" "$@" ${TEST_PATHS:-tests} \
         > "$OUT/tests.log" 2>&1
     status=$?
     grep -E "(FAILED|ERROR) " "$OUT/tests.log" | sort -u | head -n 80
