@@ -69,10 +69,11 @@ def test_locality_order_ranks_by_it():
 
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_deeper_than_agrees_with_the_depth_estimate(seed, directed):
+def test_deeper_than_agrees_with_the_depth_estimate(seed, directed, monkeypatch):
     """``Graph.deeper_than`` (a compiled search stopped at the level asked) answers as the
     whole search's ``depth_estimate`` does, at every level around it: paths, grids, random
     sparse patterns with several components, and the empty graph."""
+    monkeypatch.setattr("turbobc._graph.CAPPED_SEARCH_FROM", 1)  # the compiled search
     rng = np.random.default_rng(seed)
     patterns = [sp.csr_matrix(nx.to_scipy_sparse_array(nx.path_graph(30 + seed))),
                 sp.csr_matrix(nx.to_scipy_sparse_array(nx.grid_2d_graph(8, 5 + seed))),

@@ -16,7 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "bfs_levels", "canonical_csr", "index_dtype_for", "mapped_graph",
+__all__ = ["Graph", "CAPPED_SEARCH_FROM", "bfs_levels", "canonical_csr", "index_dtype_for",
+           "mapped_graph",
            "single_index_types",
            "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
@@ -96,6 +97,11 @@ def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
     if array.dtype == want:
         return array
     return array.astype(want)
+
+
+CAPPED_SEARCH_FROM = 2**22
+"""Stored edges from which :meth:`Graph.deeper_than` searches compiled and stops at the level
+asked (numba loaded once a process, tenths of a second); below, SciPy's whole search."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,9 +207,11 @@ class Graph:
         """Whether :attr:`depth_estimate` is at least ``least``, from the cached estimate when
         there is one, else from a compiled breadth-first search that stops at level ``least``
         (turbobc/_traverse.py ``depth_reached``): a mesh's answer costs a ball of radius
-        ``least``, not the whole search (del20, least 20: milliseconds against 0.4 s)."""
-        if "depth_estimate" in self.__dict__ or self.nnz == 0:
-            return self.depth_estimate >= least
+        ``least``, not the whole search (del20, least 20: milliseconds against 0.4 s); below
+        :data:`CAPPED_SEARCH_FROM` stored edges the whole search, which costs less than
+        loading the compiled one in a fresh process."""
+        if "depth_estimate" in self.__dict__ or self.nnz < CAPPED_SEARCH_FROM:
+            return self.depth_estimate >= least  # (SciPy's whole search: milliseconds)
         from turbobc._traverse import depth_reached
 
         root = int(np.argmax(self.out_degree))

@@ -5,7 +5,9 @@ and the reverse Cuthill-McKee order of a graph are out of its reach. The callers
 (turbobc/_graph.py ``bfs_levels``, turbobc/_reduce.py ``component_sizes``,
 turbobc/_pairs.py ``vertex_diameter_bound``) use SciPy below the limit and the compiled loops
 here past it (or, with ``force``, on any graph: how the tests run them); the reverse
-Cuthill-McKee order (turbobc/engines/gpu/lanes_order.py) is compiled at every size. Imports
+Cuthill-McKee order (turbobc/engines/gpu/lanes_order.py) and the search that stops at a
+depth (``depth_reached``, for ``Graph.deeper_than`` on large graphs) are compiled at every
+size. Imports
 nothing of turbobc; numba only when a loop runs.
 """
 
