@@ -333,8 +333,8 @@ def _row(name, A, sources, workers, seconds, one_worker, result, reference, loca
         "warm_up": {w: round(v["seconds"], 3) for w, v in warmed.items()},
         "cluster": "gpu" if threads is None else f"cpu, {threads} threads per worker",
         "kernel": facts.get("kernel"), "batch": facts.get("batch"),
-        # the last chunk's worker: its device pool's peak over the graph's upload and the
-        # memory model of its batch, and each stored edge's share of the peak
+        # the last chunk's worker: its device pool's peak over the graph's upload, the memory
+        # model of its batch and the index type it swept in
         "peak_pool_bytes": facts.get("peak_pool_bytes"), "model_bytes": facts.get("model_bytes"),
         "index_dtype": facts.get("index_dtype"),
         "max_rel_diff_from_one_worker": _max_rel_diff(result.values, reference),

@@ -29,8 +29,6 @@ import tempfile
 
 import numpy as np
 
-from turbobc._graph import index_dtype_for
-
 __all__ = ["SHARED_FROM", "SHARED_ROOT", "release", "share"]
 
 SHARED_FROM = 2**26
@@ -45,13 +43,11 @@ maps without a copy."""
 def share(client, graph) -> str | None:
     """The folder of ``graph``'s arrays in :data:`SHARED_ROOT` when the graph should go that
     way and every worker of ``client`` sees it (the module docstring), else None. The arrays
-    are the ones a graph pickles (``Graph.__reduce__``): the row pointers and column indices
-    in the smallest type that holds them, and the lengths."""
+    are the ones a graph pickles (``Graph.compact_index_arrays``, and the lengths)."""
     if graph.nnz < SHARED_FROM or not os.path.isdir(SHARED_ROOT):
         return None
-    small = index_dtype_for(graph.n, graph.nnz, bits="auto")
-    arrays = {"indptr": graph.pattern.indptr.astype(small, copy=False),
-              "indices": graph.pattern.indices.astype(small, copy=False)}
+    indptr, indices = graph.compact_index_arrays()
+    arrays = {"indptr": indptr, "indices": indices}
     if graph.lengths is not None:
         arrays["lengths"] = graph.lengths
     if shutil.disk_usage(SHARED_ROOT).free < 1.25 * sum(a.nbytes for a in arrays.values()):

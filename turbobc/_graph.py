@@ -17,9 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["Graph", "CAPPED_SEARCH_FROM", "bfs_levels", "canonical_csr", "index_dtype_for",
-           "mapped_graph",
-           "single_index_types",
-           "in_index_type",
+           "mapped_graph", "single_index_types", "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
 
@@ -139,17 +137,24 @@ class Graph:
         call put in the host's shared memory (``_shared_folder``, turbobc/_dask_shared.py)
         pickles as that folder's name."""
         pattern = self.pattern
-        small = index_dtype_for(self.n, self.nnz, bits="auto")  # whatever the knob says
         cached = {name: self.__dict__[name] for name in ("length_scale", "depth_estimate")
                   if name in self.__dict__}
         folder = self.__dict__.get("_shared_folder")
         if folder is not None:  # the arrays wait in the host's shared memory (_dask_shared)
             return (mapped_graph, (folder, self.n, pattern.indptr.dtype.str,
                                    pattern.indices.dtype.str, self.directed, cached))
-        return (_unpickled_graph,
-                (self.n, pattern.indptr.astype(small, copy=False),
-                 pattern.indices.astype(small, copy=False), pattern.indptr.dtype.str,
-                 pattern.indices.dtype.str, self.directed, self.lengths, cached))
+        indptr, indices = self.compact_index_arrays()
+        return (_unpickled_graph, (self.n, indptr, indices, pattern.indptr.dtype.str,
+                                   pattern.indices.dtype.str, self.directed, self.lengths,
+                                   cached))
+
+    def compact_index_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pattern's row pointers and column indices in the smallest type that holds them
+        (int32 up to 2^31 entries, whatever ``Tuning.index_bits`` says): what travels to a
+        Dask worker, by pickle or through shared memory."""
+        small = index_dtype_for(self.n, self.nnz, bits="auto")
+        return (self.pattern.indptr.astype(small, copy=False),
+                self.pattern.indices.astype(small, copy=False))
 
     @property
     def weighted(self) -> bool:
@@ -202,7 +207,6 @@ class Graph:
             return 0
         return int(bfs_levels(self.pattern, int(np.argmax(self.out_degree)))[1].max())
 
-
     def deeper_than(self, least: int) -> bool:
         """Whether :attr:`depth_estimate` is at least ``least``, from the cached estimate when
         there is one, else from a compiled breadth-first search that stops at level ``least``
@@ -219,13 +223,14 @@ class Graph:
 
 
 def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, lengths,
-                     cached) -> Graph:
+                     cached, ones_view: bool = False) -> Graph:
     """The :class:`Graph` that :meth:`Graph.__reduce__` pickled: its pattern rebuilt (ones,
-    the original index types), its cached scalars set."""
+    the original index types), its cached scalars set. ``ones_view``: the ones a read-only
+    view of one value at any size (:func:`mapped_graph`)."""
     # the ones as validation makes them: a read-only view from 2^31 stored edges
     # (turbobc/_validation.py, ONES_VIEW_FROM)
-    ones = (np.broadcast_to(np.float64(1.0), (indices.size,)) if indices.size >= 2**31
-            else np.ones(indices.size))
+    ones = (np.broadcast_to(np.float64(1.0), (indices.size,))
+            if ones_view or indices.size >= 2**31 else np.ones(indices.size))
     pattern = sp.csr_array((ones, indices.astype(indices_type, copy=False),
                             indptr.astype(indptr_type, copy=False)), shape=(n, n))
     graph = Graph(pattern=pattern, directed=directed, lengths=lengths)
@@ -245,12 +250,9 @@ def mapped_graph(folder: str, n: int, indptr_type: str, indices_type: str, direc
         path = os.path.join(folder, f"{name}.npy")
         return np.asarray(np.load(path, mmap_mode="r")) if os.path.exists(path) else None
 
-    indptr, indices, lengths = load("indptr"), load("indices"), load("lengths")
-    ones = np.broadcast_to(np.float64(1.0), (indices.size,))
-    pattern = sp.csr_array((ones, indices.astype(indices_type, copy=False),
-                            indptr.astype(indptr_type, copy=False)), shape=(n, n))
-    graph = Graph(pattern=pattern, directed=directed, lengths=lengths)
-    graph.__dict__.update(cached, _shared_folder=folder)
+    graph = _unpickled_graph(n, load("indptr"), load("indices"), indptr_type, indices_type,
+                             directed, load("lengths"), cached, ones_view=True)
+    graph.__dict__["_shared_folder"] = folder
     return graph
 
 
