@@ -256,8 +256,9 @@ def _cold_call(client, A, sources, engine) -> dict:
 
 
 def compare_transfer(client, A, repeats: int = 3) -> dict:
-    """The graph alone scattered to every worker as a call scatters it now (compact,
-    straight from the client, ``turbobc._dask``) and as it was scattered before (its CSR
+    """The graph alone scattered to every worker as a call scatters it now (in a
+    :class:`~turbobc.engines.protocol.Problem`, compact, straight from the client,
+    ``turbobc._dask``) and as it was scattered before (its CSR
     arrays as they are, int64 indices and float64 ones included, through the scheduler):
     bytes and the median seconds of ``repeats``."""
     import pickle
@@ -266,12 +267,13 @@ def compare_transfer(client, A, repeats: int = 3) -> dict:
 
     from turbobc._dask import _scatter
     from turbobc._graph import Graph
+    from turbobc.engines.protocol import Problem
 
     graph = Graph(pattern=A, directed=False)
     before = types.SimpleNamespace(pattern=A, directed=False, lengths=None)
     out = {}
     for label, data, scatter in (
-            ("now", graph, lambda d: _scatter(client, d)),
+            ("now", Problem(graph), lambda d: _scatter(client, d)),
             ("before", before, lambda d: client.scatter(d, broadcast=True, hash=False,
                                                         direct=False))):
         sizes: list = []

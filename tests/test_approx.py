@@ -470,22 +470,64 @@ def test_budgets_from_the_means_shrink_the_largest_radius():
 def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine, monkeypatch):
     """When the pilot predicts the radii reach ε only after EXACT_SHARE of the n sources or
     more, the run sweeps all n right after the pilot's first step: one checkpoint (n), exact,
-    networkx's values; with a looser ε on the same graph the checkpoints stay. (n is not
-    "a few waves" here, whatever the machine's threads: EXACT_WAVES 0.)"""
-    from turbobc._approx import FIRST_CHECKPOINT
+    networkx's values; with a looser ε on the same graph the checkpoints stay. Where no
+    radius can be within ε before n samples (radius_floor), there is no pilot at all. (n is
+    not "a few waves" here, whatever the machine's threads: EXACT_WAVES 0.)"""
+    from turbobc._approx import FIRST_CHECKPOINT, radius_floor
 
     monkeypatch.setattr("turbobc._approx.EXACT_WAVES", 0)
     G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
     A = nx.to_scipy_sparse_array(G, format="csr")
     want = nx.betweenness_centrality(G)
     with turbobc.tuning(approx_sampler="sources"):
-        tight = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine=cpu_engine)
+        tight = turbobc.run_bc(A, epsilon=0.02, delta=0.1, seed=0, engine=cpu_engine)
+        tighter = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine=cpu_engine)
         loose = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, engine=cpu_engine)
+    assert radius_floor(600, 0.1 / 4, 0.02, 1.0) < 600 < radius_floor(600, 0.1 / 4, 0.01, 1.0)
     assert tight.facts["checkpoints"] == [600] and tight.facts["stopped_by"] == "exact"
     assert tight.facts["pilot_samples"] == FIRST_CHECKPOINT and tight.facts["bound"] == 0.0
     np.testing.assert_allclose(tight.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
+    assert tighter.facts["checkpoints"] == [600] and tighter.facts["pilot_samples"] == 0
+    np.testing.assert_allclose(tighter.values, tight.values, rtol=1e-12, atol=1e-15)
     assert loose.facts["stopped_by"] != "exact" and len(loose.facts["checkpoints"]) > 1
     assert loose.facts["samples"] < 600
+
+
+def test_no_radius_is_within_epsilon_before_the_floor():
+    """radius_floor: with Σ exp(−L(v)) within the budget, the largest radius of any means is
+    above ε one sample before the floor (even L, every mean; or L allocated by a pilot), and
+    the even L's radius of a mean of 0 is within ε at four times it (there the radius is
+    2a + 2LR/k = 8RL / (3k))."""
+    from turbobc._approx import allocate_log_terms, largest_radius, radius_floor
+
+    rng = np.random.default_rng(3)
+    for n, budget, epsilon, R in [(600, 0.0025, 0.01, 1.0), (5242, 0.1 / 44, 0.02, 1.0),
+                                  (10**6, 1e-4, 0.05, 0.9)]:
+        floor = radius_floor(n, budget, epsilon, R)
+        even = math.log(n / budget)
+        for mean in (np.zeros(n), rng.uniform(0, R, n), np.full(n, R / 2)):
+            assert largest_radius(mean, floor - 1, R, even) > epsilon
+            L = allocate_log_terms(rng.uniform(0, R / 2, n), 10**4, epsilon, R, budget)
+            assert largest_radius(mean, floor - 1, R, L) > epsilon
+        assert largest_radius(np.zeros(n), 4 * floor, R, even) <= epsilon
+
+
+def test_checkpoints_aimed_at_the_pilots_prediction():
+    """aimed_checkpoints keeps the checkpoints below the prediction, takes AIM_STEPS steps of
+    AIM_GROWTH from it, then CHECKPOINT_GROWTH to the same limit, and keeps the old ones when
+    the new would check more than `most` radii."""
+    from turbobc._approx import AIM_GROWTH, AIM_STEPS, aimed_checkpoints
+
+    points = checkpoints(100_000, 1000)
+    aimed = aimed_checkpoints(points, 7217.2, len(points) - 1 + AIM_STEPS)
+    assert aimed[:5] == [k for k in points if k < 7218] and aimed[-1] == 100_000
+    fine = aimed[5:5 + AIM_STEPS + 1]
+    assert fine[0] == 7218 and all(b == math.ceil(a * AIM_GROWTH) for a, b in
+                                   zip(fine, fine[1:]))
+    assert aimed[5 + AIM_STEPS + 1] == math.ceil(fine[-1] * 1.5)
+    assert len(aimed) <= len(points) + AIM_STEPS
+    assert aimed_checkpoints(points, 7217.2, 2) == points  # too many radii: as they were
+    assert aimed_checkpoints(points, 99_999.5, len(points) + 3) == points[:-1] + [100_000]
 
 
 def test_exact_in_few_waves_counts_the_engines_waves():
@@ -509,8 +551,9 @@ def test_a_few_waves_go_exact_without_a_pilot(monkeypatch):
     A = nx.to_scipy_sparse_array(G, format="csr")
     want = nx.betweenness_centrality(G)
     with turbobc.tuning(approx_sampler="sources"):
-        quick = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine="cpu")
-        piloted = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine="graphblas")
+        # (ε = 0.02: at 0.01 no radius could be within ε before n, and no engine pilots)
+        quick = turbobc.run_bc(A, epsilon=0.02, delta=0.1, seed=0, engine="cpu")
+        piloted = turbobc.run_bc(A, epsilon=0.02, delta=0.1, seed=0, engine="graphblas")
     assert quick.facts["checkpoints"] == [600] and quick.facts["stopped_by"] == "exact"
     assert quick.facts["pilot_samples"] == 0 and quick.facts["samples"] == 600
     np.testing.assert_allclose(quick.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)

@@ -10,6 +10,7 @@ allocate nothing.
 from __future__ import annotations
 
 import ast
+import gc
 import threading
 from pathlib import Path
 
@@ -189,12 +190,13 @@ def test_a_failed_run_leaves_nothing_and_the_sweeper_goes_on():
     graph = resident_graph(True)
     pool = cupy.get_default_memory_pool()
     with GpuEngine().open(Problem(graph, kernel="vecsc")) as sweeper:
+        gc.collect()  # an earlier test's unreachable arrays go now, not during the run
         pool.free_all_blocks()  # no cached block may serve the run
         baseline = pool.used_bytes()
         with pool_limited(baseline + 4 * 1024):
             with pytest.raises(MemoryError, match=r"needs about \d+ bytes of device memory"):
                 sweeper.run(np.arange(100))
-            assert sweeper.resident.held_bytes() == 0 and pool.used_bytes() == baseline
+            assert sweeper.resident.held_bytes() == 0 and pool.used_bytes() <= baseline
         got = sweeper.run(np.arange(100)).vertex
         assert sweeper.facts["resident_reused"] is False
     np.testing.assert_allclose(got, networkx_raw(graph, np.arange(100)), rtol=1e-10,
