@@ -26,7 +26,10 @@ Usage: python bench/dask_scaling.py [--graphs road-luxembourg-osm.mtx.gz kron20]
        [--engine gpu|cpu|graphblas] [--cpu-cores C] [--fold-chains auto|on|off] [--out DIR]
 ``--local-device D`` runs the call without Dask in a child process on GPU D while the clusters
 of at most D workers run on GPUs 0 .. D − 1 (the row's ``local_device``), to save a device
-call's time; the record says where it ran. ``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
+call's time, for graphs given ``--sources`` (minutes); an exact call (seconds) runs in this
+process before the clusters, since beside one it takes the host's threads from it (call 13:
+road-luxembourg-osm's one worker 5.56 s, against 1.54 s alone). The record says where it
+ran. ``--sources NAME:K`` sweeps the first K vertices of NAME only (sources=), for graphs whose
 exact BC would take longer than the run allows; the record says so. ``--engine cpu`` (or
 ``graphblas``) starts a CPU LocalCluster instead, its workers sharing ``--cpu-cores`` cores
 (default: all; threads = cores // workers); the record's ``cluster`` says which.
@@ -174,7 +177,9 @@ def run_graph(name: str, A, worker_counts: list[int], sources, chunk_sources,
     from distributed import Client
 
     beside = local = None
-    if local_device is None:
+    # an exact call (seconds) runs here first: beside a one-worker cluster it took its host's
+    # threads (call 13, road-luxembourg-osm: one worker 5.56 s against 1.54 s alone)
+    if local_device is None or sources is None:
         local = _said(name, run_local(A, sources, engine, cpu_cores))
     else:
         beside = LocalBeside(name, sources, local_device, engine, cpu_cores)

@@ -40,7 +40,9 @@
 # skips it, --edge-sources K changes K), hence its EXACT_TIMEOUT of 330 s (240 before); the
 # before/after comparison times vertex BC only.
 # HOUSE=<an older tree> times the same public calls on it and on this tree, turn about
-# (bench/house_compare.py, HOUSE_ARGS; record house_compare). DEEP="GRAPH ..." the deep graphs
+# (bench/house_compare.py, HOUSE_ARGS; record house_compare; HOUSE_ARGS="--single-source
+# myc16 kron18 sw100000 del16 road340 ego-Facebook --only-single --rounds 4": the
+# single-source suites of both trees in the same turns). DEEP="GRAPH ..." the deep graphs
 # beside hybrid_BC (bench/deep_vs_hybrid.py; the binary from HYBRID_BC, default
 # .peers/hybrid_bc when carried; DEEP_ARGS; record deep_vs_hybrid).
 # BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before

@@ -19,11 +19,18 @@ after tree later on every turn: call 7's weighted road-luxembourg-osm samples ro
 from the first round to the last, 2.05 to 2.88 s, across both trees). The record (``house_compare``) has a
 row per call with both trees' seconds and ``after / before``.
 
+``--single-source GRAPH ...``: in each turn the tree's own single-source suite
+(bench/single_source.py, CUDA events around each kernel) on those graphs too, a row per graph
+and kernel (``single GRAPH KERNEL``, its median ms per source as seconds); ``--only-single``:
+those rows alone. The turns make a 0.08 ms kernel comparable: call 11 timed the trees once
+each, before then after, beside the GPU suite on the other GPUs, and ego-Facebook's sccooc
+row read 1.18 while the same kernel under ``auto`` read 1.01.
+
 ``--profile``: the last round also runs each call under cProfile, and the row keeps each tree's
 top functions by own and cumulative time (where a slower row's time goes).
 
 Usage: python bench/house_compare.py --tree before=.before --tree after=. [--out DIR]
-       [--only WORD ...] [--rounds R] [--profile]
+       [--only WORD ...] [--rounds R] [--profile] [--single-source GRAPH ... [--only-single]]
 """
 
 from __future__ import annotations
@@ -167,6 +174,28 @@ def _child(tree: Path, only: list[str] | None, profile: bool = False) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _single(tree: Path, graphs: list[str]) -> dict:
+    """The tree's own single-source suite on ``graphs``: {"single GRAPH KERNEL": {"seconds":
+    median ms per source / 1000, "samples": each source's median, in seconds}}."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "single_source.json"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        done = subprocess.run([sys.executable, "bench/single_source.py", "--out", str(out),
+                               "--graphs", *graphs], env=env, cwd=tree, capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
+        record = json.loads(out.read_text())
+    return {f"single {g['graph']} {kernel}": {"seconds": row["ms_per_source"] / 1e3,
+                                              "samples": [ms / 1e3 for ms in
+                                                          row["ms_per_source_each"]],
+                                              "profile": None}
+            for g in record["graphs"] for kernel, row in g["kernels"].items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
@@ -177,6 +206,11 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="the last round also profiles each call (cProfile): the record's "
                              "rows say where each tree's time goes")
+    parser.add_argument("--single-source", nargs="+", default=None, metavar="GRAPH",
+                        help="each tree's single-source suite on these graphs too, in the "
+                             "same turns")
+    parser.add_argument("--only-single", action="store_true",
+                        help="the single-source rows alone")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -190,7 +224,11 @@ def main() -> int:
         turn = list(trees.items())
         for label, tree in (turn if round_ % 2 == 0 else turn[::-1]):
             last = round_ == args.rounds - 1
-            runs[label].append(_child(Path(tree).resolve(), args.only, args.profile and last))
+            path = Path(tree).resolve()
+            run = {} if args.only_single else _child(path, args.only, args.profile and last)
+            if args.single_source:
+                run.update(_single(path, args.single_source))
+            runs[label].append(run)
             print(f"round {round_ + 1}: {label} done", flush=True)
     labels = list(trees)
     rows = []
@@ -205,12 +243,14 @@ def main() -> int:
             if runs[label][-1][key].get("profile"):
                 row[f"{label}_profile"] = runs[label][-1][key]["profile"]
         rows.append(row)
-        print(f"{key:45s} " + "  ".join(f"{label} {row[f'{label}_seconds']:9.4f} s"
-                                        for label in labels)
+        scale, unit = (1e3, "ms") if key.startswith("single ") else (1.0, "s")
+        print(f"{key:45s} " + "  ".join(
+                  f"{label} {row[f'{label}_seconds'] * scale:9.4f} {unit}" for label in labels)
               + (f"  {labels[1]} / {labels[0]} {row['ratio']:.3f}" if "ratio" in row else ""))
     record = {"trees": {label: os.environ.get(f"COMMIT_{label.upper()}", tree)
                         for label, tree in trees.items()},
-              "rounds": args.rounds, "only": args.only, "rows": rows}
+              "rounds": args.rounds, "only": args.only,
+              "single_source": args.single_source, "rows": rows}
     path = write_record("house_compare", record, args.out)
     print(f"record: {path}")
     return 0
