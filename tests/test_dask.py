@@ -213,7 +213,10 @@ def test_chunks_hold_whole_batches_or_one_share_a_worker():
     assert _dask.chunk_size(len(sources), 2048, workers=4) == 2048  # 5 batches: one a chunk
     assert _dask.chunk_size(65536, 396) == 3 * 396     # the frontiers' blocks: whole waves
     tapered = _dask.chunk_sources(np.arange(65536), 3 * 396, 396, 396)
-    assert all(len(c) % 396 == 0 for c in tapered[:-1]) and len(tapered[-1]) >= 396
+    sizes = [len(c) for c in tapered]
+    # whole waves but the one that took the rest (592 = 396 + 196), before the last waves
+    assert [s for s in sizes if s % 396] == [592] and sizes[-1] == 396
+    assert sizes == sorted(sizes, reverse=True)
     np.testing.assert_array_equal(np.concatenate(tapered), np.arange(65536))
     assert _dask.chunk_size(10) == _dask.CHUNK_MIN_SOURCES
     with turbobc.tuning(dask_chunk_sources=100):

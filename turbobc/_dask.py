@@ -140,8 +140,11 @@ def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None,
     most one), or, with ``smallest`` below ``size``, tapered at the end: chunks of ``size``
     until fewer than ``(TAPER + 1) * size`` sources are left, then each of 1/:data:`TAPER`
     of what is left (rounded up to a multiple of ``unit``), at least ``smallest`` (the last
-    one up to twice that). With W ≤ TAPER workers taking chunks as they free up, the last W
-    chunks are small, so the workers finish within about one small chunk of each other."""
+    one up to twice that; where ``unit`` > 1, that one before the smallest ones, since a part
+    of a wave costs a whole one: a rest of 1.5 of the frontiers' waves last, del20's 592
+    sources in waves of 396, kept one worker 0.08 s after the others in device call 13). With
+    W ≤ TAPER workers taking chunks as they free up, the last W chunks are small, so the
+    workers finish within about one small chunk of each other."""
     sources = np.asarray(sources, dtype=np.int64)
     total = len(sources)
     if total == 0:
@@ -149,17 +152,19 @@ def chunk_sources(sources: np.ndarray, size: int, smallest: int | None = None,
     if smallest is None or smallest >= size:
         return np.array_split(sources, math.ceil(total / size))
     head = max(0, total - TAPER * size) // size      # whole chunks of size before the tail
-    chunks = [sources[i * size:(i + 1) * size] for i in range(head)]
-    at = head * size
+    at, tail = head * size, []
     while at < total:
         left = total - at
         take = max(smallest, math.ceil(left / TAPER))
         take = min(left, size, -(-take // unit) * unit)
         if left - take < smallest:
             take = left  # no chunk smaller than the smallest after it
-        chunks.append(sources[at:at + take])
+        tail.append(take)
         at += take
-    return chunks
+    if unit > 1:
+        tail.sort(reverse=True)
+    bounds = np.cumsum([0] + [size] * head + tail)
+    return [sources[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def problem_bytes(problem: Problem) -> int:
