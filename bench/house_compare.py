@@ -16,8 +16,8 @@ order before, after, after, before, before, after, ... (each round reverses the 
 and a row keeps each tree's median over its rounds, so that a slow drift of the host's or
 the device's speed falls on both alike (alternating before, after, before, after put the
 after tree later on every turn: call 7's weighted road-luxembourg-osm samples rose by 0.8 s
-from the first round to the last, 2.05 to 2.88 s, across both trees). The record (``house_compare``) has a
-row per call with both trees' seconds and ``after / before``.
+from the first round to the last, 2.05 to 2.88 s, across both trees). The record
+(``house_compare``) has a row per call with both trees' seconds and ``after / before``.
 
 ``--single-source GRAPH ...``: in each turn the tree's own single-source suite
 (bench/single_source.py, CUDA events around each kernel) on those graphs too, a row per graph

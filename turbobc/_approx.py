@@ -67,9 +67,10 @@ from turbobc._tuning import current as current_tuning
 __all__ = ["AIM_GROWTH", "AIM_STEPS", "CHECKPOINT_GROWTH", "EVEN_SHARE", "EXACT_SHARE",
            "EXACT_WAVES", "FIRST_CHECKPOINT", "PILOT_SHARE", "at_once", "exact_in_few_waves",
            "PairsCostMore", "SourceSampling", "aimed_checkpoints", "allocate_log_terms",
-           "approximate", "approximate_pairs", "approximate_raw", "bernstein_radius", "checkpoints", "hoeffding_samples",
-           "largest_radius", "pilot_size", "pilot_then_budgets", "radius_above", "radius_floor",
-           "sample_limit", "sample_range", "scale_of", "until_within"]
+           "approximate", "approximate_pairs", "approximate_raw", "bernstein_radius",
+           "checkpoints", "hoeffding_samples", "largest_radius", "pilot_size",
+           "pilot_then_budgets", "radius_above", "radius_floor", "sample_limit", "sample_range",
+           "scale_of", "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
