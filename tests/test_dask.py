@@ -726,6 +726,20 @@ def test_a_large_graph_goes_through_shared_memory(client, monkeypatch, weighted,
     np.testing.assert_allclose(again.values, local.values, rtol=1e-12, atol=1e-15)
 
 
+def test_shared_arrays_are_written_in_parts_and_cast(tmp_path, monkeypatch):
+    """_dask_shared._write: an array cast to the compact type, its parts copied on threads,
+    reads back equal as an .npy file (and an empty one too)."""
+    from turbobc import _dask_shared
+
+    monkeypatch.setattr(_dask_shared, "WRITE_THREADS", 4)
+    values = np.random.default_rng(5).integers(0, 2**31 - 1, 2**22 + 3, dtype=np.int64)
+    _dask_shared._write(str(tmp_path / "indices.npy"), values, np.int32)
+    back = np.load(tmp_path / "indices.npy", mmap_mode="r")
+    assert back.dtype == np.int32 and np.array_equal(back, values)
+    _dask_shared._write(str(tmp_path / "empty.npy"), np.zeros(0), np.float64)
+    assert np.load(tmp_path / "empty.npy").shape == (0,)
+
+
 def test_a_shared_graph_unpickles_mapped_and_read_only(tmp_path, monkeypatch):
     """A graph marked with a shared folder pickles as the folder's name and comes back with
     the same pattern and lengths, mapped read-only, its ones a view; a worker that cannot see

@@ -152,9 +152,13 @@ class Graph:
         """The pattern's row pointers and column indices in the smallest type that holds them
         (int32 up to 2^31 entries, whatever ``Tuning.index_bits`` says): what travels to a
         Dask worker, by pickle or through shared memory."""
-        small = index_dtype_for(self.n, self.nnz, bits="auto")
+        small = self.compact_index_type()
         return (self.pattern.indptr.astype(small, copy=False),
                 self.pattern.indices.astype(small, copy=False))
+
+    def compact_index_type(self) -> np.dtype:
+        """The type of :meth:`compact_index_arrays` (int32 up to 2^31 entries, else int64)."""
+        return index_dtype_for(self.n, self.nnz, bits="auto")
 
     @property
     def weighted(self) -> bool:
