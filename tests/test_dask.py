@@ -5,6 +5,7 @@ killed in the middle of a run, and failures reported with the worker's traceback
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import signal
 import subprocess
@@ -778,4 +779,11 @@ def test_a_shared_graph_unpickles_mapped_and_read_only(tmp_path, monkeypatch):
             return {"w": True, "elsewhere": False}
 
     assert _dask_shared.share(BlindClient(), graph) is None
+    assert os.listdir(tmp_path) == []
+
+    def full(fd, offset, length):  # a tmpfs without room: no SIGBUS later, OSError now
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_dask_shared.os, "posix_fallocate", full)
+    assert _dask_shared.share(SeeingClient(), graph) is None
     assert os.listdir(tmp_path) == []

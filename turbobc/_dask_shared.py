@@ -17,12 +17,14 @@ one value, so the host holds the graph once more whatever the worker count::
     call ends (ClusterSweeper.close): the folder removed    (release)
 
 Graphs of fewer than :data:`SHARED_FROM` stored edges, a folder without room for the arrays
-(plus a quarter), or a worker that does not see the folder (another host) keep the TCP path.
+(plus a quarter; each file's room reserved before it is written), or a worker that does not
+see the folder (another host) keep the TCP path.
 A folder left by a client that died holds the name prefix ``turbobc-graph-``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -73,10 +75,19 @@ def share(client, graph) -> str | None:
 
 
 def _write(path: str, array: np.ndarray, dtype) -> None:
-    """``array`` cast to ``dtype`` as an .npy file at ``path``: the file mapped, and parts of
-    at least a million entries copied into it on up to :data:`WRITE_THREADS` threads (NumPy's
-    copies and casts release the GIL), with no cast copy of the whole array first."""
+    """``array`` cast to ``dtype`` as an .npy file at ``path``: the file's room reserved (a
+    full tmpfs raises OSError here, where a write through the map would end the process with
+    SIGBUS), the file mapped, and parts of at least a million entries copied into it on up to
+    :data:`WRITE_THREADS` threads (NumPy's copies and casts release the GIL), with no cast
+    copy of the whole array first."""
     out = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=array.shape)
+    with open(path, "r+b") as file:
+        try:
+            os.posix_fallocate(file.fileno(), 0, os.fstat(file.fileno()).st_size)
+        except OSError as error:
+            if error.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                del out
+                raise  # no room: share() sends the graph by TCP
     threads = max(1, min(WRITE_THREADS, os.cpu_count() or 1, array.size // 2**20))
     bounds = np.linspace(0, array.size, threads + 1).astype(np.int64)
 
