@@ -162,9 +162,14 @@ def measure(only: list[str] | None = None, profile: bool = False) -> dict:
             for key, value in rows.items()}
 
 
-def _child(tree: Path, only: list[str] | None, profile: bool = False) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+def _tree_env(tree: Path) -> dict:
+    """This process's environment with ``tree`` first on PYTHONPATH: the tree's turbobc."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+
+def _child(tree: Path, only: list[str] | None, profile: bool = False) -> dict:
+    env = _tree_env(tree)
     out = subprocess.run([sys.executable, __file__, "--child"]
                          + ([] if only is None else ["--only", *only])
                          + (["--profile"] if profile else []), env=env, cwd=tree,
@@ -181,11 +186,9 @@ def _single(tree: Path, graphs: list[str]) -> dict:
 
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "single_source.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(tree)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
         done = subprocess.run([sys.executable, "bench/single_source.py", "--out", str(out),
-                               "--graphs", *graphs], env=env, cwd=tree, capture_output=True,
-                              text=True)
+                               "--graphs", *graphs], env=_tree_env(tree), cwd=tree,
+                              capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
         record = json.loads(out.read_text())
