@@ -239,9 +239,11 @@ def allocate_log_terms(pilot: np.ndarray, pilot_samples: int, epsilon: float, R:
     vertex reaches ε at the same k, and the smallest k with ``Σ exp(−k c(v))`` within the
     budget is found by bisection; what is left of the budget at that k lowers every L(v)
     alike. σ²(v) is taken at the pilot's mean plus two of its standard errors, so that the
-    pilot's underestimates cost little. A share :data:`EVEN_SHARE` of the budget stays even
-    (``L = ln(n / (EVEN_SHARE · budget))``), and each vertex keeps the smaller of its two L:
-    the sum of the exp(−L) is at most the sum of both parts, the budget.
+    pilot's underestimates cost little, plus ε, as the stopping radius bounds it at its
+    crossing (:func:`bernstein_radius`'s G over [m − ε, m + ε]). A share :data:`EVEN_SHARE`
+    of the budget stays even (``L = ln(n / (EVEN_SHARE · budget))``), and each vertex keeps
+    the smaller of its two L: the sum of the exp(−L) is at most the sum of both parts, the
+    budget.
     """
     return _allocation(pilot, pilot_samples, epsilon, R, budget)[0]
 
@@ -357,8 +359,9 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     whatever the radii); ``exact_at``: the sample count at which the result is exact.
     ``pilot(done, k)``: like ``draw``, over samples independent of those ``draw`` takes,
     from which each vertex gets its share of the failure budget
-    (:func:`pilot_then_budgets`); without it the share is even. ``first``: the first
-    checkpoint (a GPU sampler's samples in flight). ``second_limit``: ``(name, floor,
+    (:func:`pilot_then_budgets`); without it the share is even. ``first``: the pilot's first
+    step and the least first checkpoint (a GPU sampler's samples in flight; the checkpoints
+    start at :func:`radius_floor` when that is more). ``second_limit``: ``(name, floor,
     size)``, another upper limit that holds with the same δ/2 as Hoeffding's (the run stops
     at the smaller): ``size()`` gives it, called only once a checkpoint passes ``floor`` (a
     cheap lower bound of it), and ``name`` is then ``stopped_by``. ``after_pilot(predicted)``:
