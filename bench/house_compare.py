@@ -57,6 +57,16 @@ def _label(name: str) -> str:
     return name.split(".")[0]
 
 
+def _tree_commit(label: str, tree: str) -> str:
+    """What the record names a tree by: ``COMMIT_<LABEL>`` from the environment, else the
+    tree's ``COMMIT`` file (a copy of an older commit keeps its name there), else its folder."""
+    named = os.environ.get(f"COMMIT_{label.upper()}")
+    if named:
+        return named
+    stamp = Path(tree) / "COMMIT"
+    return stamp.read_text().strip() if stamp.is_file() else tree
+
+
 def _timed(call) -> tuple[float, list]:
     """The median seconds of ``call`` after one untimed warm-up, and every sample."""
     call()
@@ -250,8 +260,7 @@ def main() -> int:
         print(f"{key:45s} " + "  ".join(
                   f"{label} {row[f'{label}_seconds'] * scale:9.4f} {unit}" for label in labels)
               + (f"  {labels[1]} / {labels[0]} {row['ratio']:.3f}" if "ratio" in row else ""))
-    record = {"trees": {label: os.environ.get(f"COMMIT_{label.upper()}", tree)
-                        for label, tree in trees.items()},
+    record = {"trees": {label: _tree_commit(label, tree) for label, tree in trees.items()},
               "rounds": args.rounds, "only": args.only,
               "single_source": args.single_source, "rows": rows}
     path = write_record("house_compare", record, args.out)

@@ -344,6 +344,14 @@ def _blocks_row(device, g) -> list:
             f"{g['max_rel_diff']:.1e}"]
 
 
+def _house_row(device, g) -> list:
+    """A before/after row of bench/house_compare.py: each tree's median (ms a source for
+    the single-source rows, seconds for the end-to-end calls) and after / before."""
+    scale, unit = (1e3, "ms") if g["call"].startswith("single ") else (1.0, "s")
+    return [device, g["call"], f"{g['before_seconds'] * scale:.4f} {unit}",
+            f"{g['after_seconds'] * scale:.4f} {unit}", f"{g['ratio']:.3f}"]
+
+
 def _dask_row(device, g) -> list:
     def seconds(key):
         return "-" if g.get(key) is None else f"{g[key]:.2f}"
@@ -529,6 +537,22 @@ def results_markdown(results: Path = RESULTS) -> str:
                              "Scale-out through Dask, CPU LocalCluster, workers sharing the "
                              "cores", dask_note, dask_header, _dask_row,
                              keep=lambda r: _dask_cluster(r) == "cpu")
+    compared = [r for r in records
+                if r.get("benchmark") == "house_compare" and "ratio" in r["rows"][0]]
+    last_gpu = _device(compared[-1]) if compared else None
+    parts += _latest_rows_section(
+        records, "house_compare", "Before and after a restructure, one GPU, trees in turns",
+        "bench/house_compare.py: two trees of turbobc on one GPU in one run, each imported in "
+        "its own process, taking turns (before, after, after, before, ...); single-source "
+        "rows are each kernel's median per source (CUDA events), the others end-to-end calls "
+        "of the public API. The before tree is 5c041bc, the commit before issue 32 (its copy "
+        "`.before`, named by its COMMIT file in records from 826a634 on); the after tree is "
+        "the record's commit. Latest row per call on the GPU of the latest comparison; above "
+        "1.03 the after tree is slower by more than issue 32 allows.",
+        ["device", "call", "before", "after", "after / before"],
+        lambda device, g: _house_row(device, g),
+        keep=lambda r: r in compared and _device(r) == last_gpu,
+        key=lambda g: (g["call"],))
     parts += _memory_points_section(records)
     for suite, title in (("exact", "Exact BC, every engine in one run"),
                          ("cpu-small", "Exact BC on small graphs, every engine in one run"),

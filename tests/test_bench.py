@@ -325,3 +325,26 @@ def test_memory_models_per_stored_edge_in_every_index_type():
     assert memory.per_edge(2**20, 10**8)["index_dtype"] == "int32"
     assert memory.per_edge(2**20, 10**8)["position_dtype"] == "int32"
     assert memory.scale_spec("26") == (26, 48) and memory.scale_spec("26:72") == (26, 72)
+
+
+def test_house_compare_names_a_tree_by_its_commit_file(tmp_path, monkeypatch):
+    from bench import house_compare
+
+    monkeypatch.delenv("COMMIT_BEFORE", raising=False)
+    (tmp_path / "COMMIT").write_text("5c041bc\n")
+    assert house_compare._tree_commit("before", str(tmp_path)) == "5c041bc"
+    assert house_compare._tree_commit("before", str(tmp_path / "none")) == str(tmp_path / "none")
+    monkeypatch.setenv("COMMIT_BEFORE", "abc1234")
+    assert house_compare._tree_commit("before", str(tmp_path)) == "abc1234"
+
+
+def test_report_keeps_the_before_after_rows_of_the_latest_gpu():
+    text = report.results_markdown()
+    section = text.split("## Before and after a restructure")[1].split("\n## ")[0]
+    records = [r for r in report.load_records() if r.get("benchmark") == "house_compare"
+               and "ratio" in r["rows"][0]]
+    latest = records[-1]
+    for row in latest["rows"]:
+        assert f"| {row['call']} |" in section and f"{row['ratio']:.3f}" in section
+    assert all(report._device(latest) in line for line in section.splitlines()
+               if line.startswith("| ") and "call" not in line)
