@@ -67,6 +67,10 @@ def test_locality_order_ranks_by_it():
     np.testing.assert_array_equal(np.argsort(rank), scipy_rcm(A, symmetric_mode=True))
 
 
+def _no_search(*args):
+    raise AssertionError("searched again for an answer already kept")
+
+
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("seed", range(4))
 def test_deeper_than_agrees_with_the_depth_estimate(seed, directed, monkeypatch):
@@ -86,3 +90,6 @@ def test_deeper_than_agrees_with_the_depth_estimate(seed, directed, monkeypatch)
             fresh = Graph(pattern=pattern, directed=directed)  # no cached estimate
             assert fresh.deeper_than(least) == (depth >= least), (depth, least)
             assert "depth_estimate" not in fresh.__dict__ or pattern.nnz == 0
+            with monkeypatch.context() as patched:  # asked again: the kept answer
+                patched.setattr("turbobc._traverse.depth_reached", _no_search)
+                assert fresh.deeper_than(least) == (depth >= least), (depth, least)

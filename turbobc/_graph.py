@@ -217,13 +217,18 @@ class Graph:
         (turbobc/_traverse.py ``depth_reached``): a mesh's answer costs a ball of radius
         ``least``, not the whole search (del20, least 20: milliseconds against 0.4 s); below
         :data:`CAPPED_SEARCH_FROM` stored edges the whole search, which costs less than
-        loading the compiled one in a fresh process."""
+        loading the compiled one in a fresh process. The answer is kept: the GPU engine asks
+        at every run, and a Dask call's chunks are runs (del20: 8 ms a chunk otherwise)."""
         if "depth_estimate" in self.__dict__ or self.nnz < CAPPED_SEARCH_FROM:
             return self.depth_estimate >= least  # (SciPy's whole search: milliseconds)
-        from turbobc._traverse import depth_reached
+        answers = self.__dict__.setdefault("_deeper_than", {})
+        if least not in answers:
+            from turbobc._traverse import depth_reached
 
-        root = int(np.argmax(self.out_degree))
-        return depth_reached(self.pattern.indptr, self.pattern.indices, root, least) >= least
+            root = int(np.argmax(self.out_degree))
+            answers[least] = depth_reached(self.pattern.indptr, self.pattern.indices, root,
+                                           least) >= least
+        return answers[least]
 
 
 def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, lengths,
