@@ -787,3 +787,45 @@ def test_a_shared_graph_unpickles_mapped_and_read_only(tmp_path, monkeypatch):
     monkeypatch.setattr(_dask_shared.os, "posix_fallocate", full)
     assert _dask_shared.share(SeeingClient(), graph) is None
     assert os.listdir(tmp_path) == []
+
+
+class _PreparedSweeper:
+    """A sweeper whose ``prepare`` records what it saw: the knobs in force, the lock held."""
+
+    def __init__(self, state, fail=False):
+        self.state, self.fail, self.seen = state, fail, []
+
+    def prepare(self, num_sources):
+        from turbobc._tuning import current
+
+        self.seen.append((num_sources, current().dask_chunk_sources, self.state.lock.locked()))
+        if self.fail:
+            raise MemoryError("no room to prepare")
+
+
+def test_a_worker_prepares_its_sweeper_on_a_thread_under_the_lock_and_knobs():
+    """open_and_plan's preparation (_prepare_meanwhile) runs ``sweeper.prepare`` on its own
+    thread, holding the worker's lock, under the caller's knobs; a sweeper closed or
+    replaced first is left alone; a failure is kept for the record, not raised (the
+    chunk meets it again)."""
+    from turbobc._tuning import Tuning
+
+    knobs = Tuning(dask_chunk_sources=77)
+    state = _dask_worker.WorkerState()
+    state.token, state.sweeper = "call", _PreparedSweeper(state)
+    _dask_worker._prepare_meanwhile(state, "call", state.sweeper, 500, knobs).join()
+    assert state.sweeper.seen == [(500, 77, True)] and state.prepare_failure is None
+
+    replaced = _PreparedSweeper(state)
+    state.lock.acquire()  # a chunk holds the lock; the sweeper is replaced meanwhile
+    thread = _dask_worker._prepare_meanwhile(state, "call", replaced, 500, knobs)
+    state.token = "another call"
+    state.lock.release()
+    thread.join()
+    assert replaced.seen == []
+
+    failing = _PreparedSweeper(state, fail=True)
+    state.token, state.sweeper = "call", failing
+    _dask_worker._prepare_meanwhile(state, "call", failing, 9, knobs).join()
+    assert failing.seen == [(9, 77, True)] and "no room to prepare" in state.prepare_failure
+    assert not state.lock.locked()
