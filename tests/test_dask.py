@@ -803,47 +803,29 @@ class _PreparedSweeper:
             raise MemoryError("no room to prepare")
 
 
-def test_a_worker_prepares_the_calls_sweeper_under_the_lock_and_knobs(monkeypatch):
-    """prepare_sweeper (submitted after open_and_plan, not waited for) runs the call's
-    sweeper's ``prepare`` holding the worker's lock, under the caller's knobs; a worker
-    without the call's sweeper does nothing; a failure is kept, not raised (the chunk meets
-    it again)."""
-    import distributed
-
+def test_a_worker_prepares_its_sweeper_on_a_thread_under_the_lock_and_knobs():
+    """open_and_plan's preparation (_prepare_meanwhile) runs ``sweeper.prepare`` on its own
+    thread, holding the worker's lock, under the caller's knobs; a sweeper closed or
+    replaced first is left alone; a failure is kept for the record, not raised (the
+    chunk meets it again)."""
     from turbobc._tuning import Tuning
 
     knobs = Tuning(dask_chunk_sources=77)
-    worker = type("Worker", (), {})()
-    monkeypatch.setattr(distributed, "get_worker", lambda: worker)
-    state = _dask_worker.worker_state(worker)
+    state = _dask_worker.WorkerState()
     state.token, state.sweeper = "call", _PreparedSweeper(state)
-    seconds = _dask_worker.prepare_sweeper((64, 0.1), "call", 500, knobs)
-    assert seconds >= 0 and state.sweeper.seen == [(500, 77, True)]
-    assert _dask_worker.prepare_sweeper((64, 0.1), "another call", 500, knobs) is None
-    assert state.sweeper.seen == [(500, 77, True)]
-    state.sweeper = _PreparedSweeper(state, fail=True)
-    assert _dask_worker.prepare_sweeper((64, 0.1), "call", 9, knobs) is None
-    assert "no room to prepare" in state.prepare_failure and not state.lock.locked()
+    _dask_worker._prepare_meanwhile(state, "call", state.sweeper, 500, knobs).join()
+    assert state.sweeper.seen == [(500, 77, True)] and state.prepare_failure is None
 
+    replaced = _PreparedSweeper(state)
+    state.lock.acquire()  # a chunk holds the lock; the sweeper is replaced meanwhile
+    thread = _dask_worker._prepare_meanwhile(state, "call", replaced, 500, knobs)
+    state.token = "another call"
+    state.lock.release()
+    thread.join()
+    assert replaced.seen == []
 
-def test_each_worker_prepares_after_it_opens(client):
-    """A call submits a preparation per worker, each after that worker's opening: on the
-    CPU engine (nothing to prepare) each finds the call's sweeper and answers its seconds
-    (None only where the scheduler ran an opening on another worker than the one named)."""
-    A = nx.to_scipy_sparse_array(nx.gnp_random_graph(60, 0.1, seed=4))
-    answers = []
-    original = _dask.ClusterSweeper._open_everywhere
-
-    def opened(self, num_sources):
-        planned = original(self, num_sources)
-        preparing = [f for f in self._opening if "turbobc-prepare-" in f.key]
-        answers.extend(f.result() for f in preparing)
-        return planned
-
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(_dask.ClusterSweeper, "_open_everywhere", opened)
-        got = turbobc.bc(A, engine="cpu", client=client)
-    np.testing.assert_allclose(got, turbobc.bc(A, engine="cpu"), rtol=1e-12)
-    assert len(answers) == len(client.nthreads())
-    assert all(seconds is None or seconds >= 0 for seconds in answers)
-    assert any(seconds is not None for seconds in answers)
+    failing = _PreparedSweeper(state, fail=True)
+    state.token, state.sweeper = "call", failing
+    _dask_worker._prepare_meanwhile(state, "call", failing, 9, knobs).join()
+    assert failing.seen == [(9, 77, True)] and "no room to prepare" in state.prepare_failure
+    assert not state.lock.locked()

@@ -109,8 +109,7 @@ def test_a_sweeper_prepared_on_another_thread_sweeps_the_same():
             got = prepared.run(sources).vertex
             assert prepared.facts["order_seconds"] < prepared.facts["prepare_seconds"]
             prepared.prepare(graph.n)  # built already: nothing more
-    # (blocks take their sources from a counter: the sums' order, not their terms, varies)
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-10)
+    np.testing.assert_array_equal(got, want)
 
 
 @gpu

@@ -352,30 +352,20 @@ class ClusterSweeper(Sweeper):
 
     def _open_everywhere(self, num_sources: int) -> int | None:
         """Every worker opens its sweeper at once (a task addressed to each, run before its
-        chunks), then prepares it (a second task, after the first, not waited for: the
-        worker builds what every chunk needs first while the chunks are planned and handed
-        out, turbobc/_dask_worker.py ``prepare_sweeper``); the batch the first to answer
-        plans for ``num_sources`` sources."""
+        chunks); the batch the first to answer plans for ``num_sources`` sources."""
         from distributed import as_completed
 
         began = time.perf_counter()
         workers = list(self.client.nthreads()) or [None]
         round_ = len(self._chunks)
-        opening = [
+        self._opening = [
             self.client.submit(on_worker.open_and_plan, self._scattered, self._token,
                                self.engine, num_sources, self._knobs,
                                workers=None if address is None else [address],
                                allow_other_workers=True, pure=False,
                                key=f"turbobc-open-{self._token}-{round_}-{i}")
             for i, address in enumerate(workers)]
-        preparing = [
-            self.client.submit(on_worker.prepare_sweeper, opened, self._token, num_sources,
-                               self._knobs, workers=None if address is None else [address],
-                               allow_other_workers=True, pure=False,
-                               key=f"turbobc-prepare-{self._token}-{round_}-{i}")
-            for i, (opened, address) in enumerate(zip(opening, workers))]
-        self._opening = opening + preparing
-        first = next(as_completed(opening))
+        first = next(as_completed(self._opening))
         planned, _ = first.result()
         self._start.setdefault("open", time.perf_counter() - began)
         return planned

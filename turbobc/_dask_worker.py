@@ -5,8 +5,8 @@ call, the sweeper it opened on the call's problem (:class:`WorkerState`, one per
 process)::
 
     open_and_plan(problem, token, engine, n, knobs)  the sweeper opened (LocalExecutor.open);
-                                                      the batch its engine plans for n sources
-    prepare_sweeper(opened, token, n, knobs)          sweeper.prepare(n), not waited for
+                                                      the batch its engine plans for n sources;
+                                                      then, on a thread, sweeper.prepare(n)
     sweep_chunk(problem, token, engine, chunk, knobs) its sweeper .run(chunk): a ChunkResult
     close_sweeper(token)                              (client.run, at the end of the call)
     warm(engine)                                      a tiny run of every kind of problem, so
@@ -35,7 +35,7 @@ from turbobc.engines import resolve_engine
 from turbobc.engines.protocol import Partial, Problem, SlotWeightsDeclined
 
 __all__ = ["ChunkResult", "MEMORY_RETRIES", "WorkerState", "close_sweeper", "gpu_usable",
-           "open_and_plan", "prepare_sweeper", "sweep_chunk", "warm"]
+           "open_and_plan", "sweep_chunk", "warm"]
 
 MEMORY_RETRIES = 2
 """Times a chunk that ran out of memory is run again with half the memory budget."""
@@ -117,32 +117,34 @@ def open_and_plan(problem: Problem, token: str, engine: str, num_sources: int,
                 exc.add_note(f"turbobc: on Dask worker {worker.address}, opening the engine")
             raise
         plan = getattr(sweeper, "planned_batch", None)
-        return (None if plan is None else plan(num_sources)), time.perf_counter() - began
+        batch = None if plan is None else plan(num_sources)
+    _prepare_meanwhile(state, token, sweeper, num_sources, knobs)
+    return batch, time.perf_counter() - began
 
 
-def prepare_sweeper(opened, token: str, num_sources: int, knobs) -> float | None:
-    """``Sweeper.prepare(num_sources)`` on this worker's sweeper of the call ``token``, under
-    the caller's knobs: what every chunk's sweep would build first (the GPU's frontiers
-    family: the graph relabeled in its locality order, del20's 0.17 to 0.4 s a worker in
-    each call's first chunk). The client submits it to each worker after ``open_and_plan``
-    (``opened``, that task's result, makes it wait for the opening) and does not wait for it,
-    so it runs in the worker's thread while the client plans and hands out the chunks. The
-    seconds it took, or None where this worker has no sweeper of the call (the opening ran
-    elsewhere) or the preparation failed: a chunk meets the failure again and says so."""
-    from distributed import get_worker
+def _prepare_meanwhile(state: "WorkerState", token: str, sweeper, num_sources: int,
+                       knobs) -> threading.Thread:
+    """``sweeper.prepare(num_sources)`` on a thread of its own, under the state's lock, so
+    that what the first chunk would build first (the frontiers family's relabeled graph:
+    del20's locality order, 0.17 to 0.4 s) is built while the client plans and hands out
+    the chunks; a chunk that takes the lock first builds it itself, and the preparation then
+    finds it built. A failure here is left to the chunk, which meets it again and says so;
+    a sweeper closed or replaced before the lock is free is not prepared."""
 
-    state = worker_state(get_worker())
-    with state.lock:
-        if state.token != token or state.sweeper is None:
-            return None
-        began = time.perf_counter()
-        try:
-            with using(knobs):
-                state.sweeper.prepare(num_sources)
-        except Exception as exc:  # (the chunk's own run raises it where it is seen)
-            state.prepare_failure = repr(exc)
-            return None
-        return time.perf_counter() - began
+    def prepare() -> None:
+        with state.lock:
+            if state.token != token or state.sweeper is not sweeper:
+                return
+            try:
+                with using(knobs):
+                    sweeper.prepare(num_sources)
+            except Exception as exc:  # (the chunk's own run raises it where it is seen)
+                state.prepare_failure = repr(exc)
+
+    thread = threading.Thread(target=prepare, name=f"turbobc-prepare-{token[:8]}",
+                              daemon=True)
+    thread.start()
+    return thread
 
 
 class WorkerState:
