@@ -85,34 +85,6 @@ def test_rows_are_kept_clean_and_reused():
 
 
 @gpu
-def test_a_sweeper_prepared_on_another_thread_sweeps_the_same():
-    """``GpuSweeper.prepare`` (a Dask worker's, on a thread of its own while the chunks are
-    handed out) builds the frontiers family's relabeled graph; the first run then builds
-    nothing and its sums are those of a sweeper that was not prepared."""
-    import threading
-
-    from turbobc.engines.gpu.engine import GpuSweeper
-
-    graph = mixed_depths_graph(False)
-    sources = np.arange(graph.n)
-    problem = Problem(graph)
-    with turbobc.tuning(gpu_family="frontiers"):
-        with GpuSweeper(problem) as plain:
-            want = plain.run(sources).vertex
-            assert plain.facts["upload_seconds"] > 0 and "prepared" not in plain.facts
-        with GpuSweeper(problem) as prepared:
-            thread = threading.Thread(target=prepared.prepare, args=(graph.n,))
-            thread.start()
-            thread.join()
-            assert prepared.facts["prepared"] == "frontiers"
-            assert prepared.facts["order"] == "rcm" and prepared.facts["prepare_seconds"] > 0
-            got = prepared.run(sources).vertex
-            assert prepared.facts["order_seconds"] < prepared.facts["prepare_seconds"]
-            prepared.prepare(graph.n)  # built already: nothing more
-    np.testing.assert_array_equal(got, want)
-
-
-@gpu
 @DIRECTED
 def test_int64_indices(directed):
     from turbobc.engines.gpu.frontiers import FrontiersFamily

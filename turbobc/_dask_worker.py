@@ -5,8 +5,7 @@ call, the sweeper it opened on the call's problem (:class:`WorkerState`, one per
 process)::
 
     open_and_plan(problem, token, engine, n, knobs)  the sweeper opened (LocalExecutor.open);
-                                                      the batch its engine plans for n sources;
-                                                      then, on a thread, sweeper.prepare(n)
+                                                      the batch its engine plans for n sources
     sweep_chunk(problem, token, engine, chunk, knobs) its sweeper .run(chunk): a ChunkResult
     close_sweeper(token)                              (client.run, at the end of the call)
     warm(engine)                                      a tiny run of every kind of problem, so
@@ -117,34 +116,7 @@ def open_and_plan(problem: Problem, token: str, engine: str, num_sources: int,
                 exc.add_note(f"turbobc: on Dask worker {worker.address}, opening the engine")
             raise
         plan = getattr(sweeper, "planned_batch", None)
-        batch = None if plan is None else plan(num_sources)
-    _prepare_meanwhile(state, token, sweeper, num_sources, knobs)
-    return batch, time.perf_counter() - began
-
-
-def _prepare_meanwhile(state: "WorkerState", token: str, sweeper, num_sources: int,
-                       knobs) -> threading.Thread:
-    """``sweeper.prepare(num_sources)`` on a thread of its own, under the state's lock, so
-    that what the first chunk would build first (the frontiers family's relabeled graph:
-    del20's locality order, 0.17 to 0.4 s) is built while the client plans and hands out
-    the chunks; a chunk that takes the lock first builds it itself, and the preparation then
-    finds it built. A failure here is left to the chunk, which meets it again and says so;
-    a sweeper closed or replaced before the lock is free is not prepared."""
-
-    def prepare() -> None:
-        with state.lock:
-            if state.token != token or state.sweeper is not sweeper:
-                return
-            try:
-                with using(knobs):
-                    sweeper.prepare(num_sources)
-            except Exception as exc:  # (the chunk's own run raises it where it is seen)
-                state.prepare_failure = repr(exc)
-
-    thread = threading.Thread(target=prepare, name=f"turbobc-prepare-{token[:8]}",
-                              daemon=True)
-    thread.start()
-    return thread
+        return (None if plan is None else plan(num_sources)), time.perf_counter() - began
 
 
 class WorkerState:
@@ -155,7 +127,6 @@ class WorkerState:
         self.token = None
         self.sweeper = None
         self.opened = 0  # sweepers opened on this worker so far
-        self.prepare_failure = None  # the last preparation's error, if it failed
 
     def open(self, problem: Problem, token: str, engine: str):
         if self.token != token or self.sweeper is None:

@@ -153,12 +153,6 @@ class Sweeper:
         bar, or None) by the sources finished."""
         raise NotImplementedError
 
-    def prepare(self, num_sources: int) -> None:
-        """Build now what a run of ``num_sources`` sources would build first, before any
-        source is known (the GPU's frontiers family: the graph relabeled in its locality
-        order), so that the first :meth:`run` finds it: a Dask worker prepares while the
-        client hands out the chunks (turbobc/_dask_worker.py). Nothing by default."""
-
     def close(self) -> None:
         """Release what :meth:`run` kept (device memory, matrices)."""
 

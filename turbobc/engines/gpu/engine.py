@@ -24,8 +24,6 @@ sweepers share nothing.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from turbobc._engines import gpu_status
@@ -150,19 +148,6 @@ class GpuSweeper(Sweeper):
         part, facts = family.sweep(self.resident, sources, progress)
         self.facts.update(engine="gpu", family_reason=reason, **facts)
         return part
-
-    def prepare(self, num_sources: int) -> None:
-        """Build what the family that would sweep ``num_sources`` sources needs first
-        (:meth:`turbobc.engines.gpu.family.Family.prepare`); its seconds go in the facts
-        (``prepare_seconds``, and the family's own)."""
-        if self.resident.closed:
-            return
-        began = time.perf_counter()
-        family, _ = choose_family(self.problem, num_sources)
-        facts = family.prepare(self.resident)
-        if facts:
-            self.facts.update(prepared=family.name, **facts,
-                              prepare_seconds=time.perf_counter() - began)
 
     def planned_batch(self, num_sources: int) -> int:
         """About the sources one batch of a run of ``num_sources`` would take on this device

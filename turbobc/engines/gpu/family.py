@@ -21,9 +21,6 @@ Every family answers the same two calls for the problem it was made with::
     plan = family.plan(resident, num_sources)   # Plan: batch, model bytes, launch shape
     part, facts = family.sweep(resident, sources, progress)   # a Partial and the run's facts
 
-and may build ahead what every sweep needs first (``family.prepare(resident)``: the frontiers
-family's relabeled graph), while nothing waits on it.
-
 :func:`turbobc.engines.gpu.engine.choose_family` is the one place that picks a family, from the
 problem's facts, and says why.
 """
@@ -78,12 +75,6 @@ class Family:
         """The :class:`Plan` of a run of ``num_sources`` sources on ``resident``'s graph, from
         the free device memory now (allocates nothing)."""
         raise NotImplementedError
-
-    def prepare(self, resident) -> dict:
-        """Build on ``resident`` what :meth:`sweep` would build first whatever its sources
-        (:meth:`turbobc.engines.protocol.Sweeper.prepare`); the facts of it. Nothing by
-        default."""
-        return {}
 
     def sweep(self, resident, sources: np.ndarray, progress=None) -> tuple[Partial, dict]:
         """The raw sums of ``sources`` on ``resident``'s graph (a

@@ -97,21 +97,6 @@ class FrontiersFamily(Family):
                     shape={"blocks": blocks, "threads": _frontiers.FRONTIER_THREADS,
                            "index_dtype": str(index_dtype)})
 
-    def prepare(self, resident) -> dict:
-        """The graph relabeled in the locality order on the device (the workspace a sweep
-        keeps, built as its first step): ``{"order": ...}`` when this built it, else {}."""
-        graph = resident.graph
-        if graph.n == 0:
-            return {}
-        index_dtype = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
-        with resident.run():
-            resident.keep_only((), index_dtype)  # as a sweep begins (_run)
-            held = resident.workspace("frontiers")
-            if held is None:
-                resident.drop_workspace()
-            labels = allocated(lambda: _labels(resident, index_dtype))
-        return {} if labels is held else {"order": labels.order}
-
     def sweep(self, resident, sources, progress=None):
         """Raw sums of ``sources`` and the run's facts, as
         :meth:`turbobc.engines.gpu.lanes.LanesFamily.sweep` defines them.
