@@ -330,6 +330,7 @@ def _row(name, A, sources, workers, seconds, one_worker, result, reference, loca
         "graph_via": facts.get("graph_via"),
         "chunk_seconds": facts.get("chunk_seconds"),
         "chunk_workers": facts.get("chunk_workers"),
+        "chunk_order_seconds": facts.get("chunk_order_seconds"),
         "worker_chunk_seconds": per_worker, "busiest_worker_chunk_seconds": busiest,
         "balance": min(per_worker.values()) / busiest if busiest else None,
         "overhead_seconds": seconds - busiest if busiest is not None else None,

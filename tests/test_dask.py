@@ -787,3 +787,22 @@ def test_a_shared_graph_unpickles_mapped_and_read_only(tmp_path, monkeypatch):
     monkeypatch.setattr(_dask_shared.os, "posix_fallocate", full)
     assert _dask_shared.share(SeeingClient(), graph) is None
     assert os.listdir(tmp_path) == []
+
+
+def test_the_facts_name_each_chunks_relabeling_where_a_family_relabels():
+    """``chunk_order_seconds``: each chunk's ``order_seconds`` (the frontiers family
+    relabels the graph in a worker's first chunk), absent where no chunk reported one."""
+    client = type("Client", (), {"nthreads": lambda self: {"a": 1, "b": 1}})()
+
+    def result(worker, **facts):
+        return _dask_worker.ChunkResult(partial=None, seconds=0.5, worker=worker,
+                                        engine="gpu", memory_retries=0, facts=facts)
+
+    chunks = [np.arange(3)] * 3
+    relabeled = [result("a", order_seconds=0.3), result("b", order_seconds=0.2),
+                 result("a", order_seconds=0.0)]
+    facts = _dask._facts(relabeled, chunks, {}, 0, client, _problem(None))
+    assert facts["chunk_order_seconds"] == [0.3, 0.2, 0.0]
+    plain = [result("a"), result("b"), result("a")]
+    assert "chunk_order_seconds" not in _dask._facts(plain, chunks, {}, 0, client,
+                                                      _problem(None))

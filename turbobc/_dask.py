@@ -420,6 +420,9 @@ def _facts(results, chunks, start, resubmits, client, problem) -> dict:
                  first_chunk_seconds=start.get("first_chunk"), start_seconds=dict(start),
                  problem_bytes=problem_bytes(problem), resubmits=resubmits,
                  memory_retries=sum(r.memory_retries for r in results))
+    orders = [r.facts.get("order_seconds") for r in results]
+    if any(orders):  # the frontiers family's relabeling, in each worker's first chunk
+        facts["chunk_order_seconds"] = orders
     slots = [r.slot_seconds for r in results if r.slot_seconds is not None]
     if slots:
         facts["slot_seconds"] = {key: sum(s[key] for s in slots) for key in slots[0]}
