@@ -304,13 +304,14 @@ def _row(name, A, sources, workers, seconds, one_worker, result, reference, loca
     busiest = max(per_worker.values()) if per_worker else None
     sweep = start.get("first_chunk_sweep", 0.0)
     # the caller's clock from the call to the first finished chunk, split: validation and
-    # folding on the client (until the scatter), the scatter, the workers' opening, the
-    # rest (scheduling, the chunk's transfers), the chunk's own sweep
+    # folding on the client (until the scatter), what the client builds for every worker
+    # (ahead), the scatter, the workers' opening, the rest (scheduling, the chunk's
+    # transfers), the chunk's own sweep
     client_side = first_chunk - start.get("first_chunk", first_chunk)
-    breakdown = {"client": client_side, "scatter": start.get("scatter"),
-                 "open": start.get("open"),
-                 "scheduling": (start.get("first_chunk", 0.0) - start.get("scatter", 0.0)
-                                - start.get("open", 0.0) - sweep),
+    breakdown = {"client": client_side, "ahead": start.get("ahead"),
+                 "scatter": start.get("scatter"), "open": start.get("open"),
+                 "scheduling": (start.get("first_chunk", 0.0) - start.get("ahead", 0.0)
+                                - start.get("scatter", 0.0) - start.get("open", 0.0) - sweep),
                  "first_chunk_sweep": sweep}
     local_start = local["start_seconds"]
     return {

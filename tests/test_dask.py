@@ -806,3 +806,48 @@ def test_the_facts_name_each_chunks_relabeling_where_a_family_relabels():
     plain = [result("a"), result("b"), result("a")]
     assert "chunk_order_seconds" not in _dask._facts(plain, chunks, {}, 0, client,
                                                       _problem(None))
+
+
+def _deep_problem():
+    """A 30 x 30 grid: deep enough for the GPU's frontiers family under ``"auto"``."""
+    A = sp.csr_array(nx.to_scipy_sparse_array(nx.grid_2d_graph(30, 30)))
+    A.data[:] = 1.0
+    return turbobc.engines.protocol.Problem(turbobc._graph.Graph(pattern=A, directed=False))
+
+
+def test_the_client_builds_the_frontiers_order_once_for_every_gpu_worker(monkeypatch):
+    """built_ahead computes the frontiers family's locality order where the workers' GPU
+    engine would choose that family, keeps it on the graph, and the graph carries it (and
+    the depth answers) to the workers when pickled; nothing is built for CPU workers, one
+    source, or a family that needs no order."""
+    import pickle
+
+    from turbobc.engines.gpu import lanes_order
+
+    problem = _deep_problem()
+    assert _dask.built_ahead(problem, "cpu", None, 900) == 0.0
+    assert _dask.built_ahead(problem, "gpu", None, 1) == 0.0
+    assert "_locality" not in problem.graph.__dict__
+    assert _dask.built_ahead(problem, "gpu", None, 900) > 0.0
+    kept = problem.graph.__dict__["_locality"]["rcm"]
+    travelled = pickle.loads(pickle.dumps(problem.graph))
+    monkeypatch.setattr(lanes_order, "_locality_order", _not_again)
+    rank, order, _ = lanes_order.locality_order(travelled, "rcm")
+    np.testing.assert_array_equal(rank, kept[0])
+    # the depth the family's choice asked for travels too (the whole search's estimate on a
+    # graph this small, a capped search's answer from turbobc._graph.CAPPED_SEARCH_FROM)
+    assert order == "rcm" and ("depth_estimate" in travelled.__dict__
+                               or "_deeper_than" in travelled.__dict__)
+    with turbobc.tuning(gpu_family="lanes"):  # a family that orders no graph ahead
+        assert _dask.built_ahead(_deep_problem(), "gpu", None, 900) == 0.0
+
+
+def _not_again(*args):
+    raise AssertionError("the locality order was computed again")
+
+
+def test_a_gpu_call_builds_ahead_only_where_the_workers_have_gpus(client, monkeypatch):
+    """engine="auto" asks the workers first: CPU workers get nothing built ahead."""
+    problem = _deep_problem()
+    assert _dask.built_ahead(problem, "auto", client, 900) == 0.0
+    assert "_locality" not in problem.graph.__dict__

@@ -16,8 +16,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "CAPPED_SEARCH_FROM", "bfs_levels", "canonical_csr", "index_dtype_for",
-           "mapped_graph", "single_index_types", "in_index_type",
+__all__ = ["Graph", "CAPPED_SEARCH_FROM", "TRAVELLING_CACHE", "bfs_levels", "canonical_csr",
+           "index_dtype_for", "mapped_graph", "single_index_types", "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
 
@@ -97,6 +97,11 @@ def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
     return array.astype(want)
 
 
+TRAVELLING_CACHE = ("length_scale", "depth_estimate", "_deeper_than", "_locality")
+"""What a pickled :class:`Graph` keeps of its cache (``Graph.__reduce__``): answers that cost a
+search of the graph, not arrays that are quick to rebuild (the locality orders are n
+integers each, 8 MB for a million vertices, against 0.17 to 0.4 s to compute on del20)."""
+
 CAPPED_SEARCH_FROM = 2**22
 """Stored edges from which :meth:`Graph.deeper_than` searches compiled and stops at the level
 asked (numba loaded once a process, tenths of a second); below, SciPy's whole search."""
@@ -128,8 +133,11 @@ class Graph:
     def __reduce__(self):
         """Pickle what cannot be rebuilt, compactly: the pattern's row pointers and column
         indices, each in the smallest type that holds them (int32 up to 2^31 entries), and
-        the lengths; not its values (ones) nor the cached arrays (``csc``, the degrees). The
-        cached scalars (:attr:`length_scale`, :attr:`depth_estimate`) travel when computed.
+        the lengths; not its values (ones) nor the cached arrays (``csc``, the degrees). What
+        :data:`TRAVELLING_CACHE` names travels when computed: the cached scalars
+        (:attr:`length_scale`, :attr:`depth_estimate`), the answers of :meth:`deeper_than`
+        and the locality orders (turbobc/engines/gpu/lanes_order.py), which a Dask client
+        computes once for every worker (turbobc/_dask.py, ``built_ahead``).
         This is what a Dask worker receives of a call's graph (turbobc/_dask.py): 4 bytes a
         stored edge and a vertex below 2^31 - 64 of either (8 beyond), where the pattern
         itself holds 16 and 8 (int64 indices) or 12 and 4 (int32). The copy has the pattern's
@@ -137,7 +145,7 @@ class Graph:
         call put in the host's shared memory (``_shared_folder``, turbobc/_dask_shared.py)
         pickles as that folder's name."""
         pattern = self.pattern
-        cached = {name: self.__dict__[name] for name in ("length_scale", "depth_estimate")
+        cached = {name: self.__dict__[name] for name in TRAVELLING_CACHE
                   if name in self.__dict__}
         folder = self.__dict__.get("_shared_folder")
         if folder is not None:  # the arrays wait in the host's shared memory (_dask_shared)
