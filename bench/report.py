@@ -539,7 +539,8 @@ def results_markdown(results: Path = RESULTS) -> str:
                              keep=lambda r: _dask_cluster(r) == "cpu")
     compared = [r for r in records
                 if r.get("benchmark") == "house_compare" and "ratio" in r["rows"][0]]
-    last_gpu = _device(compared[-1]) if compared else None
+    # the comparisons on the GPU of the latest one (by the records' identity)
+    on_last_gpu = {id(r) for r in compared if _device(r) == _device(compared[-1])}
     parts += _latest_rows_section(
         records, "house_compare", "Before and after a restructure, one GPU, trees in turns",
         "bench/house_compare.py: two trees of turbobc on one GPU in one run, each imported in "
@@ -550,8 +551,7 @@ def results_markdown(results: Path = RESULTS) -> str:
         "the record's commit. Latest row per call on the GPU of the latest comparison; above "
         "1.03 the after tree is slower by more than issue 32 allows.",
         ["device", "call", "before", "after", "after / before"],
-        lambda device, g: _house_row(device, g),
-        keep=lambda r: r in compared and _device(r) == last_gpu,
+        _house_row, keep=lambda r: id(r) in on_last_gpu,
         key=lambda g: (g["call"],))
     parts += _memory_points_section(records)
     for suite, title in (("exact", "Exact BC, every engine in one run"),

@@ -846,7 +846,7 @@ def _not_again(*args):
     raise AssertionError("the locality order was computed again")
 
 
-def test_a_gpu_call_builds_ahead_only_where_the_workers_have_gpus(client, monkeypatch):
+def test_a_gpu_call_builds_ahead_only_where_the_workers_have_gpus(client):
     """engine="auto" asks the workers first: CPU workers get nothing built ahead."""
     problem = _deep_problem()
     assert _dask.built_ahead(problem, "auto", client, 900) == 0.0
