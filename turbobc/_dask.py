@@ -397,22 +397,20 @@ class ClusterSweeper(Sweeper):
 
 def built_ahead(problem: Problem, engine: str, client, num_sources: int) -> float:
     """Build here, once, what every GPU worker would otherwise build from the graph alone in
-    its first chunk, so that it travels with the graph (``Graph.__reduce__`` keeps it): the
-    locality order of the frontiers family, where the workers' GPU engine would choose that
-    family (turbobc/engines/gpu/engine.py, ``choose_family``, asked here with the caller's
-    knobs, as the workers are). On four H200s of one host, del20's reverse Cuthill–McKee
-    order took 0.23 to 0.40 s in each worker's first chunk with four computing it at once,
-    0.28 s with one (device call 17). Returns the seconds (0 where nothing was built)."""
+    its first chunk, so that it travels with the graph (``Graph.__reduce__`` keeps it): what
+    the family the workers' GPU engine would choose builds ahead
+    (turbobc/engines/gpu/family.py, ``Family.build_ahead``; the family from
+    turbobc/engines/gpu/engine.py, ``choose_family``, asked here with the caller's knobs, as
+    the workers are). Returns the seconds (0 where nothing was built)."""
     if engine not in ("gpu", "auto") or num_sources < 2:
         return 0.0
     began = time.perf_counter()
     from turbobc.engines.gpu.engine import choose_family
-    from turbobc.engines.gpu.lanes_order import locality_order
 
     family, _ = choose_family(problem, num_sources)
-    if family.name != "frontiers" or (engine == "auto" and not workers_have_gpus(client)):
+    if not family.builds_ahead or (engine == "auto" and not workers_have_gpus(client)):
         return 0.0
-    locality_order(problem.graph, current_tuning().frontier_order)
+    family.build_ahead()
     return time.perf_counter() - began
 
 

@@ -21,6 +21,9 @@ Every family answers the same two calls for the problem it was made with::
     plan = family.plan(resident, num_sources)   # Plan: batch, model bytes, launch shape
     part, facts = family.sweep(resident, sources, progress)   # a Partial and the run's facts
 
+and may build ahead, on the host, what depends on the graph alone (``family.build_ahead()``,
+where ``family.builds_ahead``).
+
 :func:`turbobc.engines.gpu.engine.choose_family` is the one place that picks a family, from the
 problem's facts, and says why.
 """
@@ -67,9 +70,18 @@ class Family:
     """
 
     name: str = ""
+    builds_ahead: bool = False
+    """Whether :meth:`build_ahead` builds anything (a Dask client asks before it asks the
+    workers whether they have GPUs)."""
 
     def __init__(self, problem: Problem):
         self.problem = problem
+
+    def build_ahead(self) -> None:
+        """Build on the host, from the graph alone, what each sweeper of this family would
+        otherwise build in its first sweep, and keep it on the graph, which carries it when
+        pickled (``Graph.TRAVELLING_CACHE``): a Dask client builds it once for every GPU
+        worker (turbobc/_dask.py, ``built_ahead``). Nothing by default."""
 
     def plan(self, resident, num_sources: int) -> Plan:
         """The :class:`Plan` of a run of ``num_sources`` sources on ``resident``'s graph, from

@@ -68,10 +68,17 @@ class FrontiersFamily(Family):
     """
 
     name = "frontiers"
+    builds_ahead = True
 
     def __init__(self, problem, *, blocks=None, index_dtype=None):
         super().__init__(problem)
         self.blocks, self.index_dtype = blocks, index_dtype
+
+    def build_ahead(self) -> None:
+        """The locality order the graph is relabeled in (:class:`_Labels`), kept on the
+        graph: del20's reverse Cuthill–McKee order took 0.23 to 0.40 s in each of four Dask
+        workers' first chunk, 0.28 s with one (device call 17)."""
+        locality_order(self.problem.graph, current_tuning().frontier_order)
 
     def _blocks(self, graph, num_sources: int, free: int, index_dtype,
                 memory_limit: int | None) -> int:
