@@ -97,7 +97,7 @@ def profile_graph(name: str, A, k: int, blocks_per_sm: list[int], peak: float | 
     reached_edges = sum(r[2] for r in forward)
     source_seconds = levels["cycles"] / clock_hz
     row["block0_source"] = {
-        "depth": levels["depth"], "seconds": source_seconds,
+        "source": levels["source"], "depth": levels["depth"], "seconds": source_seconds,
         "reached_edges": reached_edges,
         "forward": _levels(forward, clock_hz), "backward": _levels(backward[1:], clock_hz),
         "profiled_sweep_seconds": profiled["sweep_seconds"]}

@@ -27,7 +27,8 @@
 // FRONTIER_PROFILE 1 (bench/frontier_profile.py): block 0 records its first source's levels in
 // work.profile while every other block sweeps as usual, so the times are those of a loaded
 // device: forward level d at 3d (clock64 cycles, the level's vertices, their out-edges),
-// backward level L at 3(n + 2) + 3L (the same), then the depth and the source's cycles.
+// backward level L at 3(n + 2) + 3L (the same), then the depth, the source's cycles and the
+// source (its new id: block 0 takes the first source that no other block took before it).
 #include "accumulate.cuh"
 #include "common.cuh"
 #include "views.cuh"
@@ -352,6 +353,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
         if (profiling && threadIdx.x == 0) {
             work.profile[2 * backward_at] = depth;
             work.profile[2 * backward_at + 1] = clock64() - source_began;
+            work.profile[2 * backward_at + 2] = s;  // whichever source the block took first
         }
         profiling = false;
 #endif

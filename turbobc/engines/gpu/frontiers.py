@@ -191,7 +191,7 @@ class FrontiersFamily(Family):
         max_in_degree = int(graph.in_degree.max()) if n else 0
         variant = _variant(current_tuning())
         # FRONTIER_PROFILE builds: block 0 of the first launch records its first source
-        profile = (allocated(lambda: cupy.zeros(6 * (n + 2) + 2, dtype=cupy.int64))
+        profile = (allocated(lambda: cupy.zeros(6 * (n + 2) + 3, dtype=cupy.int64))
                    if dict(variant).get("PROFILE") else None)
         began = time.perf_counter()
         launches = 0
@@ -238,23 +238,26 @@ class FrontiersFamily(Family):
                      model_bytes=frontiers_bytes(n, m, blocks=blocks,
                                                  index_bytes=index_dtype.itemsize, edges=edges))
         if profile is not None:
-            facts["level_profile"] = _level_profile(profile.get(), n)
+            facts["level_profile"] = _level_profile(profile.get(), n, labels.perm)
         run = resident.run_facts()
         facts.update(resident_reused=run["resident_reused"] and not relabeled,
                      upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
         return raw
 
 
-def _level_profile(profile: np.ndarray, n: int) -> dict:
+def _level_profile(profile: np.ndarray, n: int, perm: np.ndarray) -> dict:
     """The levels a ``FRONTIER_PROFILE`` build recorded (spmv/kernels/frontiers.cu): block 0's
     first source while the other blocks swept theirs. ``forward`` and ``backward``: one
-    ``[cycles, vertices, out-edges]`` per level (level 0 first), ``depth`` and the source's
-    ``cycles`` in all (the SM's clock)."""
+    ``[cycles, vertices, out-edges]`` per level (level 0 first), ``depth``, the source's
+    ``cycles`` in all (the SM's clock) and the ``source`` (the graph's id, ``perm`` of the
+    relabeled one: the blocks take sources as they start, so block 0's first is the run's
+    first only when it started first)."""
     at = 3 * (n + 2)
     depth = int(profile[2 * at])
     forward = profile[:3 * (depth + 1)].reshape(-1, 3)
     backward = profile[at:at + 3 * depth].reshape(-1, 3)
     return {"depth": depth, "cycles": int(profile[2 * at + 1]),
+            "source": int(perm[profile[2 * at + 2]]),
             "forward": forward.tolist(), "backward": backward.tolist()}
 
 
