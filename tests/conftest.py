@@ -48,6 +48,11 @@ ENGINE_CONFIGS = [pytest.param(("graphblas", "auto"), id="graphblas"),
 ] + [pytest.param(("gpu", LAYERS), id="gpu-layers", marks=pytest.mark.gpu),
      pytest.param(("gpu", FRONTIERS), id="gpu-frontiers", marks=pytest.mark.gpu)]
 
+KERNEL_FREE_CONFIGS = [param for param in ENGINE_CONFIGS if param.values[0][1] not in KERNELS]
+"""The pairs that name no GPU kernel (the engines, the GPU engine's own choice and its
+families): for the calls that take no kernel name, edge and weighted BC, as
+``@pytest.mark.parametrize("engine_config", KERNEL_FREE_CONFIGS, indirect=True)``."""
+
 
 def pytest_collection_modifyitems(config, items):
     usable, reason = gpu_status()

@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import turbobc
+from conftest import KERNEL_FREE_CONFIGS
 from graph_cases import GRAPH_CASES, adjacency, with_hanging_trees, with_lengths
 from gpu_helpers import band_arrays
 
@@ -198,10 +199,9 @@ def test_variants_in_int64_equal_int32(variant, engine_config):
 
 
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp"])
+@pytest.mark.parametrize("engine_config", KERNEL_FREE_CONFIGS, indirect=True)
 def test_edge_bc_in_int64_equals_int32_and_networkx(name, engine_config):
-    engine, kernel = engine_config
-    if kernel != "auto":
-        pytest.skip("edge BC takes no kernel name")
+    engine, _ = engine_config  # (edge BC takes no kernel name)
     G, A = _case(name)
     narrow = run_edge_bc(A, directed=G.is_directed(), engine=engine)
     with turbobc.tuning(index_bits=64):
@@ -217,10 +217,9 @@ def test_edge_bc_in_int64_equals_int32_and_networkx(name, engine_config):
 
 
 @pytest.mark.parametrize("name", ["karate", "digraph_gnp"])
+@pytest.mark.parametrize("engine_config", KERNEL_FREE_CONFIGS, indirect=True)
 def test_weighted_bc_in_int64_equals_int32_and_networkx(name, engine_config):
-    engine, kernel = engine_config
-    if kernel != "auto":
-        pytest.skip("weighted BC takes no kernel name")
+    engine, _ = engine_config  # (weighted BC takes no kernel name)
     G = with_lengths(GRAPH_CASES[name](), "int100", seed=3)
     narrow = turbobc.bc(G, weight="weight", engine=engine)
     with turbobc.tuning(index_bits=64):
