@@ -58,8 +58,9 @@ def _grow(vertices, bits, size):
     capacity = max(size, 2 * vertices.size)
     more_vertices = np.empty(capacity, dtype=np.int64)
     more_bits = np.empty(capacity, dtype=np.uint64)
-    more_vertices[:vertices.size] = vertices
-    more_bits[:bits.size] = bits
+    for i in range(vertices.size):  # a loop, not a slice assignment: numba compiles a
+        more_vertices[i] = vertices[i]  # slice's shape check for seconds (its message)
+        more_bits[i] = bits[i]
     return more_vertices, more_bits
 
 
@@ -119,7 +120,8 @@ def _forward(indptr, indices, batch, rescale_exp, seen, sigma, acc, pending, tou
         depth += 1
         if depth + 1 >= level_start.size:
             wider = np.empty(2 * level_start.size, dtype=np.int64)
-            wider[:level_start.size] = level_start
+            for i in range(level_start.size):  # a loop: see _grow
+                wider[i] = level_start[i]
             level_start = wider
         level_start[depth + 1] = size
     return vertices, bits, level_start, depth, too_big, reached
