@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 from pathlib import Path
 
 from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
            "source_text", "compile_ptx", "get_kernel", "c_index_type", "instance_name",
-           "allow_shared_memory", "warm_kernels", "INDEX_PAIRS"]
+           "allow_shared_memory", "warm_kernels", "INDEX_PAIRS", "compile_seconds"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 """Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
@@ -164,33 +165,61 @@ def compile_ptx(filename: str, source: str | None = None, arch: str = "compute_9
 
 
 _lock = threading.Lock()
-_modules: dict[tuple[int, str, str], object] = {}
+_modules: dict[tuple, tuple] = {}
+"""(device, file, defines) or (device, file, name expression, defines) -> (module, the
+mangled name of each name expression, or None where the module maps them itself)."""
 
 
 def _module(filename: str, name_expression: str, defines: tuple = ()):
-    """The module of one instantiation on the current device, compiled on first use.
+    """The module holding one instantiation on the current device, and its name map.
 
-    Only the instantiation that is launched is compiled (one name expression per module, as
-    CuPy memoizes its own kernels per variant): a first call on batched.cu compiles one of its
-    24 kernels, not all of them.
+    Without ``defines``, the file's shipped binary (spmv/_prebuilt.py: every instantiation,
+    compiled ahead), loaded once per device. Otherwise, or where no shipped binary serves, only
+    the instantiation that is launched is compiled through NVRTC (one name expression per
+    module, as CuPy memoizes its own kernels per variant): a first call on batched.cu compiles
+    one of its 24 kernels, not all of them; :data:`compile_seconds` counts the time.
     """
     import cupy
 
-    device = cupy.cuda.Device().id
-    key = (device, filename, name_expression, defines)
+    from spmv import _prebuilt
+
+    device = cupy.cuda.Device()
+    shipped_key = (device.id, filename, defines)
     with _lock:
-        module = _modules.get(key)
-        if module is None:
-            code = "".join(f"#define {name} {value}\n" for name, value in defines)
-            module = cupy.RawModule(code=code + source_text(filename), options=OPTIONS,
-                                    name_expressions=[name_expression],
-                                    enable_cooperative_groups=filename in _COOPERATIVE)
-            try:
-                module.compile()
-            except cupy.cuda.compiler.CompileException as exc:
-                raise KernelCompileError(_readable_log(filename, exc.get_message())) from None
-            _modules[key] = module
-    return module
+        if shipped_key in _modules:
+            return _modules[shipped_key]
+        key = (device.id, filename, name_expression, defines)
+        if key in _modules:
+            return _modules[key]
+        if not defines:
+            found = _prebuilt.load_module(filename, int(device.compute_capability),
+                                          filename in _COOPERATIVE)
+            if found is not None:
+                _modules[shipped_key] = found
+                return found
+        code = "".join(f"#define {name} {value}\n" for name, value in defines)
+        module = cupy.RawModule(code=code + source_text(filename), options=OPTIONS,
+                                name_expressions=[name_expression],
+                                enable_cooperative_groups=filename in _COOPERATIVE)
+        began = time.perf_counter()
+        try:
+            module.compile()
+        except cupy.cuda.compiler.CompileException as exc:
+            raise KernelCompileError(_readable_log(filename, exc.get_message())) from None
+        _compiled.append((filename, name_expression, time.perf_counter() - began))
+        _modules[key] = (module, None)
+    return _modules[key]
+
+
+_compiled: list = []
+"""(file, name expression, seconds) of every instantiation this process compiled through
+NVRTC (or read from CuPy's cache): :func:`compile_seconds` sums them."""
+
+
+def compile_seconds() -> float:
+    """Seconds this process spent compiling (or reading from CuPy's cache) turbobc's kernels
+    through NVRTC so far: the run's facts report the difference over a call."""
+    return sum(seconds for _, _, seconds in _compiled)
 
 
 def get_kernel(filename: str, name_expression: str, defines: tuple = ()):
@@ -217,8 +246,9 @@ def get_kernel(filename: str, name_expression: str, defines: tuple = ()):
         if name_expression not in name_expressions(filename):
             raise ValueError(f"{name_expression!r} is not an instantiation of {filename}; "
                              f"expected one of {list(name_expressions(filename))}")
-        kernel = _module(filename, name_expression, tuple(defines)).get_function(
-            name_expression)
+        module, mangled = _module(filename, name_expression, tuple(defines))
+        kernel = module.get_function(name_expression if mangled is None
+                                     else mangled[name_expression])
         _kernels[key] = kernel
     return kernel
 

@@ -6,7 +6,6 @@ oracle grid (tests/conftest.py: ``cpu``, ``cpu-alone``) checks it against networ
 from __future__ import annotations
 
 import networkx as nx
-import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,8 +17,9 @@ from turbobc._graph import Graph
 from turbobc._pairs import PathCountOverflow, reference_counts
 from turbobc.engines import engine_named, resolve_engine
 from turbobc.engines.cpu import memory
-from turbobc.engines.cpu.lanes import breadth_first_rank
-from turbobc.engines.cpu.pairs import CpuPairSampler
+from turbobc.engines.cpu.engine import breadth_first_rank
+from turbobc.engines.cpu.pair_sampler import CpuPairSampler
+from turbobc.engines.cpu.threads import compute_threads
 from turbobc.engines.protocol import Problem
 
 
@@ -99,13 +99,10 @@ def test_sums_do_not_depend_on_the_threads(kind):
     call = {"unweighted": lambda: turbobc.bc(A, engine="cpu"),
             "weighted": lambda: turbobc.bc(A, weight=True, engine="cpu"),
             "edges": lambda: turbobc.edge_bc(A, engine="cpu").toarray()}[kind]
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with turbobc.tuning(cpu_threads=1):
         one = call()
-    finally:
-        numba.set_num_threads(threads)
-    np.testing.assert_array_equal(call(), one)
+    with turbobc.tuning(cpu_threads=3):
+        np.testing.assert_array_equal(call(), one)
 
 
 def test_memory_plan_and_its_error():
@@ -161,7 +158,7 @@ def test_kernel_is_refused_and_auto_picks_cpu():
 def test_facts_of_a_run():
     A = nx.to_scipy_sparse_array(nx.karate_club_graph(), format="csr")
     facts = run_bc(A, engine="cpu").facts
-    assert facts["engine"] == "cpu" and facts["threads"] == numba.get_num_threads()
+    assert facts["engine"] == "cpu" and facts["threads"] == compute_threads()
     assert facts["lanes"] and facts["wide_sources"] == 0 and facts["rounds"] >= 1
 
 

@@ -363,11 +363,18 @@ def test_past_two_to_the_31_stored_edges_on_the_device():
 
 # ---------------------------------------------------------------- past SciPy's csgraph
 
+@pytest.mark.parametrize("path", ["scipy", "compiled"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_compiled_traversals_equal_scipys(seed):
+def test_compiled_traversals_equal_scipys(seed, path, monkeypatch):
+    """Each search against networkx, by SciPy (below SCIPY_BELOW_NNZ) and by the compiled
+    loops (the limit lowered to 0)."""
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-    from turbobc._traverse import bfs_depths, bfs_order_levels, component_labels
+    import turbobc._traverse
+    from turbobc._traverse import bfs_depths, bfs_order_levels, component_depths, component_labels
+
+    if path == "compiled":
+        monkeypatch.setattr(turbobc._traverse, "SCIPY_BELOW_NNZ", 0)
 
     G = nx.gnp_random_graph(300, 0.006, seed=seed, directed=seed == 2)
     A = adjacency(G)
@@ -393,6 +400,15 @@ def test_compiled_traversals_equal_scipys(seed):
             v = list(G).index(node)
             nearest[v] = hops if nearest[v] < 0 else min(nearest[v], hops)
     np.testing.assert_array_equal(bfs_depths(A.indptr, A.indices, roots), nearest)
+    if seed == 2:
+        return  # component depths are of a symmetric pattern
+    # from the least vertex of each component
+    depth = np.full(A.shape[0], -1)
+    for component in nx.connected_components(G):
+        least = min(list(G).index(node) for node in component)
+        for node, hops in nx.single_source_shortest_path_length(G, list(G)[least]).items():
+            depth[list(G).index(node)] = hops
+    np.testing.assert_array_equal(component_depths(A.indptr, A.indices), depth)
 
 
 def test_callers_past_scipys_csgraph(monkeypatch, cpu_engine):

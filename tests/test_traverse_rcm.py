@@ -11,8 +11,18 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee as scipy_rcm
 
+import turbobc._traverse
 from turbobc._graph import Graph
 from turbobc._traverse import reverse_cuthill_mckee
+
+
+@pytest.fixture(autouse=True, params=["compiled", "scipy"])
+def path(request, monkeypatch):
+    """Every test twice: the compiled order (SciPy's own below SCIPY_BELOW_NNZ otherwise,
+    here lowered to 0) and the order as a call runs it (SciPy's on these small graphs)."""
+    if request.param == "compiled":
+        monkeypatch.setattr(turbobc._traverse, "SCIPY_BELOW_NNZ", 0)
+    return request.param
 
 
 def _random_pattern(rng, n: int, m: int, symmetric: bool) -> sp.csr_matrix:

@@ -644,8 +644,8 @@ def _pair_sampler(call):
         return sampler, lambda: {"engine": "gpu", "pair_blocks": sampler.blocks,
                                  "path_counts_inexact": bool(sampler.status & 1)}, sampler.blocks
     if call.engine == "cpu":
-        from turbobc.engines.cpu.memory import compute_threads
-        from turbobc.engines.cpu.pairs import CpuPairSampler
+        from turbobc.engines.cpu.threads import compute_threads
+        from turbobc.engines.cpu.pair_sampler import CpuPairSampler
 
         threads = compute_threads()
         sampler = CpuPairSampler(graph, endpoints=call.endpoints, threads=threads)

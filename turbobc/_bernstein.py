@@ -1,15 +1,13 @@
 """The Bernstein radii of approximate BC (turbobc/_approx.py, "Stopping"): how far a mean of
 k samples in [0, R] may lie from its expectation, per vertex, and the largest of them at a
-checkpoint, without visiting every vertex. Imports nothing of turbobc but the compiled-loop
-helper (numba only when a radius is computed)."""
+checkpoint, without visiting every vertex. Imports nothing of turbobc but the compiled
+functions' registry (turbobc/_compiled.py), and that when a radius is computed."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
-from turbobc._traverse import compiled_on_first_use
 
 __all__ = ["bernstein_radius", "largest_radius", "radius_above"]
 
@@ -32,8 +30,10 @@ def bernstein_radius(mean: np.ndarray, k: int, R: float, log_term: float,
     radii = np.empty(mean.shape, dtype=np.float64)
     # each mean's iteration, compiled: 40 rounds of NumPy calls over the means cost more than
     # the cpu engine's samples of a checkpoint, and over one mean about 2.5 ms
-    _radii(mean.reshape(-1), np.ascontiguousarray(log_term).reshape(-1), float(k), float(R),
-           int(iterations), radii.reshape(-1))
+    from turbobc._compiled import entry
+
+    entry("bernstein_radii")(mean.reshape(-1), np.ascontiguousarray(log_term).reshape(-1),
+                             float(k), float(R), int(iterations), radii.reshape(-1))
     return radii
 
 
@@ -50,9 +50,6 @@ def _radii_loop(mean, log_term, k, R, iterations, out):
             nearest = min(max(nearest, 0.0), R)
             x = a + math.sqrt(a * a + scale * nearest * (R - nearest))
         out[i] = x
-
-
-_radii = compiled_on_first_use(_radii_loop)
 
 
 def radius_above(mean: np.ndarray, k: int, R: float, log_term) -> np.ndarray:

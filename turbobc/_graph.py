@@ -275,32 +275,14 @@ def mapped_graph(folder: str, n: int, indptr_type: str, indices_type: str, direc
 
 def bfs_levels(csr, root: int) -> tuple[np.ndarray, np.ndarray]:
     """Breadth-first order from ``root`` along out-edges, and the level of every vertex it
-    reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy (the levels by
-    pointer jumping over the breadth-first tree); past SciPy's int32 indices (2^31 - 1 stored
-    edges), one compiled pass (turbobc/_traverse.py)."""
-    from scipy.sparse.csgraph import breadth_first_order
-
-    from turbobc._traverse import bfs_order_levels, past_csgraph
+    reaches (-1 elsewhere). O(n + m) in SciPy plus O(n log depth) in NumPy
+    (turbobc/_traverse.py ``scipy_order_levels``); past SciPy's int32 indices (2^31 - 1
+    stored edges), one compiled pass."""
+    from turbobc._traverse import bfs_order_levels, past_csgraph, scipy_order_levels
 
     if past_csgraph(csr):
         return bfs_order_levels(csr.indptr, csr.indices, root)
-
-    order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
-    n = csr.shape[0]
-    level = np.full(n, -1, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = np.arange(order.size)
-    jump = pos[np.where(order == root, root, pred[order])]   # parents, as places in order
-    hops = np.ones(order.size, dtype=np.int64)
-    hops[0] = 0
-    while True:  # hops[i] = the levels from order[i] up to order[jump[i]]
-        done = jump == 0
-        if done.all():
-            break
-        hops = hops + np.where(done, 0, hops[jump])
-        jump = np.where(done, 0, jump[jump])
-    level[order] = hops
-    return order, level
+    return scipy_order_levels(csr, root)
 
 
 def canonical_csr(rows: np.ndarray, cols: np.ndarray, n: int,

@@ -1,26 +1,35 @@
-"""Traversals of a pattern past what SciPy's ``scipy.sparse.csgraph`` takes: its routines
-cast the index arrays to int32 (and refuse values that do not fit), so from 2^31 - 1 stored
-edges or vertices (:data:`CSGRAPH_LIMIT`) the breadth-first order, the connected components
-and the reverse Cuthill-McKee order of a graph are out of its reach. The callers
-(turbobc/_graph.py ``bfs_levels``, turbobc/_reduce.py ``component_sizes``,
-turbobc/_pairs.py ``vertex_diameter_bound``) use SciPy below the limit and the compiled loops
-here past it (or, with ``force``, on any graph: how the tests run them); the reverse
-Cuthill-McKee order (turbobc/engines/gpu/lanes_order.py) and the search that stops at a
-depth (``depth_reached``, for ``Graph.deeper_than`` on large graphs) are compiled at every
-size. Imports
-nothing of turbobc; numba only when a loop runs.
+"""Breadth-first searches, connected components and the reverse Cuthill-McKee order of a
+pattern, by SciPy where it serves and by compiled loops where it does not.
+
+SciPy's ``scipy.sparse.csgraph`` casts the index arrays to int32 (and refuses values that do
+not fit), so from 2^31 - 1 stored edges or vertices (:data:`CSGRAPH_LIMIT`) a graph is out of
+its reach; and its code is compiled already, where the loops here are compiled by numba at
+first use (seconds in a fresh process, the cold-start issue) unless shipped ahead
+(turbobc/_compiled.py serves them). So each function below runs SciPy below :data:`SCIPY_BELOW_NNZ`
+stored edges (milliseconds there: the graphs a first call meets) and the compiled loop from
+there on, where the loop is the faster one (half SciPy's time for the reverse Cuthill-McKee
+order of del20) and its compile is small beside the graph's work. ``component_order_levels``
+and the capped search of ``depth_reached`` are compiled at every size (SciPy has neither).
+Imports only turbobc/_compiled.py, and that when a loop runs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CSGRAPH_LIMIT", "past_csgraph", "bfs_order_levels", "bfs_depths", "depth_reached",
+__all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "past_csgraph", "scipy_order_levels", "bfs_order_levels", "bfs_depths", "depth_reached",
            "component_order_levels", "component_depths", "component_labels",
-           "reverse_cuthill_mckee", "compiled_on_first_use"]
+           "reverse_cuthill_mckee"]
 
 CSGRAPH_LIMIT = 2**31 - 1
 """SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""
+
+SCIPY_BELOW_NNZ = 2**22
+"""Below this many stored edges the searches run in SciPy (no compile on a first call)."""
+
+RCM_SCIPY_SORT_WORK = 2**26
+"""SciPy's reverse Cuthill-McKee order sorts each vertex's new neighbours by insertion, work
+up to the sum of squared degrees: past this much, the compiled order (a merge sort) runs."""
 
 
 def past_csgraph(pattern) -> bool:
@@ -28,16 +37,71 @@ def past_csgraph(pattern) -> bool:
     return max(pattern.shape[0], pattern.nnz) >= CSGRAPH_LIMIT
 
 
+def _scipy_serves(indptr: np.ndarray) -> bool:
+    """Whether the pattern with these row pointers is small enough for SciPy's searches."""
+    return int(indptr[-1]) < SCIPY_BELOW_NNZ and indptr.size - 1 < CSGRAPH_LIMIT
+
+
+def _csr(indptr: np.ndarray, indices: np.ndarray, extra_row: np.ndarray | None = None):
+    """The pattern as SciPy's CSR matrix (int8 ones); with ``extra_row``, one more vertex n
+    whose out-edges go to ``extra_row`` (a virtual root of a search from several roots)."""
+    import scipy.sparse as sp
+
+    n = indptr.size - 1
+    if extra_row is not None:
+        indptr = np.append(indptr, indptr[-1] + extra_row.size)
+        indices = np.concatenate([indices, extra_row.astype(indices.dtype)])
+        n += 1
+    ones = np.ones(indices.size, dtype=np.int8)
+    return sp.csr_matrix((ones, indices, indptr), shape=(n, n))
+
+
+def scipy_order_levels(csr, root: int) -> tuple[np.ndarray, np.ndarray]:
+    """Breadth-first order from ``root`` along out-edges of a SciPy CSR matrix, and the level
+    of every vertex (-1 where unreached): O(n + m) in SciPy plus O(n log depth) in NumPy (the
+    levels by pointer jumping over the breadth-first tree)."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    order, pred = breadth_first_order(csr, root, directed=True, return_predecessors=True)
+    n = csr.shape[0]
+    level = np.full(n, -1, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    jump = pos[np.where(order == root, root, pred[order])]   # parents, as places in order
+    hops = np.ones(order.size, dtype=np.int64)
+    hops[0] = 0
+    while True:  # hops[i] = the levels from order[i] up to order[jump[i]]
+        done = jump == 0
+        if done.all():
+            break
+        hops = hops + np.where(done, 0, hops[jump])
+        jump = np.where(done, 0, jump[jump])
+    level[order] = hops
+    return order, level
+
+
+def _scipy_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """The depth of every vertex from the nearest of ``roots`` (-1 where unreached): one SciPy
+    search from a virtual root whose out-edges go to ``roots``."""
+    n = indptr.size - 1
+    level = scipy_order_levels(_csr(indptr, indices, np.asarray(roots)), n)[1][:n]
+    return np.where(level > 0, level - 1, -1)
+
+
 def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
     """Breadth-first order from ``root`` along out-edges (int64) and the level of every vertex
-    (-1 where unreached), in one compiled pass: O(n + m), int64 throughout."""
+    (-1 where unreached), in one pass: O(n + m) (SciPy below :data:`SCIPY_BELOW_NNZ`)."""
+    if _scipy_serves(indptr):
+        return scipy_order_levels(_csr(indptr, indices), root)
     order, count, level = _search(indptr, indices, np.array([root], dtype=np.int64), False)
     return order[:count], level
 
 
 def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex from the nearest of ``roots`` (one search from
-    all of them at once; -1 where unreached), in one compiled pass: O(n + m)."""
+    all of them at once; -1 where unreached), in one pass: O(n + m)."""
+    if _scipy_serves(indptr):
+        return _scipy_depths(indptr, indices, np.asarray(roots, dtype=np.int64))
     return _search(indptr, indices, np.asarray(roots, dtype=np.int64), False)[2]
 
 
@@ -61,7 +125,14 @@ def component_order_levels(indptr: np.ndarray, indices: np.ndarray):
 
 def component_depths(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex of a symmetric pattern from the least vertex of
-    its connected component (:func:`component_order_levels`)."""
+    its connected component (:func:`component_order_levels`; below :data:`SCIPY_BELOW_NNZ`
+    SciPy's components, then one search from every component's least vertex at once)."""
+    if _scipy_serves(indptr):
+        from scipy.sparse.csgraph import connected_components
+
+        label = connected_components(_csr(indptr, indices), directed=False)[1]
+        least = np.unique(label, return_index=True)[1]  # first of each label: least vertex
+        return _scipy_depths(indptr, indices, least)
     return component_order_levels(indptr, indices)[1]
 
 
@@ -89,10 +160,18 @@ def reverse_cuthill_mckee(pattern, symmetric: bool) -> np.ndarray:
     argsort of the degrees, each vertex's new neighbours ordered by degree, ties as they
     came), in one compiled pass at any size: O(n + m) plus the sorts of each vertex's new
     neighbours (a merge sort past 64 of them, where SciPy's insertion sort is quadratic in
-    the largest degree), half SciPy's time on del20 (0.24 s against 0.55 s on 2 cores)."""
+    the largest degree), half SciPy's time on del20 (0.24 s against 0.55 s on 2 cores).
+    SciPy's own runs below :data:`SCIPY_BELOW_NNZ` stored edges when its sorts cost at most
+    :data:`RCM_SCIPY_SORT_WORK` (the sum of squared degrees): the same permutation without a
+    compile."""
     if not symmetric:
         pattern = pattern + pattern.T
     pattern = pattern.tocsr()
+    degrees = np.diff(pattern.indptr).astype(np.float64)
+    if _scipy_serves(pattern.indptr) and degrees @ degrees <= RCM_SCIPY_SORT_WORK:
+        from scipy.sparse.csgraph import reverse_cuthill_mckee as scipy_rcm
+
+        return scipy_rcm(pattern.astype(np.int8), symmetric_mode=True).astype(np.int64)
     indptr = np.ascontiguousarray(pattern.indptr)
     indices = np.ascontiguousarray(pattern.indices)
     n = indptr.size - 1
@@ -138,7 +217,9 @@ def _cuthill_mckee_loop(indptr, indices, degree, seeds, n):
                     count += 1
             if count - first > 64:  # v's new neighbours by degree, stably: a merge sort
                 group = order[first:count].copy()
-                order[first:count] = group[np.argsort(degree[group], kind="mergesort")]
+                ranks = np.argsort(degree[group], kind="mergesort")
+                for k in range(ranks.size):  # a loop: numba compiles a slice assignment's
+                    order[first + k] = group[ranks[k]]  # shape check for seconds
                 continue
             for k in range(first + 1, count):  # (a few: an insertion sort, as SciPy's)
                 w = order[k]
@@ -149,22 +230,6 @@ def _cuthill_mckee_loop(indptr, indices, degree, seeds, n):
                     j -= 1
                 order[j] = w
     return order
-
-
-def compiled_on_first_use(function):
-    """``function`` compiled by numba on first use (cached on disk, as the cpu engine's)."""
-    compiled = None
-
-    def run(*args):
-        nonlocal compiled
-        if compiled is None:
-            from numba import njit
-
-            compiled = njit(cache=True)(function)
-        return compiled(*args)
-
-    run.__doc__ = function.__doc__
-    return run
 
 
 def _bfs_loop(indptr, indices, roots, n, each_component, cap):
@@ -222,7 +287,28 @@ def _union_find_loop(indptr, indices, n):
     return parent
 
 
-_bfs = compiled_on_first_use(_bfs_loop)
-_degrees_counting_loops = compiled_on_first_use(_degrees_counting_loops_loop)
-_cuthill_mckee = compiled_on_first_use(_cuthill_mckee_loop)
-_union_find = compiled_on_first_use(_union_find_loop)
+def _compiled(name: str):
+    """The compiled loop ``name`` (turbobc/_compiled.py: shipped ahead, or compiled at first
+    use), called with the types it was compiled for: int64 row pointers, int32 or int64
+    column indices, int64 arrays and counts."""
+    from turbobc._compiled import entry
+
+    def run(indptr, indices, *rest):
+        indices = np.ascontiguousarray(indices, dtype=_index_type(indices))
+        rest = tuple(np.ascontiguousarray(r, dtype=np.int64) if isinstance(r, np.ndarray)
+                     else r for r in rest)
+        return entry(name, indices.dtype)(np.ascontiguousarray(indptr, dtype=np.int64),
+                                          indices, *rest)
+
+    return run
+
+
+def _index_type(indices: np.ndarray):
+    """int32 indices stay int32; any other type is widened to int64."""
+    return np.int32 if indices.dtype == np.int32 else np.int64
+
+
+_bfs = _compiled("bfs")
+_degrees_counting_loops = _compiled("degrees_counting_loops")
+_cuthill_mckee = _compiled("cuthill_mckee")
+_union_find = _compiled("union_find")

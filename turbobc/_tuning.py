@@ -76,6 +76,9 @@ class Tuning:
         (4 at once): road-minnesota 1.00 / 0.91, power 0.83 / 0.90, ca-GrQc 0.67 / 0.66,
         ego-Facebook 0.72 / 0.65, wiki-Vote 1.30 / 1.11
         (bench/results/cpu_threads-20261125T075733Z.json, NetworKit beside them).
+    cpu_threads : int or None
+        Threads of the cpu engine (turbobc/engines/cpu/threads.py); None:
+        ``NUMBA_NUM_THREADS`` when set, else the cores this process may run on.
     cpu_lanes : bool or str
         Whether the cpu engine sweeps unweighted vertex BC 64 sources at a time, the sources
         as the bits of a word (turbobc/engines/cpu/lanes.py), rather than each source alone:
@@ -248,6 +251,7 @@ class Tuning:
     cpu_batch_cap: int = 2**24
     cpu_collect_above_slots: int | float = 2**20
     cpu_concurrent_batches: int | str = "auto"
+    cpu_threads: int | None = None
     cpu_lanes: bool | str = "auto"
     cpu_lanes_max_depth: int = 40
     fold_trees: bool = True

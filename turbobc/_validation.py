@@ -469,9 +469,8 @@ def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
     """Whether the CSR matrix (indptr, indices, values), rows sorted, equals its transpose
     (``values``: an array, or True for the pattern): equal in- and out-degrees first (one
     pass), then the transpose compared (values exactly): SciPy's for a pattern of fewer than
-    :data:`SMALL_TRANSPOSE` entries, else SuiteSparse's multithreaded one."""
-    from graphblas import Matrix
-
+    :data:`SMALL_TRANSPOSE` entries, else SuiteSparse's multithreaded one (imported only then:
+    python-graphblas loads numba, half a second of a first call)."""
     n = indptr.size - 1
     if not _degrees_match(indptr, indices, n):
         return False
@@ -481,6 +480,8 @@ def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
                                shape=(n, n))
         transposed = pattern.T.tocsr()  # SciPy's transpose gives sorted rows
         return bool(np.array_equal(transposed.indices, indices))
+    from graphblas import Matrix
+
     M = Matrix.from_csr(indptr, indices, values, nrows=n, ncols=n)
     return M.isequal(M.T)
 

@@ -1,6 +1,7 @@
 """The CPU engine behind the protocol (turbobc/engines/protocol.py): :class:`CpuEngine` and its
-:class:`CpuSweeper`, which hands the compiled core (turbobc/engines/cpu/sweep.py) rounds of
-sources, adds their partial sums in order, advances the progress bar, sends the sources whose
+:class:`CpuSweeper`, which hands the compiled core (turbobc/engines/cpu/sweep.py and lanes.py,
+through turbobc/_compiled.py: compiled ahead, or at first use) rounds of sources on the
+threads (turbobc/engines/cpu/threads.py), adds their partial sums in order, advances the progress bar, sends the sources whose
 counts spread too wide to the exponent-per-vertex sweep (turbobc/engines/wide.py) and serves
 per-slot target weights (chain folding).
 """
@@ -16,16 +17,16 @@ from turbobc._graph import vanishing_length_error, in_index_type
 from turbobc._progress import paced_batches
 from turbobc._scaling import OVERFLOW_EXP, WIDE_EXP
 from turbobc._tuning import current as current_tuning
-import turbobc.engines.cpu.sweep as core
-from turbobc.engines.cpu.memory import (chunk_sources, compute_threads, launch, plan_chunks,
-                                        slot_capacity)
-from turbobc.engines.cpu.lanes import LANES, breadth_first_rank, sweep_lanes
-from turbobc.engines.cpu.walks import VANISHED, WIDE
+from turbobc._compiled import entry
+from turbobc._traverse import component_order_levels
+from turbobc.engines.cpu.memory import chunk_sources, plan_chunks, slot_capacity
+from turbobc.engines.cpu.statuses import LANES, VANISHED, WIDE
+from turbobc.engines.cpu.threads import compute_threads, on_threads
 from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDeclined, Sweeper,
                                       slot_weights_reason)
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
 
-__all__ = ["CpuEngine", "CpuSweeper", "RESCALE_ABOVE_EXP", "WIDE_BELOW_EXP"]
+__all__ = ["CpuEngine", "CpuSweeper", "RESCALE_ABOVE_EXP", "WIDE_BELOW_EXP", "breadth_first_rank"]
 
 RESCALE_ABOVE_EXP = OVERFLOW_EXP
 """A count finished above 2^RESCALE_ABOVE_EXP is scaled back (walks.py); read at each run, so
@@ -146,11 +147,18 @@ class CpuSweeper(Sweeper):
         edge_parts = np.zeros((chunks, graph.nnz if edge_raw is not None else 0))
         status = np.zeros(len(sources), dtype=np.int64)
         bad_edge = np.full(len(sources), -1, dtype=np.int64)
-        with launch():
-            core.sweep_chunks(self.indptr, self.indices, self.lengths, sources, chunk,
-                              RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau, self.omega,
-                              problem.split_non_targets, problem.endpoints, bc_parts,
-                              edge_parts, status, bad_edge)
+        weighted = self.lengths.size > 0
+        sweep = entry("sweep_lengths" if weighted else "sweep_hops", self.indices.dtype)
+        graph_arrays = ((self.indptr, self.indices, self.lengths) if weighted
+                        else (self.indptr, self.indices))
+
+        def one_chunk(c):
+            part = slice(c * chunk, (c + 1) * chunk)
+            sweep(*graph_arrays, sources[part], RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau,
+                  self.omega, problem.split_non_targets, problem.endpoints, bc_parts[c],
+                  edge_parts[c], status[part], bad_edge[part])
+
+        on_threads(one_chunk, chunks)
         self._check_vanished(sources, status, bad_edge)
         for c in range(chunks):  # in chunk order: the sums do not depend on the threads
             raw += bc_parts[c]
@@ -190,9 +198,14 @@ class CpuSweeper(Sweeper):
         batches = -(-len(sources) // LANES)
         bc_parts = np.zeros((batches, graph.n), dtype=np.float64)
         declined = np.zeros(len(sources), dtype=np.bool_)
-        with launch():
-            sweep_lanes(self.indptr, self.indices, sources, RESCALE_ABOVE_EXP, self.tau,
-                        self.omega, problem.endpoints, bc_parts, declined)
+        sweep = entry("sweep_lane_batch", self.indices.dtype)
+
+        def one_batch(b):
+            part = slice(b * LANES, (b + 1) * LANES)
+            sweep(self.indptr, self.indices, sources[part], RESCALE_ABOVE_EXP, self.tau,
+                  self.omega, problem.endpoints, bc_parts[b], declined[part])
+
+        on_threads(one_batch, batches)
         for b in range(batches):
             raw += bc_parts[b]
         if not declined.any():
@@ -207,9 +220,7 @@ class CpuSweeper(Sweeper):
             return
         e = int(bad_edge[hit[0]])
         tail = int(np.searchsorted(self.indptr, e, side="right") - 1)
-        with launch():
-            at = core.distances_of(self.indptr, self.indices, self.lengths,
-                                   sources[hit[:1]], RESCALE_ABOVE_EXP)[0, tail]
+        at = self._distances(sources[hit[:1]])[0, tail]
         raise vanishing_length_error(tail, int(self.indices[e]), float(self.lengths[e]),
                                      float(at))
 
@@ -219,12 +230,6 @@ class CpuSweeper(Sweeper):
         problem, graph = self.problem, self.problem.graph
         weighted = graph.lengths is not None
 
-        def distances(batch):
-            with launch():
-                return core.distances_of(self.indptr, self.indices, self.lengths,
-                                         np.ascontiguousarray(batch, dtype=np.int64),
-                                         RESCALE_ABOVE_EXP)
-
         accumulate_wide(np, self.indptr, self.indices, graph.n, wide, raw,
                         endpoints=problem.endpoints, progress=progress,
                         target_weight=problem.target_weight,
@@ -232,7 +237,17 @@ class CpuSweeper(Sweeper):
                         split_non_targets=problem.split_non_targets,
                         batch_entries=min(WIDE_BATCH_ENTRIES, max(1, step) * graph.n),
                         lengths=graph.lengths if weighted else None,
-                        distances=distances if weighted else None)
+                        distances=self._distances if weighted else None)
+
+    def _distances(self, sources) -> np.ndarray:
+        """B x n float64: the shortest distances from each of ``sources`` (inf where not
+        reached), on the threads."""
+        sources = np.ascontiguousarray(sources, dtype=np.int64)
+        out = np.empty((sources.size, self.problem.graph.n))
+        row = entry("distances_row", self.indices.dtype)
+        on_threads(lambda b: row(self.indptr, self.indices, self.lengths, int(sources[b]),
+                                 RESCALE_ABOVE_EXP, out[b]), sources.size)
+        return out
 
     def _run_slots(self, sources: np.ndarray, raw: np.ndarray, edge_raw: np.ndarray | None,
                    progress, threads: int) -> int:
@@ -282,11 +297,11 @@ class _SlotWalks(SlotCounts):
         self.scaled = np.zeros(B, dtype=np.bool_)
         status = np.zeros(B, dtype=np.int64)
         bad_edge = np.full(B, -1, dtype=np.int64)
-        with launch():
-            core.walk_slots(sweeper.indptr, sweeper.indices, sweeper.lengths, self.slots,
-                            RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.dist, self.sigma,
-                            self.expo, self.order, self.reached, status, self.scaled,
-                            bad_edge)
+        walk = entry("walk_slot", sweeper.indices.dtype)
+        on_threads(lambda b: walk(sweeper.indptr, sweeper.indices, sweeper.lengths,
+                                  self.slots, b, RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.dist,
+                                  self.sigma, self.expo, self.order, self.reached, status,
+                                  self.scaled, bad_edge), B)
         sweeper._check_vanished(self.slots, status, bad_edge)
         if (status == WIDE).any():
             raise SlotWeightsDeclined("path counts spread wider than one scale holds")
@@ -318,14 +333,27 @@ class _SlotWalks(SlotCounts):
         chunks = -(-len(self.slots) // chunk)
         bc_parts = np.zeros((chunks, self.n))
         edge_parts = np.zeros((chunks, edge_raw.size if edge_raw is not None else 0))
-        with launch():
-            core.accumulate_slots(s.indptr, s.indices, s.lengths, self.slots, self.reached,
-                                  self.order, self.dist, self.sigma, self.expo, self.scaled,
-                                  np.ascontiguousarray(self.tau), chunk, bc_parts, edge_parts)
+        tau = np.ascontiguousarray(self.tau, dtype=np.float64)
+        accumulate = entry("accumulate_slots", s.indices.dtype)
+        on_threads(lambda c: accumulate(
+            s.indptr, s.indices, s.lengths, self.slots, self.reached, self.order, self.dist,
+            self.sigma, self.expo, self.scaled, tau, c * chunk,
+            min((c + 1) * chunk, len(self.slots)), bc_parts[c], edge_parts[c]), chunks)
         for c in range(chunks):
             raw += bc_parts[c]
             if edge_raw is not None:
                 edge_raw += edge_parts[c]
+
+
+def breadth_first_rank(indptr, indices):
+    """Each vertex's place in a breadth-first order of the whole graph (every component from
+    its least vertex; sources sorted by it lie near their neighbours in the order), and the
+    order's largest depth (a lower bound on the deepest BFS of any source):
+    turbobc/_traverse.py's compiled search."""
+    order, depth = component_order_levels(indptr, indices)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank, int(depth.max(initial=0))
 
 
 def _weights(values) -> np.ndarray:

@@ -17,9 +17,11 @@ once (a vector add) instead of one count per source:
                                     bc(v) += Σ_l ω(s_l) δ(v, l)
 
 u of level d + 1 is kept in its own rows (zero outside that level's lanes), so t needs no
-mask. The sources of a batch should lie near each other (:func:`turbobc.engines.cpu.engine`
+mask. The sources of a batch should lie near each other (turbobc/engines/cpu/engine.py
 orders them breadth-first): a vertex then lies at few distinct depths from them, and its
 edges are walked once per depth, not once per source.
+
+Each batch is one call of :func:`sweep_lane_batch`, compiled through turbobc/_compiled.py.
 
 Path counts are not scaled here: a source whose count passes 2^rescale_exp is marked and
 left out of its batch's backward sweep, and the caller sweeps it alone
@@ -31,14 +33,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from turbobc._traverse import component_order_levels
+from turbobc.engines.cpu.statuses import LANES
 
-__all__ = ["LANES", "sweep_lanes", "breadth_first_rank"]
-
-LANES = 64
-"""Sources per batch: the bits of a uint64."""
+__all__ = ["LANES", "sweep_lane_batch"]
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -168,45 +167,33 @@ def _backward(indptr, indices, batch, tau, omega, endpoints, good, vertices, bit
         u_next, u_here = u_here, u_next
 
 
-@njit(cache=True, parallel=True)
-def sweep_lanes(indptr, indices, sources, rescale_exp, tau, omega, endpoints, bc_parts,
-                declined):
-    """Unweighted vertex BC of ``sources`` in batches of 64 consecutive ones, batch b adding
-    into ``bc_parts[b]``; ``declined[i]`` is set for a source whose counts passed
-    2^rescale_exp (it added nothing: the caller sweeps it alone)."""
+@njit(cache=True, nogil=True)
+def sweep_lane_batch(indptr, indices, batch, rescale_exp, tau, omega, endpoints, bc,
+                     declined):
+    """Unweighted vertex BC of the sources of ``batch`` (at most 64) as one batch of lanes,
+    added into ``bc``; ``declined[lane]`` is set for a source whose counts passed
+    2^rescale_exp (it added nothing: the caller sweeps it alone). The engine runs a batch
+    per thread (turbobc/engines/cpu/threads.py)."""
     n = indptr.size - 1
-    for b in prange(bc_parts.shape[0]):
-        batch = sources[b * 64:min((b + 1) * 64, sources.size)]
-        seen = np.zeros(n, dtype=np.uint64)
-        pending = np.zeros(n, dtype=np.uint64)
-        sigma = np.zeros((n, 64))
-        work_a = np.zeros((n, 64))
-        work_b = np.zeros((n, 64))
-        touched = np.empty(n, dtype=np.int64)
-        vertices = np.empty(max(n, 64), dtype=np.int64)
-        bits = np.empty(max(n, 64), dtype=np.uint64)
-        level_start = np.zeros(64, dtype=np.int64)
-        row = np.zeros(64)
-        vertices, bits, level_start, depth, too_big, reached = _forward(
-            indptr, indices, batch, rescale_exp, seen, sigma, work_a, pending, touched,
-            vertices, bits, level_start, row)
-        good = ~too_big
-        _backward(indptr, indices, batch, tau, omega, endpoints, good, vertices, bits,
-                  level_start, depth, sigma, work_a, work_b, pending, bc_parts[b])
-        for lane in range(batch.size):
-            if too_big & _lane_bit(lane):
-                declined[b * 64 + lane] = True
-            elif endpoints:
-                weight = omega[batch[lane]] if omega.size > 0 else 1.0
-                bc_parts[b][batch[lane]] += weight * (reached[lane] - 1)
-
-
-def breadth_first_rank(indptr, indices):
-    """Each vertex's place in a breadth-first order of the whole graph (every component from
-    its least vertex; sources sorted by it lie near their neighbours in the order), and the
-    order's largest depth (a lower bound on the deepest BFS of any source):
-    turbobc/_traverse.py's compiled search."""
-    order, depth = component_order_levels(indptr, indices)
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return rank, int(depth.max(initial=0))
+    seen = np.zeros(n, dtype=np.uint64)
+    pending = np.zeros(n, dtype=np.uint64)
+    sigma = np.zeros((n, 64))
+    work_a = np.zeros((n, 64))
+    work_b = np.zeros((n, 64))
+    touched = np.empty(n, dtype=np.int64)
+    vertices = np.empty(max(n, 64), dtype=np.int64)
+    bits = np.empty(max(n, 64), dtype=np.uint64)
+    level_start = np.zeros(64, dtype=np.int64)
+    row = np.zeros(64)
+    vertices, bits, level_start, depth, too_big, reached = _forward(
+        indptr, indices, batch, rescale_exp, seen, sigma, work_a, pending, touched,
+        vertices, bits, level_start, row)
+    good = ~too_big
+    _backward(indptr, indices, batch, tau, omega, endpoints, good, vertices, bits,
+              level_start, depth, sigma, work_a, work_b, pending, bc)
+    for lane in range(batch.size):
+        if too_big & _lane_bit(lane):
+            declined[lane] = True
+        elif endpoints:
+            weight = omega[batch[lane]] if omega.size > 0 else 1.0
+            bc[batch[lane]] += weight * (reached[lane] - 1)

@@ -1,6 +1,5 @@
-"""The CPU engine's memory plan and threads: how many sources a chunk holds, how many chunks
-run at once, how many slots a batch of per-slot target weights holds, and how a compiled parallel call is
-launched.
+"""The CPU engine's memory plan: how many sources a chunk holds, how many chunks run at once
+and how many slots a batch of per-slot target weights holds.
 
 A chunk in flight (turbobc/engines/cpu/sweep.py) holds its work arrays and its row of partial
 sums: :data:`BYTES_PER_VERTEX` bytes per vertex (:data:`HEAP_BYTES_PER_VERTEX` more with edge
@@ -13,17 +12,12 @@ graph as the core reads it and the sums once (:func:`fixed_bytes`). Chunks run
 
 from __future__ import annotations
 
-import contextlib
-import threading
-
-import numba
-
 from turbobc._graph import Graph
 from turbobc._memory import available_memory, format_bytes
 from turbobc._tuning import current as current_tuning
 
-__all__ = ["launch", "BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
-           "CHUNKS_PER_THREAD", "chunk_sources", "compute_threads", "fixed_bytes",
+__all__ = ["BYTES_PER_VERTEX", "HEAP_BYTES_PER_VERTEX", "SLOT_BYTES_PER_VERTEX",
+           "CHUNKS_PER_THREAD", "chunk_sources", "fixed_bytes",
            "plan_chunks", "slot_capacity"]
 
 BYTES_PER_VERTEX = 64
@@ -47,29 +41,6 @@ CHUNKS_PER_THREAD = 4
 
 MAX_CHUNK_SOURCES = 16
 """The most sources of a chunk (:func:`chunk_sources`)."""
-
-
-_LAUNCH_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def launch():
-    """Around every compiled parallel call: one at a time in this process (numba's workqueue
-    threading layer, the fallback where neither TBB nor OpenMP is installed, must not be
-    entered by two Python threads at once, and each call already uses every thread), and
-    its loop's iterations handed out one by one (``numba.parallel_chunksize(1)``: a thread
-    that finishes early, or was descheduled on a shared machine, does not idle the others).
-    So a compiled parallel function has no array expression outside its prange: that would be
-    a parallel loop of its own, handed out one element at a time (``np.zeros((8, 4941))``:
-    tens of milliseconds a call)."""
-    with _LAUNCH_LOCK, numba.parallel_chunksize(1):
-        yield
-
-
-def compute_threads() -> int:
-    """The threads the compiled core runs on (numba's, ``NUMBA_NUM_THREADS`` or
-    ``numba.set_num_threads``)."""
-    return int(numba.get_num_threads())
 
 
 def chunk_sources(num_sources: int) -> int:

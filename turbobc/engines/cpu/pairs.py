@@ -1,6 +1,7 @@
-"""The CPU's shortest-path sampler: the samples of turbobc/_pairs.py (a pair (s, t) and one
-shortest s–t path picked uniformly, found by a balanced bidirectional BFS), compiled with
-numba and run on threads over blocks of samples.
+"""The CPU's shortest-path sampler, its compiled part: the samples of turbobc/_pairs.py (a pair
+(s, t) and one shortest s–t path picked uniformly, found by a balanced bidirectional BFS),
+compiled with numba (turbobc/_compiled.py), a block of samples per call; the threads over the
+blocks are turbobc/engines/cpu/pair_sampler.py's.
 
 Sample i is drawn from (seed, i) alone, with the same random bits, races and path counts as
 the host reference :func:`turbobc._pairs.reference_counts` and the GPU kernel
@@ -14,15 +15,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from turbobc._graph import Graph, in_index_type
-from turbobc._pairs import PathCountOverflow, pair_of
-from turbobc.engines.cpu.memory import launch
 
-__all__ = ["CpuPairSampler", "sample_counts"]
+__all__ = ["sample_block"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -155,112 +152,26 @@ def _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma, visi
     return overflow
 
 
-@njit(cache=True, parallel=True)
-def sample_counts(out_ptr, out_idx, in_ptr, in_idx, seed, first, count, blocks, endpoints,
-                  overflowed, level, sigma, visited, parts):
-    """Counts (uint64, one per vertex) of samples ``first .. first + count − 1``, in
-    ``blocks`` blocks of consecutive samples on the threads. ``overflowed[b]`` gets the
-    first sample of block b whose path count overflowed float64, as ``sample * 2 + side``
-    (-1: none); that sample adds nothing.
+@njit(cache=True, nogil=True)
+def sample_block(out_ptr, out_idx, in_ptr, in_idx, seed, lo, hi, endpoints, level, sigma,
+                 visited, counts):
+    """Add the counts of samples ``lo .. hi - 1`` to ``counts`` (uint64, one per vertex; the
+    same in any order). Returns the first sample whose path count overflowed float64, as
+    ``sample * 2 + side`` (-1: none); that sample adds nothing.
 
-    ``level``, ``sigma``, ``visited`` (T x 2 x n) and ``parts`` (T x n) are the workspaces of
-    the T threads (``numba.get_num_threads()`` at most), kept from call to call: a block uses
-    its thread's (``numba.get_thread_id()``), whose rows every sample leaves clean, and adds
-    its counts to its thread's part (uint64 sums: the same in any order)."""
+    ``level``, ``sigma`` and ``visited`` (2 x n each) are the thread's workspace, kept from
+    call to call: every sample leaves them clean (levels -1, counts 0)."""
     n = out_ptr.size - 1
-    threads = parts.shape[0]
-    # explicit loops, each a prange: an array expression here would be a parallel loop of its
-    # own, handed out an element at a time under launch()'s chunk size of 1
-    for r in prange(threads):
-        for v in range(n):
-            parts[r, v] = 0
+    overflowed = -1
     seed_head = _mix(seed)
-    for b in prange(blocks):
-        me = numba.get_thread_id()
-        overflowed[b] = -1
-        lo = first + count * b // blocks
-        hi = first + count * (b + 1) // blocks
-        for i in range(lo, hi):
-            head = _mix(seed_head ^ np.uint64(i))
-            s = np.int64(_bits(head, 0, 0) % np.uint64(n))
-            t = np.int64(_bits(head, 1, 0) % np.uint64(n - 1))
-            if t >= s:
-                t += 1
-            side = _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level[me],
-                               sigma[me], visited[me], parts[me], endpoints)
-            if side >= 0 and overflowed[b] < 0:
-                overflowed[b] = 2 * i + side
-    total = np.empty(n, dtype=np.uint64)
-    ranges = threads * 4
-    for c in prange(ranges):  # the parts summed over ranges of vertices, on the threads
-        for v in range(n * c // ranges, n * (c + 1) // ranges):
-            sum_v = np.uint64(0)
-            for r in range(threads):
-                sum_v += parts[r, v]
-            total[v] = sum_v
-    return total
-
-
-class CpuPairSampler:
-    """Sample shortest paths of ``graph`` on the CPU's threads: ``sampler(seed, first, count,
-    bar)`` adds the counts of samples ``first .. first + count − 1`` to a running total and
-    returns it (uint64, one per vertex), as the GPU's
-    :class:`turbobc.engines.gpu.pairs.PairSampler` does.
-
-    Parameters
-    ----------
-    graph : Graph
-        Unweighted; a directed graph also keeps its transpose (side t follows in-edges).
-    endpoints : bool
-        Count s and t too.
-    threads : int
-        The threads of the run; each call cuts its samples into 4 blocks per thread.
-    """
-
-    def __init__(self, graph: Graph, *, endpoints: bool = False, threads: int = 1):
-        if graph.weighted:
-            raise ValueError("the pair sampler counts shortest paths in hops: unweighted graphs")
-        pattern = graph.pattern
-        self.out_ptr = np.ascontiguousarray(pattern.indptr, dtype=np.int64)
-        self.out_idx = np.ascontiguousarray(in_index_type(pattern.indices, graph.n, graph.nnz))
-        if graph.directed:
-            transpose = pattern.T.tocsr()
-            transpose.sort_indices()
-            self.in_ptr = np.ascontiguousarray(transpose.indptr, dtype=np.int64)
-            self.in_idx = np.ascontiguousarray(transpose.indices, dtype=self.out_idx.dtype)
-        else:
-            self.in_ptr, self.in_idx = self.out_ptr, self.out_idx
-        self.endpoints = bool(endpoints)
-        self.blocks_per_call = 4 * max(1, threads)
-        self.total = np.zeros(graph.n, dtype=np.uint64)
-        self._workspace = None
-
-    def _workspaces(self):
-        """Each thread's rows (about 40 bytes a vertex, and its part of the counts), made
-        once: levels -1 and counts 0, as every sample leaves them."""
-        threads = numba.get_num_threads()
-        if self._workspace is None or self._workspace[0].shape[0] < threads:
-            n = self.total.size
-            self._workspace = (np.full((threads, 2, n), -1, dtype=np.int32),
-                               np.zeros((threads, 2, n)),
-                               np.empty((threads, 2, n), dtype=np.int64),
-                               np.empty((threads, n), dtype=np.uint64))
-        return self._workspace
-
-    def __call__(self, seed: int, first: int, count: int, bar=None) -> np.ndarray:
-        blocks = max(1, min(self.blocks_per_call, count))
-        overflowed = np.full(blocks, -1, dtype=np.int64)
-        with launch():
-            counts = sample_counts(self.out_ptr, self.out_idx, self.in_ptr, self.in_idx,
-                                   np.uint64(seed), first, count, blocks, self.endpoints,
-                                   overflowed, *self._workspaces())
-        hit = overflowed[overflowed >= 0]
-        if hit.size:
-            sample, side = divmod(int(hit.min()), 2)
-            root = pair_of(seed, sample, self.total.size)[side]
-            raise PathCountOverflow(f"sample {sample}: a shortest-path count from {root} "
-                                    "overflowed float64")
-        self.total += counts
-        if bar is not None:
-            bar.update(count)
-        return self.total
+    for i in range(lo, hi):
+        head = _mix(seed_head ^ np.uint64(i))
+        s = np.int64(_bits(head, 0, 0) % np.uint64(n))
+        t = np.int64(_bits(head, 1, 0) % np.uint64(n - 1))
+        if t >= s:
+            t += 1
+        side = _one_sample(head, s, t, out_ptr, out_idx, in_ptr, in_idx, level, sigma,
+                           visited, counts, endpoints)
+        if side >= 0 and overflowed < 0:
+            overflowed = 2 * i + side
+    return overflowed

@@ -38,8 +38,7 @@ from numba import njit
 
 __all__ = ["OK", "WIDE", "VANISHED", "walk_hops", "walk_lengths", "clear_walk"]
 
-OK, WIDE, VANISHED = 0, 1, 2
-"""Statuses of a walk: done; counts spread too wide for one scale; a length vanished."""
+from turbobc.engines.cpu.statuses import OK, VANISHED, WIDE  # noqa: E402  (constants)
 
 
 @njit(cache=True)

@@ -1,0 +1,276 @@
+"""A person's first call against the tenth: every GPU family and the CPU engine, cold and warm.
+
+Each case runs in three steps, each a fresh Python process with the same two cache folders
+(``CUPY_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` pointed at new empty folders per case, and
+``TURBOBC_CACHE_DIR`` with them, where turbobc unpacks its shipped kernels):
+
+1. **cold**: the caches empty, what a person meets on a fresh install: ``import turbobc``
+   (timed), CuPy's own start for a GPU case (a first ``cupy.zeros(1)`` and a synchronize:
+   the CUDA context; timed apart, not counted in the first call), the first call (timed), then
+2. the **second** call in the same process (timed): the warm figure;
+3. **cached**: a new process with the caches that step 1 wrote, its first call and second call.
+
+Beside the seconds, each step records what compiled during its first call, measured inside
+the child: NVRTC compiles split into turbobc's kernels (options naming ``spmv/kernels``) and
+CuPy's own elementwise and reduction kernels (each CuPy kernel's name), CuPy's cache reads,
+turbobc's shipped binaries loaded, and numba's compiles (function and seconds, outermost
+compiles only). The run's facts (``family``, ``compile_seconds``) come from
+:func:`turbobc.run_bc`.
+
+The cases (:data:`CASES`): the GPU families lanes (ego-Facebook), frontiers (delaunay_n16),
+layers (weighted road-luxembourg-osm, integer lengths 1..100), single (one source of
+road-luxembourg-osm), approximate (ego-Facebook, epsilon = 0.01) and edge (edge BC of
+ego-Facebook); the CPU engine on ego-Facebook, power and road-minnesota. GPU cases skip with
+the reason where CuPy sees no device. The issue's bars (:data:`BARS`) are checked in each row:
+``extra_cold`` = first - second call of step 1, ``extra_cached`` = first call of step 3 -
+second call of step 1; the CPU rows count ``import turbobc`` in too.
+
+Run (from the repository root; graphs from tests/data, ../shared/data or .gpudata)::
+
+    python bench/cold_start.py                       # every case
+    python bench/cold_start.py --cases lanes cpu     # some
+
+The record goes to ``bench/results/cold_start-<UTC time>.json`` (bench/records.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import graphs  # noqa: E402
+from records import RESULTS, write_record  # noqa: E402
+
+__all__ = ["CASES", "BARS", "case_graph", "measure_case", "check_bars", "main"]
+
+CASES = {
+    "lanes": {"graph": "ego-Facebook", "device": "gpu", "call": "bc", "kwargs": {}},
+    "frontiers": {"graph": "delaunay_n16.mtx.gz", "device": "gpu", "call": "bc", "kwargs": {}},
+    "layers": {"graph": "road-luxembourg-osm.mtx.gz", "lengths": True, "device": "gpu",
+               "call": "bc", "kwargs": {"weight": True}},
+    "single": {"graph": "road-luxembourg-osm.mtx.gz", "device": "gpu", "call": "bc",
+               "kwargs": {"sources": [0]}},
+    "approximate": {"graph": "ego-Facebook", "device": "gpu", "call": "bc",
+                    "kwargs": {"epsilon": 0.01, "seed": 1}},
+    "edge": {"graph": "ego-Facebook", "device": "gpu", "call": "edge_bc", "kwargs": {}},
+    "cpu": {"graph": "ego-Facebook", "device": "cpu", "call": "bc", "kwargs": {}},
+    "cpu-power": {"graph": "power.mtx", "device": "cpu", "call": "bc", "kwargs": {}},
+    "cpu-road-minnesota": {"graph": "road-minnesota.mtx", "device": "cpu", "call": "bc",
+                           "kwargs": {}},
+}
+"""Case -> its graph (a name of bench/graphs.py), the engine kind, the public call and its
+arguments (``engine`` is added: "gpu" or "cpu")."""
+
+BARS = {
+    "gpu": {"extra_cold": 0.5, "extra_cached": 0.3},
+    "cpu": {"extra_cold": 3.0, "extra_cached": 0.5},
+}
+"""The cold-start issue's bars, seconds more than the warm (second) call: GPU after CuPy's
+own start; CPU with ``import turbobc`` counted in the cold figure."""
+
+CHILD_TIMEOUT_S = 300
+
+_CHILD = r"""
+import json, re, sys, time
+began = time.perf_counter()
+import scipy.sparse as sp
+import turbobc
+import_seconds = time.perf_counter() - began
+import numpy as np
+path, device, call, kwargs = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+A = sp.csr_array(sp.load_npz(path))
+events = {"nvrtc_turbobc": [], "nvrtc_cupy": [], "cupy_cache_reads": 0,
+          "cupy_cache_read_seconds": 0.0, "numba": []}
+cupy_start_seconds = None
+if device == "gpu":
+    import cupy
+    from cupy.cuda import compiler
+    began = time.perf_counter()
+    cupy.zeros(1)
+    cupy.cuda.Device().synchronize()
+    cupy_start_seconds = time.perf_counter() - began
+    nvrtc, cached = compiler.compile_using_nvrtc, compiler._compile_with_cache_cuda
+
+    def timed_nvrtc(source, options=(), *args, **kw):
+        began = time.perf_counter()
+        try:
+            return nvrtc(source, options, *args, **kw)
+        finally:
+            ours = any("spmv" in str(o) and "kernels" in str(o) for o in options)
+            names = re.findall(r"__global__\s+void\s+(\w+)", source) or ["?"]
+            events["nvrtc_turbobc" if ours else "nvrtc_cupy"].append(
+                [names[0], time.perf_counter() - began])
+
+    def timed_cache(*args, **kw):
+        before = len(events["nvrtc_turbobc"]) + len(events["nvrtc_cupy"])
+        began = time.perf_counter()
+        try:
+            return cached(*args, **kw)
+        finally:
+            if len(events["nvrtc_turbobc"]) + len(events["nvrtc_cupy"]) == before:
+                events["cupy_cache_reads"] += 1
+                events["cupy_cache_read_seconds"] += time.perf_counter() - began
+
+    compiler.compile_using_nvrtc, compiler._compile_with_cache_cuda = timed_nvrtc, timed_cache
+from numba.core import event as numba_event
+stack = []
+
+class Compiles(numba_event.Listener):
+    def on_start(self, ev):
+        stack.append(time.perf_counter())
+
+    def on_end(self, ev):
+        began = stack.pop()
+        if not stack:  # outermost compiles only: a callee's time is inside its caller's
+            events["numba"].append([ev.data["dispatcher"].py_func.__qualname__,
+                                    time.perf_counter() - began])
+
+numba_event.register("numba:compile", Compiles())
+run = {"bc": turbobc.run_bc, "edge_bc": turbobc.run_edge_bc}[call]
+kwargs["engine"] = device
+seconds, facts = [], None
+for i in range(2):
+    began = time.perf_counter()
+    result = run(A, **kwargs)
+    seconds.append(time.perf_counter() - began)
+    if i == 0:
+        facts = {key: value for key, value in result.facts.items()
+                 if isinstance(value, (int, float, str, bool)) or value is None}
+        first_events = json.loads(json.dumps(events))
+print(json.dumps({"import_seconds": import_seconds, "cupy_start_seconds": cupy_start_seconds,
+                  "first_seconds": seconds[0], "second_seconds": seconds[1],
+                  "events": first_events, "facts": facts,
+                  "checksum": float(abs(result.values).sum())}))
+"""
+
+
+def case_graph(name: str) -> sp.csr_array:
+    """The graph of case ``name`` as the child reads it (lengths where the case asks)."""
+    case = CASES[name]
+    A = graphs.graph(case["graph"])
+    if case.get("lengths"):
+        from exact_gpu import with_random_lengths
+
+        A = with_random_lengths(A)
+    return sp.csr_array(A)
+
+
+def _child(graph_path: Path, case: dict, caches: Path, timeout: float) -> dict:
+    """One fresh process with the case's cache folders: its measurements, or ``error``."""
+    env = dict(os.environ, CUPY_CACHE_DIR=str(caches / "cupy"),
+               NUMBA_CACHE_DIR=str(caches / "numba"), TURBOBC_CACHE_DIR=str(caches / "turbobc"))
+    env.pop("CUPY_CACHE_IN_MEMORY", None)
+    began = time.perf_counter()
+    try:
+        # cwd: the cache folder, so that `python -c` imports turbobc from PYTHONPATH
+        proc = subprocess.run([sys.executable, "-c", _CHILD, str(graph_path), case["device"],
+                               case["call"], json.dumps(case["kwargs"])], cwd=str(caches),
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        out = proc.stdout.strip().splitlines()
+        row = (json.loads(out[-1]) if proc.returncode == 0 and out else
+               {"error": f"exit {proc.returncode}: {(proc.stdout + proc.stderr)[-2000:]}"})
+        row["stderr_tail"] = proc.stderr.strip().splitlines()[-3:]
+    except subprocess.TimeoutExpired:
+        row = {"error": f"timed out after {timeout} s"}
+    row["child_seconds"] = time.perf_counter() - began
+    return row
+
+
+def _summarized(events: dict) -> dict:
+    """Counts and seconds of a step's compile events, with the slowest names."""
+    out = {}
+    for key in ("nvrtc_turbobc", "nvrtc_cupy", "numba"):
+        items = events.get(key, [])
+        out[key] = {"count": len(items), "seconds": sum(s for _, s in items),
+                    "slowest": sorted(items, key=lambda item: -item[1])[:12]}
+    out["cupy_cache_reads"] = events.get("cupy_cache_reads", 0)
+    out["cupy_cache_read_seconds"] = events.get("cupy_cache_read_seconds", 0.0)
+    return out
+
+
+def measure_case(name: str, workdir: Path, timeout: float = CHILD_TIMEOUT_S) -> dict:
+    """Steps 1-3 of case ``name`` (module docstring): the row of the record."""
+    case = CASES[name]
+    row = {"case": name, "graph": case["graph"], "device": case["device"], "call": case["call"],
+           "kwargs": case["kwargs"]}
+    if case["device"] == "gpu" and not graphs.device_present():
+        return dict(row, skipped="no CUDA device seen by CuPy")
+    A = case_graph(name)
+    row.update(n=int(A.shape[0]), nnz=int(A.nnz))
+    caches = Path(tempfile.mkdtemp(prefix=f"cold-{name}-", dir=workdir))
+    graph_path = caches / "graph.npz"
+    sp.save_npz(graph_path, sp.csr_matrix(A))
+    for step in ("cold", "cached"):
+        raw = _child(graph_path, case, caches, timeout)
+        if "events" in raw:
+            raw["events"] = _summarized(raw["events"])
+        row[step] = raw
+    return dict(row, **check_bars(row))
+
+
+def check_bars(row: dict) -> dict:
+    """The row's extra seconds over the warm call and whether each meets its bar."""
+    cold, cached = row.get("cold", {}), row.get("cached", {})
+    if "error" in cold or "error" in cached or "first_seconds" not in cold:
+        return {}
+    warm = cold["second_seconds"]
+    extra_cold = cold["first_seconds"] - warm
+    if row["device"] == "cpu":
+        extra_cold += cold["import_seconds"]
+    extra_cached = cached["first_seconds"] - warm
+    bars = BARS[row["device"]]
+    return {"warm_seconds": warm, "extra_cold": extra_cold, "extra_cached": extra_cached,
+            "meets_cold": extra_cold <= bars["extra_cold"],
+            "meets_cached": extra_cached <= bars["extra_cached"]}
+
+
+def _line(row: dict) -> str:
+    if "skipped" in row:
+        return f"{row['case']:20s} skipped: {row['skipped']}"
+    cold, cached = row["cold"], row["cached"]
+    if "extra_cold" not in row:
+        error = cold.get("error") or cached.get("error") or "?"
+        return f"{row['case']:20s} FAILED: {error[-300:]}"
+    ev = cold["events"]
+    return (f"{row['case']:20s} import {cold['import_seconds']:5.2f}  start "
+            f"{(cold['cupy_start_seconds'] or 0):5.2f}  first {cold['first_seconds']:6.2f}  "
+            f"second {row['warm_seconds']:6.3f}  cached {cached['first_seconds']:6.3f}  "
+            f"extra {row['extra_cold']:5.2f}/{row['extra_cached']:5.2f} "
+            f"({'ok' if row['meets_cold'] else 'over'}/{'ok' if row['meets_cached'] else 'over'})"
+            f"  nvrtc ours {ev['nvrtc_turbobc']['count']} {ev['nvrtc_turbobc']['seconds']:.2f} s,"
+            f" cupy {ev['nvrtc_cupy']['count']} {ev['nvrtc_cupy']['seconds']:.2f} s, numba "
+            f"{ev['numba']['count']} {ev['numba']['seconds']:.2f} s")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder of the record (default bench/results)")
+    parser.add_argument("--label", default="", help="e.g. before / after")
+    args = parser.parse_args(argv)
+    rows = []
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cold_start-") as tmp:
+        for name in args.cases:
+            row = measure_case(name, Path(tmp))
+            print(_line(row), flush=True)
+            rows.append(row)
+    record = {"label": args.label, "bars": BARS, "rows": rows,
+              "wall_seconds": time.perf_counter() - began,
+              "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
+    path = write_record("cold_start", record, results=args.out or RESULTS)
+    print(f"record: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""The CPU's compiled functions, ready before the first call: shipped ahead, or compiled once.
+
+Every function numba compiles for turbobc is listed in :data:`ENTRY_POINTS`, with the
+signatures a call can reach: the CPU engine's sweeps (turbobc/engines/cpu/), each a serial
+function that releases the GIL so that Python threads run it side by side
+(turbobc/engines/cpu/threads.py), and the searches of turbobc/_traverse.py past SciPy's reach.
+
+:func:`entry` gives the function of a name for an index type:
+
+1. **ahead**: from the extension ``turbobc._aot_core``, which ``python -m turbobc._aot``
+   compiles with ``numba.pycc`` when the package is built (setup.py: numba and a C compiler
+   at build time). Importing it costs milliseconds and imports no numba; it is used when the
+   stamp beside it (``_aot_core.json``) equals :func:`stamp` of the sources here, so a
+   function edited after the build is never served stale;
+2. **at first use**: otherwise numba's JIT compiles the same Python function for the
+   signature called (``nogil=True``, cached on disk, where numba's cache finds a writable
+   folder: beside the module, else ``NUMBA_CACHE_DIR`` or the user's cache folder, so a
+   read-only install does not recompile in every process); the reason is said once on
+   stderr, and :func:`compile_log` keeps what was compiled and how long it took.
+
+``TURBOBC_AOT=0`` skips the extension (tests of the JIT path). Nothing here imports numba
+until a function is compiled at first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ENTRY_POINTS", "SOURCE_FILES", "entry", "stamp", "shipped_core", "compile_log",
+           "compile_seconds", "symbol", "signatures", "cpu_flags"]
+
+_ROOT = Path(__file__).resolve().parent
+
+_CPU = "turbobc.engines.cpu"
+
+ENTRY_POINTS = {
+    # name: (module, function, signature with {I} for the index type and {P} for pointers)
+    "sweep_hops": (f"{_CPU}.sweep", "sweep_hops",
+                   "void({P}, {I}, int64[::1], int64, int64, float64[::1], float64[::1], "
+                   "boolean, boolean, float64[::1], float64[::1], int64[::1], int64[::1])"),
+    "sweep_lengths": (f"{_CPU}.sweep", "sweep_lengths",
+                      "void({P}, {I}, float64[::1], int64[::1], int64, int64, float64[::1], "
+                      "float64[::1], boolean, boolean, float64[::1], float64[::1], int64[::1], "
+                      "int64[::1])"),
+    "walk_slot": (f"{_CPU}.sweep", "walk_slot",
+                  "void({P}, {I}, float64[::1], int64[::1], int64, int64, int64, "
+                  "float64[:, ::1], float64[:, ::1], int64[:, ::1], int64[:, ::1], int64[::1], "
+                  "int64[::1], boolean[::1], int64[::1])"),
+    "accumulate_slots": (f"{_CPU}.sweep", "accumulate_slots",
+                         "void({P}, {I}, float64[::1], int64[::1], int64[::1], int64[:, ::1], "
+                         "float64[:, ::1], float64[:, ::1], int64[:, ::1], boolean[::1], "
+                         "float64[:, ::1], int64, int64, float64[::1], float64[::1])"),
+    "distances_row": (f"{_CPU}.sweep", "distances_row",
+                      "void({P}, {I}, float64[::1], int64, int64, float64[::1])"),
+    "sweep_lane_batch": (f"{_CPU}.lanes", "sweep_lane_batch",
+                         "void({P}, {I}, int64[::1], int64, float64[::1], float64[::1], "
+                         "boolean, float64[::1], boolean[::1])"),
+    "sample_block": (f"{_CPU}.pairs", "sample_block",
+                     "int64({P}, {I}, {P}, {I}, uint64, int64, int64, boolean, "
+                     "int32[:, ::1], float64[:, ::1], int64[:, ::1], uint64[::1])"),
+    "bfs": ("turbobc._traverse", "_bfs_loop",
+            "Tuple((int64[::1], int64, int64[::1]))({P}, {I}, int64[::1], int64, boolean, "
+            "int64)"),
+    "degrees_counting_loops": ("turbobc._traverse", "_degrees_counting_loops_loop",
+                               "int64[::1]({P}, {I}, int64)"),
+    "cuthill_mckee": ("turbobc._traverse", "_cuthill_mckee_loop",
+                      "int64[::1]({P}, {I}, int64[::1], int64[::1], int64)"),
+    "union_find": ("turbobc._traverse", "_union_find_loop", "int64[::1]({P}, {I}, int64)"),
+    "bernstein_radii": ("turbobc._bernstein", "_radii_loop",
+                        "void(float64[::1], float64[::1], float64, float64, int64, "
+                        "float64[::1])"),
+}
+"""Every compiled function: name -> (module, function, signature). Row pointers ({P}) are
+int64; column indices ({I}) int32 or int64, one compiled version each; a function without
+indices has one version (index type "any")."""
+
+INDEX_TYPES = {"int32": "i4", "int64": "i8"}
+
+SOURCE_FILES = ("_compiled.py", "_traverse.py", "_bernstein.py", "engines/cpu/sweep.py", "engines/cpu/walks.py",
+                "engines/cpu/accumulate.py", "engines/cpu/lanes.py", "engines/cpu/pairs.py")
+"""The files whose text the shipped functions were compiled from (under turbobc/)."""
+
+
+def signatures(name: str) -> dict[str, str]:
+    """Index type -> the numba signature of ``name`` for it ("any" where it takes none)."""
+    text = ENTRY_POINTS[name][2]
+    if "{I}" not in text:
+        return {"any": text.format(P="int64[::1]")}
+    return {index: text.format(P="int64[::1]", I=f"{index}[::1]") for index in INDEX_TYPES}
+
+
+def symbol(name: str, index: str) -> str:
+    """The extension's name of ``name`` for index type ``index`` ("int32", "int64" or
+    "any")."""
+    return name if index == "any" else f"{name}__{INDEX_TYPES[index]}"
+
+
+def stamp() -> str:
+    """Hash (sha256, hex) of :data:`SOURCE_FILES`: what a shipped extension must match."""
+    digest = hashlib.sha256()
+    for name in SOURCE_FILES:
+        digest.update(name.encode() + b"\0" + (_ROOT / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+_lock = threading.Lock()
+_found: dict = {}
+_core: list = []  # [module or None] once looked for
+_log: list = []   # (what, signature, seconds) of every compile at first use
+
+
+def shipped_core():
+    """The extension ``turbobc._aot_core`` when present and current, else None (the reason
+    said once on stderr)."""
+    if _core:
+        return _core[0]
+    core = None
+    if os.environ.get("TURBOBC_AOT", "1") != "0":
+        try:
+            shipped = json.loads((_ROOT / "_aot_core.json").read_text())
+        except (OSError, ValueError):
+            _say("the CPU functions were not compiled ahead with this install "
+                 "(turbobc/_aot_core); numba compiles the ones a call uses at its first use "
+                 "and caches them")
+        else:
+            missing = set(shipped.get("cpu_flags", ())) - set(cpu_flags())
+            if missing:
+                _say("the CPU functions shipped ahead (turbobc/_aot_core) were compiled for a "
+                     f"CPU with features this one lacks ({', '.join(sorted(missing)[:4])}); "
+                     "numba compiles the ones a call uses at first use")
+            elif shipped.get("stamp") != stamp():
+                _say("the CPU functions shipped ahead (turbobc/_aot_core) were built from "
+                     "other sources; numba compiles the ones a call uses at first use "
+                     "(python -m turbobc._aot rebuilds them)")
+            else:
+                try:
+                    core = importlib.import_module("turbobc._aot_core")
+                except ImportError as exc:
+                    _say(f"the CPU functions shipped ahead do not load ({exc}); numba "
+                         "compiles the ones a call uses at first use")
+    _core.append(core)
+    return core
+
+
+def entry(name: str, index_dtype=None):
+    """The compiled function ``name`` for column indices of ``index_dtype`` (int32 or
+    int64; None for a function without indices): the shipped one, else numba's dispatcher
+    (compiled at first use)."""
+    index = "any" if index_dtype is None else np.dtype(index_dtype).name
+    key = (name, index)
+    function = _found.get(key)
+    if function is None:
+        with _lock:
+            core = shipped_core()
+            if core is not None:
+                function = getattr(core, symbol(name, index))
+            else:
+                function = _timed(name, _jitted(name))
+            _found[key] = function
+    return function
+
+
+_jit: dict = {}
+
+
+def _jitted(name: str):
+    """numba's dispatcher of ``name`` (``nogil=True``, cached on disk)."""
+    module, attribute, _ = ENTRY_POINTS[name]
+    function = getattr(importlib.import_module(module), attribute)
+    if not hasattr(function, "py_func"):  # a plain function: compiled here
+        from numba import njit
+
+        function = njit(cache=True, nogil=True)(function)
+    return function
+
+
+def _timed(name: str, dispatcher):
+    """``dispatcher`` with each new signature's compile (or disk-cache load) timed into the
+    log before it runs: the first call of a signature pays it."""
+    from numba import typeof
+
+    seen: set = set()
+
+    def run(*args):
+        types = tuple(typeof(a) for a in args)
+        if types not in seen:
+            began = time.perf_counter()
+            dispatcher.compile(types)
+            _log.append((name, str(types), time.perf_counter() - began))
+            seen.add(types)
+        return dispatcher(*args)
+
+    run.__doc__ = dispatcher.__doc__
+    run.dispatcher = dispatcher
+    return run
+
+
+def compile_log() -> list:
+    """(function, argument types, seconds) of every compile (or disk-cache load) at first
+    use in this process."""
+    return list(_log)
+
+
+def compile_seconds() -> float:
+    """Seconds this process spent compiling CPU functions at first use (cache loads
+    included)."""
+    return sum(seconds for _, _, seconds in _log)
+
+
+def cpu_flags() -> list[str]:
+    """This CPU's feature flags (turbobc/_aot.py records the build machine's)."""
+    try:
+        for line in (Path("/proc/cpuinfo").read_text()).splitlines():
+            if line.startswith(("flags", "Features")):
+                return line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return []
+
+
+def _say(line: str) -> None:
+    print(f"turbobc: {line}", file=sys.stderr, flush=True)
