@@ -13,8 +13,9 @@ Each case runs in three steps, each a fresh Python process with the same two cac
 Beside the seconds, each step records what compiled during its first call, measured inside
 the child: NVRTC compiles split into turbobc's kernels (options naming ``spmv/kernels``) and
 CuPy's own elementwise and reduction kernels (each CuPy kernel's name), CuPy's cache reads,
-turbobc's shipped binaries loaded, and numba's compiles (function and seconds, outermost
-compiles only). The run's facts (``family``, ``compile_seconds``) come from
+and numba's compiles (function and seconds: the CPU functions'
+compiles at first use, timed by turbobc/_compiled.py), and whether the first call loaded
+numba or python-graphblas. The run's facts (``family``, ``compile_seconds``) come from
 :func:`turbobc.run_bc`.
 
 The cases (:data:`CASES`): the GPU families lanes (ego-Facebook), frontiers (delaunay_n16),
@@ -98,7 +99,12 @@ if device == "gpu":
     cupy.zeros(1)
     cupy.cuda.Device().synchronize()
     cupy_start_seconds = time.perf_counter() - began
-    nvrtc, cached = compiler.compile_using_nvrtc, compiler._compile_with_cache_cuda
+    # CuPy compiles through _compile_using_nvrtc_no_warning (14.x; compile_using_nvrtc
+    # before), called by _compile_with_cache_cuda, which also reads its disk cache
+    nvrtc_name = ("_compile_using_nvrtc_no_warning"
+                  if hasattr(compiler, "_compile_using_nvrtc_no_warning")
+                  else "compile_using_nvrtc")
+    nvrtc, cached = getattr(compiler, nvrtc_name), compiler._compile_with_cache_cuda
 
     def timed_nvrtc(source, options=(), *args, **kw):
         began = time.perf_counter()
@@ -120,21 +126,8 @@ if device == "gpu":
                 events["cupy_cache_reads"] += 1
                 events["cupy_cache_read_seconds"] += time.perf_counter() - began
 
-    compiler.compile_using_nvrtc, compiler._compile_with_cache_cuda = timed_nvrtc, timed_cache
-from numba.core import event as numba_event
-stack = []
-
-class Compiles(numba_event.Listener):
-    def on_start(self, ev):
-        stack.append(time.perf_counter())
-
-    def on_end(self, ev):
-        began = stack.pop()
-        if not stack:  # outermost compiles only: a callee's time is inside its caller's
-            events["numba"].append([ev.data["dispatcher"].py_func.__qualname__,
-                                    time.perf_counter() - began])
-
-numba_event.register("numba:compile", Compiles())
+    setattr(compiler, nvrtc_name, timed_nvrtc)
+    compiler._compile_with_cache_cuda = timed_cache
 run = {"bc": turbobc.run_bc, "edge_bc": turbobc.run_edge_bc}[call]
 kwargs["engine"] = device
 seconds, facts = [], None
@@ -145,8 +138,13 @@ for i in range(2):
     if i == 0:
         facts = {key: value for key, value in result.facts.items()
                  if isinstance(value, (int, float, str, bool)) or value is None}
+        from turbobc._compiled import compile_log  # numba's compiles at first use, timed
+        events["numba"] = [[name + ("" if compiled else " (cache)"), seconds]
+                           for name, _, seconds, compiled in compile_log()]
         first_events = json.loads(json.dumps(events))
+        loaded = {name: name in sys.modules for name in ("numba", "graphblas")}
 print(json.dumps({"import_seconds": import_seconds, "cupy_start_seconds": cupy_start_seconds,
+                  "loaded_by_first_call": loaded,
                   "first_seconds": seconds[0], "second_seconds": seconds[1],
                   "events": first_events, "facts": facts,
                   "checksum": float(abs(result.values).sum())}))

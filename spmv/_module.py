@@ -1,8 +1,9 @@
-"""Lazy compilation of the CUDA kernels in ``spmv/kernels/`` into CuPy ``RawModule`` objects.
+"""The CUDA kernels of ``spmv/kernels/`` as CuPy ``RawModule`` objects, loaded on first use.
 
-Nothing here imports CuPy or compiles anything at import time. :func:`get_kernel` compiles one
-template instantiation of a ``.cu`` file (through NVRTC) on first use and caches the module per
-device and instantiation. The same sources, options and name expressions are what
+Nothing here imports CuPy or compiles anything at import time. :func:`get_kernel` gives one
+template instantiation of a ``.cu`` file: from the file's binary compiled ahead
+(spmv/_prebuilt.py, spmv/prebuilt/), else compiled through NVRTC on first use (CuPy caches it
+on disk); the module is kept per device. The same sources, options and name expressions are what
 ``tests/test_kernels_compile.py`` hands to NVRTC directly on machines without a GPU, and what
 :func:`compile_ptx` uses there.
 """
@@ -19,7 +20,7 @@ from spmv.errors import KernelCompileError
 
 __all__ = ["KERNEL_DIR", "SOURCES", "OPTIONS", "INDEX_TYPES", "VALUE_TYPES", "name_expressions",
            "source_text", "compile_ptx", "get_kernel", "c_index_type", "instance_name",
-           "allow_shared_memory", "warm_kernels", "INDEX_PAIRS", "compile_seconds"]
+           "allow_shared_memory", "warm_kernels", "INDEX_PAIRS"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 """Folder of the ``.cu`` sources and the headers they share (``*.cuh``)."""
@@ -177,7 +178,7 @@ def _module(filename: str, name_expression: str, defines: tuple = ()):
     compiled ahead), loaded once per device. Otherwise, or where no shipped binary serves, only
     the instantiation that is launched is compiled through NVRTC (one name expression per
     module, as CuPy memoizes its own kernels per variant): a first call on batched.cu compiles
-    one of its 24 kernels, not all of them; :data:`compile_seconds` counts the time.
+    one of its 24 kernels, not all of them; :data:`_compiled` logs the time.
     """
     import cupy
 
@@ -213,13 +214,7 @@ def _module(filename: str, name_expression: str, defines: tuple = ()):
 
 _compiled: list = []
 """(file, name expression, seconds) of every instantiation this process compiled through
-NVRTC (or read from CuPy's cache): :func:`compile_seconds` sums them."""
-
-
-def compile_seconds() -> float:
-    """Seconds this process spent compiling (or reading from CuPy's cache) turbobc's kernels
-    through NVRTC so far: the run's facts report the difference over a call."""
-    return sum(seconds for _, _, seconds in _compiled)
+NVRTC (or read from CuPy's cache): turbobc/_compiled.py reports a call's in its facts."""
 
 
 def get_kernel(filename: str, name_expression: str, defines: tuple = ()):

@@ -671,7 +671,8 @@ def test_the_callers_knobs_hold_on_the_workers(client):
 def test_warm_up_loads_every_workers_code(client):
     warmed = _dask.warm_up(client, "cpu")
     assert set(warmed) == set(client.nthreads())
-    assert all(w["engines"] == ["cpu"] for w in warmed.values())
+    assert all(w["sweeps"]["engines"] == ["cpu"] for w in warmed.values())
+    assert all(w["cpu_functions"]["functions"] >= 1 for w in warmed.values())
 
 
 def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):

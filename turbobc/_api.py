@@ -9,11 +9,13 @@ refuses non-finite sums and rescales (turbobc/_rescale.py).
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from turbobc._approx import approximate
+from turbobc._compiled import compiled_since, first_use_mark
 from turbobc._edges import distinct_edges, edge_matrix
 from turbobc._fold import raw_edge_sums, raw_sums
 from turbobc._rescale import check_finite, rescale
@@ -230,6 +232,24 @@ class Result(NamedTuple):
     facts: dict
 
 
+def _with_compile_facts(run):
+    """``run`` (a run_* entry point) with ``compile_seconds`` and ``compiled`` in the facts:
+    what this call compiled at first use (CPU functions, CUDA kernels), apart from the
+    sweep."""
+
+    @functools.wraps(run)
+    def counted(*args, **kwargs):
+        mark = first_use_mark()
+        result = run(*args, **kwargs)
+        seconds, names = compiled_since(mark)
+        result.facts["compile_seconds"] = seconds
+        result.facts["compiled"] = names
+        return result
+
+    return counted
+
+
+@_with_compile_facts
 def run_bc(A, *, sources=None, targets=None, k=None, seed=None, normalized=True,
            endpoints=False, directed=None, engine="auto", kernel="auto", progress=False,
            memory_limit=None, weight=None, client=None, epsilon=None, delta=None) -> Result:
@@ -336,6 +356,7 @@ def edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True
                        client=client, epsilon=epsilon, delta=delta).values
 
 
+@_with_compile_facts
 def run_edge_bc(A, *, k=None, seed=None, sources=None, targets=None, normalized=True,
                 directed=None, engine="auto", progress=False, memory_limit=None, weight=None,
                 client=None, epsilon=None, delta=None) -> "Result":

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["ENTRY_POINTS", "SOURCE_FILES", "entry", "stamp", "shipped_core", "compile_log",
-           "compile_seconds", "symbol", "signatures", "cpu_flags"]
+           "compile_seconds", "symbol", "signatures", "cpu_flags", "first_use_mark",
+           "compiled_since", "first_use_line"]
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -44,13 +45,10 @@ _CPU = "turbobc.engines.cpu"
 
 ENTRY_POINTS = {
     # name: (module, function, signature with {I} for the index type and {P} for pointers)
-    "sweep_hops": (f"{_CPU}.sweep", "sweep_hops",
-                   "void({P}, {I}, int64[::1], int64, int64, float64[::1], float64[::1], "
-                   "boolean, boolean, float64[::1], float64[::1], int64[::1], int64[::1])"),
-    "sweep_lengths": (f"{_CPU}.sweep", "sweep_lengths",
-                      "void({P}, {I}, float64[::1], int64[::1], int64, int64, float64[::1], "
-                      "float64[::1], boolean, boolean, float64[::1], float64[::1], int64[::1], "
-                      "int64[::1])"),
+    "sweep_chunk": (f"{_CPU}.sweep", "sweep_chunk",
+                    "void({P}, {I}, float64[::1], int64[::1], int64, int64, float64[::1], "
+                    "float64[::1], boolean, boolean, float64[::1], float64[::1], int64[::1], "
+                    "int64[::1])"),
     "walk_slot": (f"{_CPU}.sweep", "walk_slot",
                   "void({P}, {I}, float64[::1], int64[::1], int64, int64, int64, "
                   "float64[:, ::1], float64[:, ::1], int64[:, ::1], int64[:, ::1], int64[::1], "
@@ -112,7 +110,7 @@ def stamp() -> str:
     return digest.hexdigest()
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _found: dict = {}
 _core: list = []  # [module or None] once looked for
 _log: list = []   # (what, signature, seconds) of every compile at first use
@@ -125,13 +123,13 @@ def shipped_core():
         return _core[0]
     core = None
     if os.environ.get("TURBOBC_AOT", "1") != "0":
-        try:
-            shipped = json.loads((_ROOT / "_aot_core.json").read_text())
-        except (OSError, ValueError):
+        found = _shipped_files()
+        if found is None:
             _say("the CPU functions were not compiled ahead with this install "
                  "(turbobc/_aot_core); numba compiles the ones a call uses at its first use "
                  "and caches them")
         else:
+            shipped, library = found
             missing = set(shipped.get("cpu_flags", ())) - set(cpu_flags())
             if missing:
                 _say("the CPU functions shipped ahead (turbobc/_aot_core) were compiled for a "
@@ -143,12 +141,48 @@ def shipped_core():
                      "(python -m turbobc._aot rebuilds them)")
             else:
                 try:
-                    core = importlib.import_module("turbobc._aot_core")
+                    core = _load_extension(library)
                 except ImportError as exc:
                     _say(f"the CPU functions shipped ahead do not load ({exc}); numba "
                          "compiles the ones a call uses at first use")
     _core.append(core)
     return core
+
+
+def _shipped_files():
+    """(``_aot_core.json`` read, the extension's path): beside this module, else in another
+    turbobc folder on the import path, the installed one (a checkout imported in place, e.g. by
+    ``python -m turbobc.demo`` in the folder the package was installed from, uses the
+    extension its install built when its sources are the same: the stamp says so); None
+    where neither has one."""
+    import importlib.machinery
+
+    # this package's folder, then every other turbobc folder on the import path (the
+    # installed one, where a checkout is imported in place)
+    folders = [_ROOT] + [Path(entry or ".").resolve() / "turbobc" for entry in sys.path]
+    folders = [f for f in dict.fromkeys(folders) if f == _ROOT or f.resolve() != _ROOT]
+    for folder in folders:
+        try:
+            shipped = json.loads((folder / "_aot_core.json").read_text())
+        except (OSError, ValueError):
+            continue
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if (folder / f"_aot_core{suffix}").is_file():
+                return shipped, folder / f"_aot_core{suffix}"
+    return None
+
+
+def _load_extension(path: Path):
+    """The extension module at ``path``, as ``turbobc._aot_core``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("turbobc._aot_core", path)
+    if spec is None:
+        raise ImportError(f"no extension module at {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["turbobc._aot_core"] = module
+    return module
 
 
 def entry(name: str, index_dtype=None):
@@ -185,7 +219,8 @@ def _jitted(name: str):
 
 def _timed(name: str, dispatcher):
     """``dispatcher`` with each new signature's compile (or disk-cache load) timed into the
-    log before it runs: the first call of a signature pays it."""
+    log before it runs, and whether it compiled (a miss of numba's disk cache): the first
+    call of a signature pays it."""
     from numba import typeof
 
     seen: set = set()
@@ -193,10 +228,14 @@ def _timed(name: str, dispatcher):
     def run(*args):
         types = tuple(typeof(a) for a in args)
         if types not in seen:
-            began = time.perf_counter()
-            dispatcher.compile(types)
-            _log.append((name, str(types), time.perf_counter() - began))
-            seen.add(types)
+            with _lock:  # threads call it at once: one compiles, one logs
+                if types not in seen:
+                    misses = sum(dispatcher.stats.cache_misses.values())
+                    began = time.perf_counter()
+                    dispatcher.compile(types)
+                    compiled = sum(dispatcher.stats.cache_misses.values()) > misses
+                    _log.append((name, str(types), time.perf_counter() - began, compiled))
+                    seen.add(types)
         return dispatcher(*args)
 
     run.__doc__ = dispatcher.__doc__
@@ -204,16 +243,52 @@ def _timed(name: str, dispatcher):
     return run
 
 
+def first_use_mark() -> tuple[int, int]:
+    """Where the two logs of compiles at first use stand now (numba's and NVRTC's):
+    :func:`compiled_since` reads what a call compiled after it."""
+    return len(_log), len(_nvrtc_log())
+
+
+def compiled_since(mark: tuple[int, int]) -> tuple[float, list[str]]:
+    """Seconds spent at first use since ``mark`` compiling (or loading from numba's disk
+    cache, or from CuPy's) and what was compiled, not loaded (CPU functions by name; CUDA
+    kernels as file: instantiation, which CuPy may have read from its cache)."""
+    cpu = _log[mark[0]:]
+    gpu = _nvrtc_log()[mark[1]:]
+    names = ([name for name, _, _, compiled in cpu if compiled]
+             + [f"{filename}: {expression}" for filename, expression, _ in gpu])
+    return sum(entry[2] for entry in cpu) + sum(s for _, _, s in gpu), names
+
+
+def first_use_line(facts: dict) -> str | None:
+    """The line the demo and the command print on stderr when a run compiled something at
+    first use (``facts["compiled"]``), or None."""
+    names = facts.get("compiled") or []
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"turbobc: compiled {len(names)} function(s) at first use in "
+            f"{facts.get('compile_seconds', 0.0):.1f} s ({shown}); later calls, in this "
+            "process and others, reuse them (`turbobc warm-up` compiles everything ahead)")
+
+
+def _nvrtc_log() -> list:
+    """spmv's log of kernels compiled through NVRTC (empty when no GPU kernel was asked for:
+    spmv/_module.py is imported only then)."""
+    module = sys.modules.get("spmv._module")
+    return module._compiled if module is not None else []
+
+
 def compile_log() -> list:
-    """(function, argument types, seconds) of every compile (or disk-cache load) at first
-    use in this process."""
+    """(function, argument types, seconds, whether it compiled rather than loaded numba's
+    disk cache) of every signature readied at first use in this process."""
     return list(_log)
 
 
 def compile_seconds() -> float:
-    """Seconds this process spent compiling CPU functions at first use (cache loads
+    """Seconds this process spent readying CPU functions at first use (cache loads
     included)."""
-    return sum(seconds for _, _, seconds in _log)
+    return sum(entry[2] for entry in _log)
 
 
 def cpu_flags() -> list[str]:

@@ -30,8 +30,8 @@ import numpy as np
 
 from turbobc._executor import LocalExecutor
 from turbobc._tuning import using
-from turbobc.engines import resolve_engine
-from turbobc.engines.protocol import Partial, Problem, SlotWeightsDeclined
+from turbobc._warm import engine_for, warm_up
+from turbobc.engines.protocol import Partial, Problem
 
 __all__ = ["ChunkResult", "MEMORY_RETRIES", "WorkerState", "close_sweeper", "gpu_usable",
            "open_and_plan", "sweep_chunk", "warm"]
@@ -143,18 +143,9 @@ class WorkerState:
 
 
 def _engine_for(engine: str, problem: Problem):
-    """The engine ``engine`` names on this worker for ``problem``: resolved as the call
-    would be here without Dask (turbobc/_validation.py), on the problem without its chain
-    plan; that engine must then serve the plan, else ``SlotWeightsDeclined`` (the client
-    sweeps the core unfolded, turbobc/_fold.py), as the local path declines it."""
-    if problem.slot_weights is None:
-        return resolve_engine(engine, problem)
-    chosen = resolve_engine(engine, dataclasses.replace(problem, slot_weights=None))
-    reason = chosen.can_serve(problem)
-    if reason is not None:
-        raise SlotWeightsDeclined(f"the {chosen.name} engine of this worker does not serve "
-                                  f"the folded chains: {reason}")
-    return chosen
+    """The engine ``engine`` names on this worker for ``problem``, resolved as the call
+    would be here without Dask (turbobc/_warm.py ``engine_for``)."""
+    return engine_for(engine, problem)
 
 
 def worker_state(worker) -> WorkerState:
@@ -215,54 +206,7 @@ def gpu_usable() -> bool:
 
 
 def warm(engine: str) -> dict:
-    """Sweep a small graph on this worker once for each kind of problem a call sends (hops
-    and lengths, vertex and edge sums, folded trees' weights, folded chains; one source and
-    all), so that the engine's compiled code is loaded from its caches (numba's on the CPU,
-    CuPy's kernels on the GPU) before a call's first chunk; returns the engine and the
-    seconds."""
-    import scipy.sparse as sp
-
-    from turbobc._chains import ChainFolding, find_chains
-    from turbobc._graph import Graph
-
-    began = time.perf_counter()
-    # a cycle of 12 with chords, and a chain of 3 inner vertices: every kind of sweep runs
-    rows = list(range(12)) + [0, 3, 12, 13, 14]
-    cols = [(i + 1) % 12 for i in range(12)] + [6, 9, 13, 14, 15]
-    rows, cols = rows + [0, 15], cols + [12, 6]
-    pattern = sp.coo_array((np.ones(2 * len(rows)), (rows + cols, cols + rows)),
-                           shape=(16, 16)).tocsr()
-    pattern.sum_duplicates()
-    pattern.data[:] = 1.0
-    lengths = 1.0 + (pattern.indices + np.repeat(np.arange(16), np.diff(pattern.indptr))) % 3
-    hops = Graph(pattern=sp.csr_array(pattern), directed=False)
-    weighted = Graph(pattern=hops.pattern, directed=False, lengths=lengths.astype(np.float64))
-    weight = np.arange(1.0, 17.0)
-    problems = []
-    for graph in (hops, weighted):
-        problems += [Problem(graph), Problem(graph, edges=True),
-                     Problem(graph, target_weight=weight, source_weight=weight)]
-        plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
-        problems.append(Problem(graph, slot_weights=plan))
-    used = set()
-    for problem in problems:
-        try:
-            chosen = _engine_for(engine, problem)
-        except SlotWeightsDeclined:
-            continue  # the call's plan will be declined the same way
-        with LocalExecutor().open(problem, chosen) as sweeper:
-            sources = (problem.slot_weights.sources if problem.slot_weights is not None
-                       else np.arange(problem.graph.n))
-            sweeper.run(sources)
-            if problem.slot_weights is None:
-                sweeper.run(sources[:1])
-        used.add(chosen.name)
-    if "gpu" in used:
-        # every kernel with int32 indices (the variant a call's graph chooses is then loaded,
-        # not compiled, in its first chunk), and the families' compiled source order
-        from spmv._module import warm_kernels
-        from turbobc.engines.gpu.lanes_order import locality_order
-
-        warm_kernels("int")
-        locality_order(hops, "rcm")
-    return {"engines": sorted(used), "seconds": time.perf_counter() - began}
+    """Everything this worker's engine would compile at a call's first chunk, compiled (or
+    loaded) now, and a small graph swept once for every kind of problem a call sends: the
+    path of ``turbobc warm-up`` (turbobc/_warm.py); returns its report."""
+    return warm_up(engine)

@@ -2,17 +2,21 @@
 
     python -m turbobc.demo [--engine auto|gpu|cpu|graphblas] [--top 10] [--progress]
 
-Prints the engine used (and the GPU, if any), the time, and the most central vertices.
+Prints the engine used (and the GPU, if any), the time, and the most central vertices; on
+stderr, one line when the run compiled something at first use (a fresh install whose
+functions were not compiled ahead: ``turbobc warm-up``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
 
-from turbobc._api import bc
+from turbobc._api import run_bc
+from turbobc._compiled import first_use_line
 from turbobc._config import config
 from turbobc._engines import cpu_fallback_note
 from turbobc.datasets import load_ego_facebook
@@ -38,8 +42,12 @@ def main(argv=None) -> None:
     if args.engine == "auto" and engine == "cpu":
         print(cpu_fallback_note())
     start = time.perf_counter()
-    values = bc(A, engine=engine, progress=args.progress)
+    result = run_bc(A, engine=engine, progress=args.progress)
     seconds = time.perf_counter() - start
+    values = result.values
+    line = first_use_line(result.facts)
+    if line:
+        print(line, file=sys.stderr)
     print(f"exact betweenness centrality (normalized) in {seconds:.2f} s")
     order = np.argsort(-values, kind="stable")[:args.top]
     print(f"\n{'rank':>4}  {'vertex':>6}  {'betweenness':>12}")

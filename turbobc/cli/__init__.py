@@ -3,6 +3,7 @@
     turbobc bc FILE [options]      the most central vertices, with the ids the file uses
     turbobc edge-bc FILE [options] the most central edges
     turbobc info FILE [--json]     n, m, degrees, the scf metric, the kernel and device memory
+    turbobc warm-up [--json]       compile everything a first call would, ahead
 
 Also runs as ``python -m turbobc.cli``. Reads what :func:`turbobc.read_graph` reads. The
 package's modules: ``_parser`` (options, help, the exit-status rule), ``_checks`` (what is
@@ -32,10 +33,10 @@ def main(argv=None) -> int:
     except SystemExit:  # --help, --version or an argparse usage error: printed already
         _flush_stdout()
         raise
-    from turbobc.cli._commands import bc, edge_bc, info
+    from turbobc.cli._commands import bc, edge_bc, info, warm_up
     from turbobc.exceptions import TurboBCError
 
-    command = {"bc": bc, "edge-bc": edge_bc, "info": info}[args.command]
+    command = {"bc": bc, "edge-bc": edge_bc, "info": info, "warm-up": warm_up}[args.command]
     try:
         command(args)
     except UsageError as exc:

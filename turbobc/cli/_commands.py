@@ -1,4 +1,4 @@
-"""The three commands: ``bc``, ``edge-bc`` and ``info``, each checked before it reads the graph
+"""The commands: ``bc``, ``edge-bc``, ``info`` and ``warm-up``; the first three checked before it reads the graph
 (turbobc/cli/_checks.py), then read, computed and reported (turbobc/cli/_output.py)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from turbobc.cli._checks import (UsageError, check_before_reading, check_k, choo
 from turbobc.cli._output import (label, note, print_top, print_top_edges, say,
                                  write_edges_csv, write_edges_json, write_vertices)
 
-__all__ = ["bc", "edge_bc", "info"]
+__all__ = ["bc", "edge_bc", "info", "warm_up"]
 
 
 # --------------------------------------------------------------------------- bc
@@ -41,6 +41,7 @@ def bc(args) -> None:
                         weight=True if args.weight else None, client=client,
                         epsilon=args.epsilon, delta=args.delta)
     seconds = time.perf_counter() - start
+    _first_use_note(result.facts)
     values = _in_vertex_order(result.values, order)
     if args.epsilon is not None:
         _say_approximate(result.facts, graph, args)
@@ -64,6 +65,15 @@ def bc(args) -> None:
             f"{edges.seconds:.2f} s")
         write_edges_csv(args.edges, edges, graph.labels)
         say(f"wrote {edges.values.size:,} edge values to {args.edges}")
+
+
+def _first_use_note(facts: dict) -> None:
+    """Say on stderr, in one line, what the run compiled at first use, if anything."""
+    from turbobc._compiled import first_use_line
+
+    line = first_use_line(facts)
+    if line:
+        note(line)
 
 
 def _cpu_note(args, engine: str) -> None:
@@ -308,6 +318,7 @@ def _edge_run(args, graph, sources, targets, matrix, order, engine: str) -> _Edg
                              weight=True if args.weight else None, client=client,
                              epsilon=args.epsilon, delta=args.delta)
     seconds = time.perf_counter() - start
+    _first_use_note(result.facts)
     E = result.values.tocoo()
     rows, cols, values = E.row.astype(np.int64), E.col.astype(np.int64), E.data
     if order is not None:  # computed on the file-order matrix: back to vertex order
@@ -391,3 +402,29 @@ def _human(size: int) -> str:
             return f"{size:,} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
         size /= 1024
     raise AssertionError("unreachable")
+
+
+# --------------------------------------------------------------------------- warm-up
+
+def warm_up(args) -> None:
+    """``turbobc warm-up``: everything a first call compiles, compiled now (turbobc/_warm.py),
+    and what each step did."""
+    import json
+
+    from turbobc._warm import warm_up as warm
+
+    report = warm(args.engine)
+    if args.json:
+        say(json.dumps(report, indent=1, default=str))
+        return
+    cpu = report.get("cpu_functions")
+    if cpu is not None:
+        say(f"CPU functions: {cpu['functions']} {cpu['source']}, {cpu['seconds']:.2f} s")
+    gpu = report.get("gpu_kernels")
+    if gpu is not None:
+        say(f"GPU kernels: {gpu['instantiations']} instantiations ready, "
+            f"{gpu['compiled_through_nvrtc']} compiled through NVRTC, {gpu['seconds']:.2f} s")
+    sweeps = report["sweeps"]
+    say(f"small problems swept on {', '.join(sweeps['engines'])} (CuPy's own kernels on each "
+        f"family's path), {sweeps['seconds']:.2f} s")
+    say(f"warm-up done in {report['seconds']:.2f} s: later processes start with these compiled")

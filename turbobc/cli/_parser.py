@@ -45,9 +45,10 @@ examples:
   turbobc bc USA-road-d.NY.gr --weight -k 1000 --seed 1 --edges edges.csv
                                               weighted estimate, edge BC into a CSV file
   turbobc edge-bc ca-GrQc.txt.gz --top 5      edge BC, the 5 most central edges
+  turbobc warm-up                             compile everything ahead (container images)
 
-Run 'turbobc bc --help', 'turbobc edge-bc --help' or 'turbobc info --help' for the options
-of each command.
+Run 'turbobc bc --help', 'turbobc edge-bc --help', 'turbobc info --help' or
+'turbobc warm-up --help' for the options of each command.
 """
 
 _OUTPUT_HELP = """\
@@ -122,7 +123,7 @@ def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``turbobc`` and its commands bc, edge-bc and info."""
+    """The parser of ``turbobc`` and its commands bc, edge-bc, info and warm-up."""
     parser = argparse.ArgumentParser(
         prog="turbobc", description=_DESCRIPTION, epilog=_EPILOG + "\n" + EXIT_RULE,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -240,4 +241,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_graph_options(info)
     info.set_defaults(weight=False)
     info.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+    warm = commands.add_parser(
+        "warm-up", help="compile everything a first call would compile, ahead",
+        description="Load or compile, once, everything a first call compiles: the CPU "
+                    "functions (shipped with the install, else compiled by numba into its "
+                    "disk cache), the GPU kernels where CuPy sees a device (shipped "
+                    "binaries, else NVRTC into CuPy's disk cache), and CuPy's own kernels on "
+                    "every GPU family's path (a small graph swept once by each). For "
+                    "container images and clusters: later processes start with them "
+                    "compiled. Dask workers run the same (turbobc._dask.warm_up).")
+    warm.add_argument("--engine", default="auto", choices=["auto", "gpu", "cpu", "graphblas"],
+                      help="auto: the CPU functions, and the GPU's when CuPy sees one")
+    warm.add_argument("--json", action="store_true", help="print the report as JSON")
+    warm.add_argument("--debug", action="store_true", help="on an error, print the traceback")
     return parser

@@ -147,14 +147,11 @@ class CpuSweeper(Sweeper):
         edge_parts = np.zeros((chunks, graph.nnz if edge_raw is not None else 0))
         status = np.zeros(len(sources), dtype=np.int64)
         bad_edge = np.full(len(sources), -1, dtype=np.int64)
-        weighted = self.lengths.size > 0
-        sweep = entry("sweep_lengths" if weighted else "sweep_hops", self.indices.dtype)
-        graph_arrays = ((self.indptr, self.indices, self.lengths) if weighted
-                        else (self.indptr, self.indices))
+        sweep = entry("sweep_chunk", self.indices.dtype)
 
         def one_chunk(c):
             part = slice(c * chunk, (c + 1) * chunk)
-            sweep(*graph_arrays, sources[part], RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau,
+            sweep(self.indptr, self.indices, self.lengths, sources[part], RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau,
                   self.omega, problem.split_non_targets, problem.endpoints, bc_parts[c],
                   edge_parts[c], status[part], bad_edge[part])
 

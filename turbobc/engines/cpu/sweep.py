@@ -2,9 +2,9 @@
 run by Python threads side by side (turbobc/engines/cpu/threads.py), each piece with its own
 state, as NetworKit does.
 
-:func:`sweep_hops` (BFS) and :func:`sweep_lengths` (Dijkstra) run the walk
-(turbobc/engines/cpu/walks.py) and the one accumulate step (turbobc/engines/cpu/accumulate.py)
-for every source of a chunk of consecutive sources, one after another. Each chunk allocates its
+:func:`sweep_chunk` runs the walk (turbobc/engines/cpu/walks.py: BFS for hops, Dijkstra for
+lengths) and the one accumulate step (turbobc/engines/cpu/accumulate.py) for every source of a
+chunk of consecutive sources, one after another. Each chunk allocates its
 own work arrays (distances, counts, the order of the walk, u, and with networkx's edge subset
 rule q and |P|: 40 to 56 bytes per vertex, 24 more for Dijkstra's heap) and adds into its own
 row of the partial sums, which the caller adds in chunk order: the result depends on the chunk
@@ -30,38 +30,21 @@ from numba import njit
 from turbobc.engines.cpu.accumulate import accumulate_source
 from turbobc.engines.cpu.walks import OK, clear_walk, walk_hops, walk_lengths
 
-__all__ = ["sweep_hops", "sweep_lengths", "walk_slot", "accumulate_slots", "distances_row"]
+__all__ = ["sweep_chunk", "walk_slot", "accumulate_slots", "distances_row"]
 
 NEVER_WIDE = 4096
 """A ``wide_exp`` past float64's range: a walk that only wants distances never stops early."""
 
 
 @njit(cache=True)
-def _hops(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma, expo, parents,
-          order, heap, keys, where):
-    """The BFS of ``source`` in the walks' common signature (no lengths, no heap)."""
-    return walk_hops(indptr, indices, source, rescale_exp, wide_exp, dist, sigma, expo,
-                     parents, order)
-
-
-@njit(cache=True)
-def _lengths(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma, expo,
-             parents, order, heap, keys, where):
-    """The Dijkstra of ``source`` in the walks' common signature."""
-    return walk_lengths(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma,
-                        expo, parents, order, heap, keys, where)
-
-
-@njit(cache=True)
 def _walk(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma, expo, parents,
           order, heap, keys, where):
-    """The walk of ``source``: Dijkstra when there are lengths, else BFS (both compiled: the
-    slots' walks and the distances of the wide sweep)."""
+    """The walk of ``source``: Dijkstra when there are lengths, else BFS."""
     if lengths.size > 0:
-        return _lengths(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma,
-                        expo, parents, order, heap, keys, where)
-    return _hops(indptr, indices, lengths, source, rescale_exp, wide_exp, dist, sigma, expo,
-                 parents, order, heap, keys, where)
+        return walk_lengths(indptr, indices, lengths, source, rescale_exp, wide_exp, dist,
+                            sigma, expo, parents, order, heap, keys, where)
+    return walk_hops(indptr, indices, source, rescale_exp, wide_exp, dist, sigma, expo,
+                     parents, order)
 
 
 @njit(cache=True)
@@ -75,11 +58,11 @@ def _heap_arrays(n, weighted):
     return np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64), where
 
 
-@njit(cache=True)
-def _sweep(walk, indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, omega, split,
-           endpoints, bc, edge, status, bad_edge):
-    """Sweep ``sources`` one after another with ``walk``, adding into ``bc`` (and ``edge``,
-    empty when edge sums are not asked for).
+@njit(cache=True, nogil=True)
+def sweep_chunk(indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, omega, split,
+                endpoints, bc, edge, status, bad_edge):
+    """Sweep ``sources`` one after another (Dijkstra over ``lengths``, or BFS where it is
+    empty), adding into ``bc`` (and ``edge``, empty when edge sums are not asked for).
 
     Every source's walk status goes to ``status`` (walks.OK, WIDE or VANISHED) and the edge
     whose length vanished to ``bad_edge``; a source that is not OK adds nothing. ``tau`` and
@@ -98,8 +81,8 @@ def _sweep(walk, indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, 
     heap, keys, where = _heap_arrays(n, lengths.size > 0)
     for i in range(sources.size):
         s = sources[i]
-        count, state, scaled, bad = walk(indptr, indices, lengths, s, rescale_exp, wide_exp,
-                                         dist, sigma, expo, parents, order, heap, keys, where)
+        count, state, scaled, bad = _walk(indptr, indices, lengths, s, rescale_exp, wide_exp,
+                                          dist, sigma, expo, parents, order, heap, keys, where)
         status[i] = state
         bad_edge[i] = bad
         if state == OK:
@@ -108,22 +91,6 @@ def _sweep(walk, indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, 
                               scaled, parents, tau, no_slot_tau, weight, split, path_share,
                               equal_share, bc, edge, endpoints)
         clear_walk(order, count, dist, sigma, expo, parents)
-
-
-@njit(cache=True, nogil=True)
-def sweep_hops(indptr, indices, sources, rescale_exp, wide_exp, tau, omega, split, endpoints,
-               bc, edge, status, bad_edge):
-    """A chunk of ``sources`` by BFS (hops), into ``bc`` and ``edge`` (:func:`_sweep`)."""
-    _sweep(_hops, indptr, indices, np.empty(0), sources, rescale_exp, wide_exp, tau, omega,
-           split, endpoints, bc, edge, status, bad_edge)
-
-
-@njit(cache=True, nogil=True)
-def sweep_lengths(indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, omega, split,
-                  endpoints, bc, edge, status, bad_edge):
-    """A chunk of ``sources`` by Dijkstra over ``lengths`` (:func:`_sweep`)."""
-    _sweep(_lengths, indptr, indices, lengths, sources, rescale_exp, wide_exp, tau, omega,
-           split, endpoints, bc, edge, status, bad_edge)
 
 
 @njit(cache=True, nogil=True)
