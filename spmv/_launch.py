@@ -161,6 +161,17 @@ def expand_columns(colptr, n, col):
     _stats_launch("expand_columns", colptr.dtype, n, (colptr, colptr.dtype.type(n), col))
 
 
+def all_bits_set(count: int, dtype):
+    """A device array of ``count`` integers of ``dtype`` with every bit set (-1, or the
+    largest unsigned value), by a memset: ``cupy.full`` runs an elementwise kernel, which
+    CuPy compiles at first use."""
+    import cupy
+
+    array = cupy.empty(count, dtype=dtype)
+    array.data.memset_async(0xFF, array.nbytes)
+    return array
+
+
 def missing_reverse(indptr, indices, n, nnz):
     """(count, first) of a canonical CSR pattern's stored edges whose reverse is not stored:
     how many, and the least entry position of one (-1 when none). One thread per stored edge,
@@ -168,7 +179,7 @@ def missing_reverse(indptr, indices, n, nnz):
     import cupy
 
     missing = cupy.zeros(1, dtype=cupy.uint64)
-    first = cupy.full(1, np.iinfo(np.uint64).max, dtype=cupy.uint64)
+    first = all_bits_set(1, cupy.uint64)  # the largest uint64
     if nnz:
         _stats_launch("missing_reverse", indptr.dtype, nnz,
                       (indptr, indices, indptr.dtype.type(n), np.int64(nnz), missing, first))

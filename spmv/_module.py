@@ -51,6 +51,7 @@ SOURCES = {
     "frontiers.cu": ("bcf_sweep",),
     "pairs.cu": ("bcp_sample",),
     "chains.cu": ("bcc_lane_terms", "bcc_slot_terms"),
+    "relabel.cu": ("bcr_relabel", "bcr_block_sums"),
 }
 """Each source file and the ``__global__`` templates it defines."""
 

@@ -113,9 +113,11 @@ def test_two_key_sort_past_int64_keys():
     np.testing.assert_array_equal(wide, np.lexsort((cols, rows)))
 
 
-def test_the_host_relabels_when_the_device_is_full(monkeypatch):
+@pytest.mark.parametrize("long_rows", [False, True])
+def test_the_host_relabels_when_the_device_is_full(monkeypatch, long_rows):
     """``_relabeled`` (turbobc/engines/gpu/frontiers.py) relabels on the host, and uploads,
-    when the device runs out of memory for the temporaries: the same arrays."""
+    when the device runs out of memory for the temporaries, of the kernel's pass (short
+    rows) or of CuPy's sort (rows past RELABEL_SORT_MAX_DEGREE): the same arrays."""
     import sys
     import types
 
@@ -124,8 +126,11 @@ def test_the_host_relabels_when_the_device_is_full(monkeypatch):
     class OutOfMemory(Exception):
         pass
 
+    def full(*args, **kwargs):
+        raise OutOfMemory("out of memory allocating the relabeled indices")
+
     device = types.SimpleNamespace(
-        asarray=np.asarray,
+        asarray=np.asarray, empty=full,
         cuda=types.SimpleNamespace(memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemory)))
     on = []
 
@@ -137,10 +142,41 @@ def test_the_host_relabels_when_the_device_is_full(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "cupy", device)
     monkeypatch.setattr(frontiers, "relabeled_csr", relabel)
+    if long_rows:
+        monkeypatch.setattr(frontiers, "RELABEL_SORT_MAX_DEGREE", 1)
     pattern = random_pattern(90, 0.05, False, 3, isolated=9)
     rank = np.random.default_rng(3).permutation(90).astype(np.int64)
     got = frontiers._relabeled(pattern, rank, rank, np.dtype(np.int32))
-    assert on == [device, np]
+    assert on == ([device, np] if long_rows else [np])
     for g, w in zip(got, scipy_relabeled(pattern, rank, np.int32)):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("long_rows", [False, True])
+@pytest.mark.parametrize("directed", [False, True])
+def test_the_device_relabels_as_scipy_does(index_dtype, long_rows, directed, monkeypatch):
+    """On the GPU, spmv/kernels/relabel.cu's pass (rows sorted by insertion, a thread a row)
+    and CuPy's sort (rows past RELABEL_SORT_MAX_DEGREE) give SciPy's arrays; and the blocks'
+    sums come back in the graph's ids."""
+    import cupy
+
+    from spmv._relabel import block_sums
+    from turbobc.engines.gpu import frontiers
+
+    if long_rows:
+        monkeypatch.setattr(frontiers, "RELABEL_SORT_MAX_DEGREE", 2)
+    for seed, (n, isolated) in enumerate([(300, 20), (1, 0), (50, 50)]):
+        pattern = random_pattern(n, 0.04, directed, seed, isolated=isolated,
+                                 index_dtype=index_dtype)
+        rank = np.random.default_rng(seed).permutation(n).astype(np.int64)
+        got = frontiers._relabeled(pattern, rank, cupy.asarray(rank), np.dtype(index_dtype))
+        for g, w in zip(got, scipy_relabeled(pattern, rank, index_dtype)):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g.get(), w)
+        rows = np.random.default_rng(seed).random((3, n))
+        out = cupy.empty(n)
+        block_sums(cupy.asarray(rows), 3, n, cupy.asarray(rank), out)
+        np.testing.assert_allclose(out.get(), rows.sum(axis=0)[rank], rtol=1e-15)

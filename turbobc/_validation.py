@@ -474,12 +474,14 @@ def _is_symmetric(indptr: np.ndarray, indices: np.ndarray, values) -> bool:
     n = indptr.size - 1
     if not _degrees_match(indptr, indices, n):
         return False
-    if values is True and indices.size < SMALL_TRANSPOSE:
+    if indices.size < SMALL_TRANSPOSE:
         # equal degrees: the transpose has the same row pointers, so compare the indices
-        pattern = sp.csr_array((np.ones(indices.size, dtype=np.bool_), indices, indptr),
-                               shape=(n, n))
-        transposed = pattern.T.tocsr()  # SciPy's transpose gives sorted rows
-        return bool(np.array_equal(transposed.indices, indices))
+        # (and the values, exactly)
+        data = np.ones(indices.size, dtype=np.bool_) if values is True else values
+        matrix = sp.csr_array((data, indices, indptr), shape=(n, n))
+        transposed = matrix.T.tocsr()  # SciPy's transpose gives sorted rows
+        return bool(np.array_equal(transposed.indices, indices)
+                    and (values is True or np.array_equal(transposed.data, values)))
     from graphblas import Matrix
 
     M = Matrix.from_csr(indptr, indices, values, nrows=n, ncols=n)

@@ -33,6 +33,8 @@ import numpy as np
 
 import spmv
 from spmv import _ctl, _frontiers
+from spmv._launch import all_bits_set
+from spmv._relabel import block_sums, relabel
 
 from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
@@ -216,7 +218,7 @@ class FrontiersFamily(Family):
                 progress.update(int(part.size) - widened)
         resident.mark()
         # the blocks' own sums, then back in the graph's own ids (v's sum is at rank[v])
-        bc[...] = cupy.sum(rows.bc.reshape(rows.blocks, n), axis=0)[labels.rank_dev]
+        block_sums(rows.bc, rows.blocks, n, labels.rank_dev, bc)
         if edges:
             edge[labels.edge_of] = edge_new  # each new entry's position in the pattern
         del edge_new
@@ -275,7 +277,7 @@ class _Rows:
         import cupy
 
         self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
-        self.level = cupy.full(blocks * n, -1, dtype=cupy.int32)
+        self.level = all_bits_set(blocks * n, cupy.int32)  # -1
         self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.order = cupy.empty(blocks * n, dtype=index_dtype)
@@ -328,15 +330,33 @@ class _Labels:
         return self.rows
 
 
+RELABEL_SORT_MAX_DEGREE = 512
+"""The kernel relabels a graph whose rows hold at most this many entries (it sorts each row by
+insertion, one thread a row): meshes and roads; a graph with longer rows takes CuPy's sort."""
+
+
 def _relabeled(pattern, rank: np.ndarray, rank_dev, index_dtype) -> tuple:
-    """P A Pᵀ of ``pattern`` on the device (:func:`relabeled_csr` with CuPy: the pattern
-    uploaded once, the relabeling a few array passes and one sort there), or on the host and
-    then uploaded when the device cannot hold its temporaries (a few int64 arrays of one entry
-    a stored edge, and the sort's own). Returns the device arrays ``ptr``, ``idx`` and
-    ``edge_of``."""
+    """P A Pᵀ of ``pattern`` on the device: the new rows' pointers on the host (the degrees
+    in new order, summed), then spmv/kernels/relabel.cu's pass (a thread a row) where no row
+    is longer than :data:`RELABEL_SORT_MAX_DEGREE`, else :func:`relabeled_csr` with CuPy
+    (a few array passes and one sort); on the host and then uploaded when the device cannot
+    hold the temporaries. Returns the device arrays ``ptr``, ``idx`` and ``edge_of``."""
     import cupy
 
+    n, m = pattern.shape[0], pattern.nnz
+    degree = np.diff(pattern.indptr).astype(np.int64)
     try:
+        if m == 0 or degree.max() <= RELABEL_SORT_MAX_DEGREE:
+            in_order = np.empty(n, dtype=np.int64)
+            in_order[rank] = degree  # new row rank[v] holds v's entries
+            ptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(in_order, out=ptr[1:])
+            idx = cupy.empty(m, dtype=index_dtype)
+            edge_of = cupy.empty(m, dtype=np.int64)
+            relabel(cupy.asarray(pattern.indptr.astype(np.int64, copy=False)),
+                    cupy.asarray(pattern.indices.astype(index_dtype, copy=False)), rank_dev,
+                    cupy.asarray(ptr), n, idx, edge_of)
+            return cupy.asarray(ptr.astype(index_dtype)), idx, edge_of
         return relabeled_csr(cupy, cupy.asarray(pattern.indptr),
                              cupy.asarray(pattern.indices), rank_dev, index_dtype)
     except cupy.cuda.memory.OutOfMemoryError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spmv._launch import all_bits_set
 from spmv._pairs import PAIR_BLOCK, sample_pairs
 
 from turbobc._graph import Graph, index_dtype_for
@@ -79,7 +80,7 @@ class PairSampler:
         per_sm = PAIR_BLOCKS_PER_SM if blocks_per_sm is None else blocks_per_sm
         self.blocks = pair_blocks(n, np.dtype(dtype).itemsize, cupy.cuda.Device().mem_info[0],
                                   per_sm * sms, memory_fraction)
-        self.levels = cupy.full(self.blocks * 2 * n, -1, dtype=cupy.int32)
+        self.levels = all_bits_set(self.blocks * 2 * n, cupy.int32)  # -1
         self.sigmas = cupy.zeros(self.blocks * 2 * n, dtype=cupy.float64)
         self.orders = cupy.empty(self.blocks * 2 * n, dtype=dtype)
         self.counts = cupy.zeros(n, dtype=cupy.uint64)
