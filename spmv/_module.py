@@ -52,6 +52,9 @@ SOURCES = {
     "pairs.cu": ("bcp_sample",),
     "chains.cu": ("bcc_lane_terms", "bcc_slot_terms"),
     "relabel.cu": ("bcr_relabel", "bcr_block_sums"),
+    "arrays.cu": ("tba_fill_f64", "tba_put_f64", "tba_gather_f64", "tba_rows_inf",
+                  "tba_add_rows_f64", "tba_add_entries_f64", "tba_outer_f64",
+                  "tba_weighted_rows", "tba_far_select"),
 }
 """Each source file and the ``__global__`` templates it defines."""
 

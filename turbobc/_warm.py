@@ -145,7 +145,9 @@ def sweep_small_problems(engine: str = "auto") -> dict:
             chosen = engine_for(engine, problem)
         except SlotWeightsDeclined:
             continue  # a call's plan is declined the same way
-        families = GPU_FAMILIES if chosen.name == "gpu" else ("auto",)
+        # the families serve unweighted problems without chain plans; the others take theirs
+        plain = problem.slot_weights is None and not problem.weighted
+        families = GPU_FAMILIES if chosen.name == "gpu" and plain else ("auto",)
         for family in families:
             with tuning(gpu_family=family), LocalExecutor().open(problem, chosen) as sweeper:
                 sources = (problem.slot_weights.sources if problem.slot_weights is not None

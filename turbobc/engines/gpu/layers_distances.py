@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from spmv import _layers
+from spmv import _arrays
+from spmv._launch import all_bits_set
 from spmv._module import c_index_type
 
 from turbobc._tuning import current as current_tuning
@@ -86,12 +88,14 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
         if rounds is not None:
             rounds.append(0)
         return dist.view(cupy.float64).reshape(B, n)
-    dist = cupy.full(B * n, np.float64(np.inf)).view(cupy.uint64)
+    dist = cupy.empty(B * n, dtype=cupy.float64)
+    _arrays.fill(dist, np.inf)
     keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + sources)
-    dist[keys] = 0  # the bit pattern of +0.0
+    _arrays.put(dist, keys, 0.0)
+    dist = dist.view(cupy.uint64)
     # a dense round's record, padded to whole 16-byte words (list_marks reads words)
     marks = cupy.zeros(-(-(B * n) // 16) * 16, dtype=cupy.uint8)
-    stamp = cupy.full(B * n, -1, dtype=cupy.int32)  # a queued round's: the round that queued
+    stamp = all_bits_set(B * n, cupy.int32)  # -1; a queued round's: the round that queued
     queue = cupy.empty(B * n, dtype=cupy.int64)
     queue_count = cupy.zeros(1, dtype=cupy.uint64)
     m = int(ptr[-1])
@@ -100,7 +104,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
     # (equal lengths: the rounds are breadth-first levels, each slot lowered once: no phases)
     width = _phase_width(phase_width, lengths)
     below = width
-    far_stamp = cupy.full(B * n, -1, dtype=cupy.int32) if width < np.inf else stamp
+    far_stamp = all_bits_set(B * n, cupy.int32) if width < np.inf else stamp
     far = cupy.empty(B * n if width < np.inf else 1, dtype=cupy.int64)
     far_count = cupy.zeros(1, dtype=cupy.uint64)
     state = _layers.RelaxArrays(dist=dist, marks=marks, stamp=stamp, queue=queue,
@@ -118,7 +122,8 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
         done += 1
         if queued_round:
             count = int(queue_count.get()[0])
-            keys = cupy.sort(queue[:count])  # slot order: neighbouring threads, nearby slots
+            keys = _arrays.sorted_copy(queue[:count])  # slot order: neighbouring threads,
+            # nearby slots
         else:
             keys = _layers.list_marks(marks, itype)
             count = int(keys.size)
@@ -126,12 +131,7 @@ def distances(ptr, idx, lengths, n: int, sources, rounds: list | None = None):
             waiting = int(far_count.get()[0])
             if waiting:
                 # the next phase: the far keys not relaxed since (those below `below` were)
-                at = dist.view(cupy.float64)[far[:waiting]]
-                still = at >= below
-                least = float(cupy.where(still, at, np.inf).min())
-                del at
-                keys = cupy.sort(far[:waiting][still])
-                del still
+                keys, least = _arrays.far_select(dist.view(cupy.float64), far, waiting, below)
                 count = int(keys.size)
                 if count:
                     # above the least distance waiting, even where adding the width rounds
@@ -156,9 +156,10 @@ def _phase_width(mean_lengths: float | None, lengths) -> float:
     for None, no edge, or equal lengths (the rounds are then breadth-first levels)."""
     if mean_lengths is None or lengths.size == 0:
         return np.inf
+    # CuPy's min, max and sum: CUB, compiled ahead (its mean is a kernel compiled at first use)
     if float(lengths.min()) == float(lengths.max()):
         return np.inf
-    return mean_lengths * float(lengths.mean())
+    return mean_lengths * float(lengths.sum()) / lengths.size
 
 
 def _block_distances(n: int, itype: str):

@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from spmv import _layers
+from spmv import _arrays
 from spmv._module import c_index_type
 
 from turbobc.engines.protocol import SlotCounts
@@ -62,7 +63,9 @@ def sweep_dag(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch
     itype = c_index_type(idx.dtype)
     graph = _layers.LayerGraph(ptr, idx, lengths, n)
     tau, omega = weights
-    tau = cupy.ones(n, dtype=cupy.float64) if tau is None else tau
+    if tau is None:
+        tau = cupy.empty(n, dtype=cupy.float64)
+        _arrays.fill(tau, 1.0)
     per_block = _block_sweep(n, itype) if plan is None else None
     masks = None if per_block is not None else _Masks(ptr, n)
     wide = []
@@ -72,8 +75,8 @@ def sweep_dag(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch
         B = chunk.size
         dist = batch_distances(chunk).ravel()
         chunk_dev = cupy.asarray(chunk)
-        lane_weight = (cupy.ones(B, dtype=cupy.float64) if omega is None or plan is not None
-                       else cupy.ascontiguousarray(omega[chunk_dev]))
+        lane_weight = (cupy.asarray(np.ones(B)) if omega is None or plan is not None
+                       else _arrays.gather(omega, chunk_dev))
         began = time.perf_counter()
         add_credits = None
         if per_block is not None:
@@ -83,7 +86,7 @@ def sweep_dag(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch
             _layers.block_sweep(kernel, graph, chunk_dev, dist, delta,
                                 _layers.SumArrays(tau=tau, lane_weight=lane_weight, skip=skip,
                                                   edge=edge, tau_per_slot=False), shared)
-            out_of_range = skip != 0
+            out_of_range = skip  # 1 for a lane whose counts reached +inf
             del skip
             phase = "block"
         else:
@@ -93,18 +96,18 @@ def sweep_dag(ptr, idx, lengths, n, sources, bc, edge, endpoints, weights, batch
             phase = "backward"
         # bc += ω Δ (1 x B times B x n), without the sources' own δ (their layer fed only the
         # edge sums); the lanes out of range kept δ = 0
-        bc += lane_weight @ delta.reshape(B, n)
+        _arrays.add_weighted_rows(bc, lane_weight, delta, B, n)
         if add_credits is not None:
             add_credits()  # on the host while the device ends the backward layers
         phase_done(seconds, phase, began)
         if endpoints:
             # +ω(s) for every vertex reached from s other than s, and s gets ω(s) (reached − 1)
-            reached = cupy.isfinite(dist.reshape(B, n)) & ~out_of_range[:, None]
+            reached = cupy.isfinite(dist.reshape(B, n)) & (out_of_range[:, None] == 0)
             reached[cupy.arange(B), chunk_dev] = False
             bc += (reached * lane_weight[:, None]).sum(axis=0)
             bc[chunk_dev] += reached.sum(axis=1) * lane_weight
             del reached
-        bad = out_of_range.get()
+        bad = out_of_range.get() != 0
         wide.extend(chunk[bad].tolist())
         swept = int(B - bad.sum()) if plan is None else int(np.count_nonzero(
             plan.own_weights(index)))  # a plan's helper slots are no sources of the run
@@ -150,10 +153,10 @@ def _sweep_layers(graph, itype: str, masks: _Masks, n, chunk, dist, tau, lane_we
     began = phase_done(seconds, "indegree", began)
     lane_keys = cupy.asarray(np.arange(B, dtype=np.int64) * n + chunk)
     sigma = cupy.zeros(total, dtype=cupy.float64)
-    sigma[lane_keys] = 1.0
+    _arrays.put(sigma, lane_keys, 1.0)
     forward = slots(sigma, remaining=remaining)
     order = cupy.empty(total, dtype=cupy.int64)
-    order[:B] = lane_keys
+    _arrays.copy_into(order, lane_keys)
     offsets = [0, B]
     count = cupy.zeros(1, dtype=cupy.uint64)
     # the next layer's slots: queued by the kernel after a small layer, marked and listed
@@ -170,22 +173,22 @@ def _sweep_layers(graph, itype: str, masks: _Masks, n, chunk, dist, tau, lane_we
         else:
             listed = _layers.list_marks(marks, itype)
             added = int(listed.size)
-            order[high:high + added] = listed
+            _arrays.copy_into(order[high:], listed)
             del listed
         if added == 0:
             break
         offsets.append(high + added)
     del remaining, marks, forward  # every count is 0 now
     began = phase_done(seconds, "forward", began)
-    out_of_range = cupy.isinf(sigma.reshape(B, n)).any(axis=1)
-    skip = out_of_range.astype(cupy.uint8)
+    out_of_range = _arrays.rows_inf(sigma, B, n)  # 1 where a lane's count reached +inf
+    skip = out_of_range
     slot_tau, add_credits = tau, None
     if plan is not None:
-        if bool(out_of_range.any()):
+        if int(out_of_range.max()):  # CuPy's max: CUB, compiled ahead
             raise SlotWeightsDeclined("path counts pass float64's range")
         # τ of slot b = own(b) τ, plus the plan's terms from both ends' distances and σ
         own = cupy.asarray(plan.own_weights(index))
-        slot_tau = own[:, None] * tau[None, :]
+        slot_tau = _arrays.outer(own, tau)
         add_credits = plan.add_target_weights(
             index, DistanceCounts(dist.reshape(B, n), sigma.reshape(B, n), slot_tau))
     delta = cupy.zeros(total, dtype=cupy.float64)
@@ -196,7 +199,7 @@ def _sweep_layers(graph, itype: str, masks: _Masks, n, chunk, dist, tau, lane_we
     for d in range(len(offsets) - 2, last - 1, -1):
         low, high = offsets[d], offsets[d + 1]
         _layers.backward(graph, itype, backward, sums, layer=order[low:], size=high - low)
-    delta[lane_keys] = 0.0
+    _arrays.put(delta, lane_keys, 0.0)
     return delta, out_of_range, add_credits, began
 
 
@@ -237,10 +240,23 @@ class DistanceCounts(SlotCounts):
         return self._sigma[self.xp.asarray(lanes)], None
 
     def at(self, lanes, vertices):
-        xp = self.xp
-        where = (xp.asarray(lanes), xp.asarray(vertices))
-        dist = self._dist[where]
-        return xp.asnumpy(xp.where(xp.isinf(dist), -1.0, dist)), xp.asnumpy(self._sigma[where])
+        flat = self.xp.asarray(np.asarray(lanes, dtype=np.int64) * self.n
+                               + np.asarray(vertices, dtype=np.int64))
+        dist = _arrays.gather(self._dist.ravel(), flat).get()
+        return (np.where(np.isinf(dist), -1.0, dist),
+                _arrays.gather(self._sigma.ravel(), flat).get())
+
+    def add_target_weights(self, lanes, values) -> None:
+        """τ of slot ``lanes[p]`` += ``values[p]`` (a row of n; lanes may repeat)."""
+        _arrays.add_rows(self.tau, self.n, self.xp.asarray(np.asarray(lanes, dtype=np.int64)),
+                         self.xp.ascontiguousarray(values, dtype=np.float64))
+
+    def add_target_entries(self, lanes, vertices, values) -> None:
+        """τ of slot ``lanes[p]`` at vertex ``vertices[p]`` += ``values[p]`` (host arrays)."""
+        flat = (np.asarray(lanes, dtype=np.int64) * self.n
+                + np.asarray(vertices, dtype=np.int64))
+        _arrays.add_entries(self.tau, self.xp.asarray(flat),
+                            self.xp.asarray(np.asarray(values, dtype=np.float64)))
 
     def chain_terms(self, plan, rows):
         """:meth:`SlotCounts.chain_terms` in one launch of ``bcc_slot_terms``
