@@ -81,7 +81,7 @@ own start; CPU with ``import turbobc`` counted in the cold figure."""
 CHILD_TIMEOUT_S = 300
 
 _CHILD = r"""
-import json, re, sys, time
+import json, re, sys, time, traceback
 began = time.perf_counter()
 import scipy.sparse as sp
 import turbobc
@@ -113,8 +113,13 @@ if device == "gpu":
         finally:
             ours = any("spmv" in str(o) and "kernels" in str(o) for o in options)
             names = re.findall(r"__global__\s+void\s+(\w+)", source) or ["?"]
+            # where in turbobc (or spmv) the compile was asked for: the innermost such frame
+            where = next((f"{frame.filename.split('/work/')[-1]}:{frame.lineno}"
+                          for frame in reversed(traceback.extract_stack())
+                          if ("/turbobc/" in frame.filename or "/spmv/" in frame.filename)
+                          and "cold_start" not in frame.filename), "?")
             events["nvrtc_turbobc" if ours else "nvrtc_cupy"].append(
-                [names[0], time.perf_counter() - began])
+                [f"{names[0]} @ {where}", time.perf_counter() - began])
 
     def timed_cache(*args, **kw):
         before = len(events["nvrtc_turbobc"]) + len(events["nvrtc_cupy"])
@@ -189,7 +194,7 @@ def _summarized(events: dict) -> dict:
     for key in ("nvrtc_turbobc", "nvrtc_cupy", "numba"):
         items = events.get(key, [])
         out[key] = {"count": len(items), "seconds": sum(s for _, s in items),
-                    "slowest": sorted(items, key=lambda item: -item[1])[:12]}
+                    "slowest": sorted(items, key=lambda item: -item[1])[:40]}
     out["cupy_cache_reads"] = events.get("cupy_cache_reads", 0)
     out["cupy_cache_read_seconds"] = events.get("cupy_cache_read_seconds", 0.0)
     return out
