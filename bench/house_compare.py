@@ -9,6 +9,10 @@ that times, through the public API only:
 - weighted BC (integer lengths 1..100, both directions of an edge alike, seed 0) on
   ego-Facebook, delaunay_n16 and road-luxembourg-osm;
 - approximate BC, ``epsilon=0.01, delta=0.1, seed=0``, on the same three;
+- the CPU engine's exact BC, ``turbobc.bc(A, engine="cpu")``, on ego-Facebook, power,
+  road-minnesota and ca-GrQc, and its weighted BC on ego-Facebook (rows ``cpu ...``: the
+  cold-start issue moved the engine from numba's parallel loops to threads over functions
+  compiled ahead);
 
 each after an untimed warm-up call (compiles the kernels), the median of 5 runs (3 past 2 s,
 2 past 10 s). The trees take turns: the whole list runs ``--rounds`` times per tree, in the
@@ -50,6 +54,7 @@ sys.path.insert(0, str(HERE))
 EXACT = ("ego-Facebook", "myc14", "kron18", "delaunay_n16.mtx.gz", "road-luxembourg-osm.mtx.gz")
 WEIGHTED = ("ego-Facebook", "delaunay_n16.mtx.gz", "road-luxembourg-osm.mtx.gz")
 APPROX = WEIGHTED
+CPU = ("ego-Facebook", "power.mtx", "road-minnesota.mtx", "ca-GrQc.txt.gz")
 EPSILON, DELTA = 0.01, 0.1
 
 
@@ -143,6 +148,13 @@ def measure(only: list[str] | None = None, profile: bool = False) -> dict:
                 profiles[key]["facts"] = {k: v for k, v in facts.items()
                                           if isinstance(v, (int, float, str, bool))}
 
+    def weighted(A):
+        """A's pattern with integer lengths 1..100 (seed 0), both directions alike."""
+        upper = sp.triu(sp.csr_array(A), k=1, format="coo")
+        lengths = np.random.default_rng(0).integers(1, 101, upper.nnz).astype(np.float64)
+        W = sp.coo_array((lengths, (upper.row, upper.col)), shape=A.shape)
+        return sp.csr_array(W + W.T)
+
     from turbobc._api import run_bc
 
     for name in EXACT:
@@ -154,11 +166,7 @@ def measure(only: list[str] | None = None, profile: bool = False) -> dict:
     for name in WEIGHTED:
         if not wanted(f"weighted {_label(name)}"):
             continue
-        A = sp.csr_array(graph(name))
-        upper = sp.triu(A, k=1, format="coo")
-        lengths = np.random.default_rng(0).integers(1, 101, upper.nnz).astype(np.float64)
-        W = sp.coo_array((lengths, (upper.row, upper.col)), shape=A.shape)
-        W = sp.csr_array(W + W.T)
+        W = weighted(graph(name))
         timed(f"weighted {_label(name)}", synced(lambda: turbobc.bc(W, weight=True, engine="gpu")),
               lambda: run_bc(W, weight=True, engine="gpu"))
     for name in APPROX:
@@ -168,6 +176,15 @@ def measure(only: list[str] | None = None, profile: bool = False) -> dict:
         timed(f"approx {_label(name)} eps={EPSILON}", synced(
             lambda: turbobc.bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu")),
             lambda: run_bc(A, epsilon=EPSILON, delta=DELTA, seed=0, engine="gpu"))
+    for name in CPU:
+        if wanted(f"cpu {_label(name)}"):
+            A = graph(name)
+            timed(f"cpu {_label(name)}", lambda: turbobc.bc(A, engine="cpu"),
+                  lambda: run_bc(A, engine="cpu"))
+    if wanted("cpu weighted ego-Facebook"):
+        W = weighted(graph("ego-Facebook"))
+        timed("cpu weighted ego-Facebook", lambda: turbobc.bc(W, weight=True, engine="cpu"),
+              lambda: run_bc(W, weight=True, engine="cpu"))
     return {key: {"seconds": value[0], "samples": value[1], "profile": profiles.get(key)}
             for key, value in rows.items()}
 
