@@ -226,6 +226,28 @@ def _single(tree: Path, graphs: list[str]) -> dict:
             for g in record["graphs"] for kernel, row in g["kernels"].items()}
 
 
+def _record(args, trees: dict, runs: dict) -> dict:
+    """The record of the turns so far: a row per call that every tree has run, with each
+    tree's median over its rounds and ``after / before``."""
+    labels = list(trees)
+    done = [runs[label] for label in labels]
+    rows = []
+    for key in (done[0][0] if all(done) else {}):
+        row = {"call": key}
+        for label in labels:
+            row[f"{label}_seconds"] = statistics.median(r[key]["seconds"] for r in runs[label])
+            row[f"{label}_samples"] = [s for r in runs[label] for s in r[key]["samples"]]
+        if len(labels) == 2:
+            row["ratio"] = row[f"{labels[1]}_seconds"] / row[f"{labels[0]}_seconds"]
+        for label in labels:
+            if runs[label][-1][key].get("profile"):
+                row[f"{label}_profile"] = runs[label][-1][key]["profile"]
+        rows.append(row)
+    return {"trees": {label: _tree_commit(label, tree) for label, tree in trees.items()},
+            "rounds": min(len(r) for r in runs.values()), "only": args.only,
+            "single_source": args.single_source, "rows": rows}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
@@ -250,37 +272,26 @@ def main() -> int:
 
     trees = dict(item.split("=", 1) for item in args.tree)
     runs: dict = {label: [] for label in trees}
+    path = None
     for round_ in range(args.rounds):
         turn = list(trees.items())
         for label, tree in (turn if round_ % 2 == 0 else turn[::-1]):
             last = round_ == args.rounds - 1
-            path = Path(tree).resolve()
-            run = {} if args.only_single else _child(path, args.only, args.profile and last)
+            tree_path = Path(tree).resolve()
+            run = ({} if args.only_single else
+                   _child(tree_path, args.only, args.profile and last))
             if args.single_source:
-                run.update(_single(path, args.single_source))
+                run.update(_single(tree_path, args.single_source))
             runs[label].append(run)
             print(f"round {round_ + 1}: {label} done", flush=True)
-    labels = list(trees)
-    rows = []
-    for key in runs[labels[0]][0]:
-        row = {"call": key}
-        for label in labels:
-            row[f"{label}_seconds"] = statistics.median(r[key]["seconds"] for r in runs[label])
-            row[f"{label}_samples"] = [s for r in runs[label] for s in r[key]["samples"]]
-        if len(labels) == 2:
-            row["ratio"] = row[f"{labels[1]}_seconds"] / row[f"{labels[0]}_seconds"]
-        for label in labels:
-            if runs[label][-1][key].get("profile"):
-                row[f"{label}_profile"] = runs[label][-1][key]["profile"]
-        rows.append(row)
-        scale, unit = (1e3, "ms") if key.startswith("single ") else (1.0, "s")
-        print(f"{key:45s} " + "  ".join(
+            # rewritten after every turn: a run cut by its time limit keeps its rounds
+            path = write_record("house_compare", _record(args, trees, runs), args.out, path=path)
+    for row in _record(args, trees, runs)["rows"]:
+        labels = list(trees)
+        scale, unit = (1e3, "ms") if row["call"].startswith("single ") else (1.0, "s")
+        print(f"{row['call']:45s} " + "  ".join(
                   f"{label} {row[f'{label}_seconds'] * scale:9.4f} {unit}" for label in labels)
               + (f"  {labels[1]} / {labels[0]} {row['ratio']:.3f}" if "ratio" in row else ""))
-    record = {"trees": {label: _tree_commit(label, tree) for label, tree in trees.items()},
-              "rounds": args.rounds, "only": args.only,
-              "single_source": args.single_source, "rows": rows}
-    path = write_record("house_compare", record, args.out)
     print(f"record: {path}")
     return 0
 

@@ -2,7 +2,7 @@
 
 A person's first call should not wait for NVRTC (7-16 s on an H200 for a family's kernels).
 ``python -m spmv.prebuild`` compiles every instantiation of every kernel file
-(:func:`spmv._module.name_expressions`) through NVRTC, without a GPU, for each architecture of
+(:func:`spmv._sources.name_expressions`) through NVRTC, without a GPU, for each architecture of
 :data:`ARCHS` (a cubin each) and as PTX for :data:`PTX_ARCH` (which the driver compiles for a
 newer device), with the options CuPy's own NVRTC path uses (:func:`compile_options`); it writes
 them xz-compressed, with ``manifest.json``: per file its :func:`stamp` (a hash of the file, every
@@ -31,6 +31,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from spmv._sources import KERNEL_DIR, OPTIONS, name_expressions
+
 __all__ = ["PREBUILT_DIR", "ARCHS", "PTX_ARCH", "compile_options", "stamp", "manifest",
            "binary_for", "load_module", "say_once", "reasons_said"]
 
@@ -48,18 +50,14 @@ PTX_ARCH = 120
 
 def compile_options(arch: str) -> list[str]:
     """NVRTC options of a shipped binary for ``arch`` ("sm_90" or "compute_120"): turbobc's
-    (:data:`spmv._module.OPTIONS`) and the ``-ftz=true`` that CuPy adds to every RawModule, so
+    (:data:`spmv._sources.OPTIONS`) and the ``-ftz=true`` that CuPy adds to every RawModule, so
     a shipped binary is what CuPy's NVRTC path would compile."""
-    from spmv._module import OPTIONS
-
     return [f"-arch={arch}", *_portable(OPTIONS), "-ftz=true"]
 
 
 def _portable(options) -> list[str]:
     """``options`` with the include folder relative: a stamp must not depend on where the
     package lies."""
-    from spmv._module import KERNEL_DIR
-
     return [o.replace(str(KERNEL_DIR), "spmv/kernels") for o in options]
 
 
@@ -68,8 +66,6 @@ def stamp(filename: str) -> str:
     """The hash a shipped binary of ``filename`` was built from: the file, every header of
     ``spmv/kernels`` (any header change invalidates every file), the options and the name
     expressions (sha256, hex)."""
-    from spmv._module import KERNEL_DIR, name_expressions
-
     digest = hashlib.sha256()
     for path in [KERNEL_DIR / filename, *sorted(KERNEL_DIR.glob("*.cuh"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")

@@ -1,6 +1,6 @@
 """Regenerate the shipped kernels: ``python -m spmv.prebuild [--jobs N] [--force]``.
 
-Compiles every instantiation of every kernel file (:data:`spmv._module.SOURCES`) through
+Compiles every instantiation of every kernel file (:data:`spmv._sources.SOURCES`) through
 NVRTC, without a GPU, to a cubin for each architecture of :data:`spmv._prebuilt.ARCHS` and to
 PTX for :data:`spmv._prebuilt.PTX_ARCH`, and writes them xz-compressed into ``spmv/prebuilt/``
 with ``manifest.json`` (spmv/_prebuilt.py says what it holds and how a device finds its
@@ -18,7 +18,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from spmv._module import KERNEL_DIR, SOURCES, name_expressions, source_text
+from spmv._sources import KERNEL_DIR, SOURCES, name_expressions, source_text
 from spmv._prebuilt import ARCHS, PREBUILT_DIR, PTX_ARCH, compile_options, stamp
 from spmv.errors import KernelCompileError
 

@@ -224,91 +224,49 @@ def test_report_command_prints_the_page_or_writes_it(tmp_path):
     assert page.read_text() + "\n" == printed
 
 
-def test_compile_time_record_from_fake_timings(tmp_path):
-    """bench/compile_time.py imports here and builds its record from the children's timings
-    (faked: no GPU here); the record is written through bench/records.py."""
-    from bench import compile_time
-    from bench.records import write_record
+def test_cold_start_rows_from_fake_children(tmp_path, monkeypatch):
+    """bench/cold_start.py builds each case's row from its two children (faked: no GPU, no
+    fresh processes here): the seconds over the warm call, the bars met, the compile events
+    summed; the record is rewritten as cases finish."""
+    from bench import cold_start
 
-    def fake(graph_path, kernel, family, workdir, timeout):
-        assert sp.load_npz(graph_path).shape == (compile_time.GRAPH_N,) * 2
-        assert timeout == compile_time.CHILD_TIMEOUT_S
-        if kernel == "sccooc" and family == "batched":
-            return {"error": "exit 1: Traceback ...\nKernelCompileError: sccooc.cu(3): boom",
-                    "child_seconds": 2.0, "cache_files": 0, "cache_bytes": 0}
-        first = {"single": 4.0, "batched": 9.0}[family]
-        return {"import_seconds": 0.5, "context_seconds": 0.25, "first_seconds": first,
-                "second_seconds": 0.125, "turbobc_path": "/tree/turbobc/__init__.py",
-                "checksum": 1.0, "child_seconds": first + 1, "cache_files": 3,
-                "cache_bytes": 1000}
+    steps = []
 
-    rows = compile_time.run(["auto", "sccooc"], jobs=3, measure_one=fake, log=lambda _: None)
-    record = compile_time.build_record(rows, label="after", graph={"n": 4096})
-    assert [(r["kernel"], r["family"]) for r in record["rows"]] == [
-        ("auto", "single"), ("auto", "batched"), ("sccooc", "single"), ("sccooc", "batched")]
-    assert record["rows"][0]["one_time_seconds"] == 3.875
-    assert record["rows"][0]["sources"] == "[0]" and record["rows"][1]["sources"] == "null"
-    assert "boom" in record["rows"][3]["error"] and "one_time_seconds" not in record["rows"][3]
-    assert record["families"] == {
-        "single": {"kernels": 2, "failed": 0, "max_first_seconds": 4.0,
-                   "sum_one_time_seconds": 7.75},
-        "batched": {"kernels": 1, "failed": 1, "max_first_seconds": 9.0,
-                    "sum_one_time_seconds": 8.875}}
-    assert record["turbobc_path"] == "/tree/turbobc/__init__.py" and record["label"] == "after"
-    text = compile_time.summary(record)
-    assert "FAILED: KernelCompileError: sccooc.cu(3): boom" in text and "3.88" in text
-    path = write_record("compile_time", record, results=tmp_path)
-    assert path.name.startswith("compile_time-")
-    saved = json.loads(path.read_text())
-    assert saved["rows"] == record["rows"] and "commit" in saved["environment"]
+    def fake(graph_path, case, caches, timeout):
+        steps.append(case["device"])
+        first = 0.9 if len(steps) % 2 else 0.3  # cold, then cached
+        return {"import_seconds": 0.7, "cupy_start_seconds": None, "first_seconds": first,
+                "second_seconds": 0.2, "facts": {"engine": "cpu"},
+                "events": {"nvrtc_turbobc": [], "nvrtc_cupy": [["cupy_copy @ x.py:1", 0.1]],
+                           "numba": [["sweep_chunk", 0.4], ["bfs (cache)", 0.05]],
+                           "cupy_cache_reads": 0, "cupy_cache_read_seconds": 0.0}}
+
+    monkeypatch.setattr(cold_start, "_child", fake)
+    monkeypatch.setattr(cold_start, "case_graph", lambda name: sp.identity(5, format="csr"))
+    row = cold_start.measure_case("cpu", tmp_path)
+    assert steps == ["cpu", "cpu"]
+    assert row["extra_cold"] == pytest.approx(0.7 + 0.9 - 0.2)  # import counted on the CPU
+    assert row["extra_cached"] == pytest.approx(0.1)
+    assert row["meets_cold"] and row["meets_cached"]
+    events = row["cold"]["events"]
+    assert events["numba"]["count"] == 2 and events["numba"]["seconds"] == pytest.approx(0.45)
+    assert events["nvrtc_cupy"]["slowest"] == [["cupy_copy @ x.py:1", 0.1]]
+    assert "ok/ok" in cold_start._line(row)
+    bars = cold_start.check_bars(dict(row, device="gpu", cold=dict(row["cold"],
+                                                                   first_seconds=1.0)))
+    assert bars["extra_cold"] == pytest.approx(0.8) and not bars["meets_cold"]
+    assert cold_start.check_bars({"device": "gpu", "cold": {"error": "boom"}}) == {}
 
 
-def test_compile_time_keeps_to_its_time_budget():
-    """Each process gets at most what is left of --max-seconds; none starts past it."""
-    from bench import compile_time
+def test_cold_start_cases_cover_every_family_and_the_cpu():
+    from bench import cold_start
 
-    timeouts = []
-
-    def fake(graph_path, kernel, family, workdir, timeout):
-        timeouts.append(timeout)
-        return {"import_seconds": 0.5, "context_seconds": 0.25, "first_seconds": 3.0,
-                "second_seconds": 0.5, "child_seconds": 4.0, "cache_files": 2,
-                "cache_bytes": 10}
-
-    times = iter([0.0, 0.0, 100.0, 119.5, 125.0])  # the start, then before each process
-    rows = compile_time.run(["auto", "vecsc"], ("single", "batched"), max_seconds=120,
-                            measure_one=fake, log=lambda _: None, clock=lambda: next(times))
-    assert timeouts == [120, 20]
-    assert [r.get("error") for r in rows] == [None, None,
-                                              "not run: past the 120 s budget",
-                                              "not run: past the 120 s budget"]
-    record = compile_time.build_record(rows)
-    assert record["families"]["single"] == {"kernels": 1, "failed": 1,
-                                            "max_first_seconds": 3.0,
-                                            "sum_one_time_seconds": 2.5}
-    assert "FAILED: not run: past the 120 s budget" in compile_time.summary(record)
-
-
-def test_compile_time_graph_is_small_connected_and_canonical():
-    from bench import compile_time
-
-    A = compile_time.small_graph()
-    assert A.shape == (4096, 4096) and (A != A.T).nnz == 0 and A.diagonal().sum() == 0
-    assert sp.csgraph.connected_components(A)[0] == 1
-    assert A.has_canonical_format and 6 * 4096 < A.nnz < 9 * 4096
-
-
-def test_compile_time_imports_only_public_turbobc():
-    """It runs against older trees (gpu_check.sh's BEFORE_DIR): turbobc.bc and spmv.KERNELS
-    only, and no other module of the repository than bench/records.py."""
-    text = (ROOT / "bench" / "compile_time.py").read_text()
-    imported = set(re.findall(r"^\s*(?:import|from)\s+([\w.]+)", text, re.MULTILINE))
-    assert imported <= {"__future__", "argparse", "concurrent.futures", "json", "os",
-                        "subprocess", "sys",
-                        "tempfile", "time", "pathlib", "numpy", "scipy.sparse", "turbobc",
-                        "spmv", "cupy", "records"}
-    assert re.findall(r"\bturbobc\.(\w+)", text) and set(
-        re.findall(r"\bturbobc\.(\w+)\(", text)) == {"bc"}
+    assert {c["device"] for c in cold_start.CASES.values()} == {"gpu", "cpu"}
+    assert set(cold_start.CASES) >= {"lanes", "frontiers", "layers", "single", "approximate",
+                                     "edge", "cpu"}
+    assert cold_start.CASES["layers"]["kwargs"] == {"weight": True}
+    assert cold_start.BARS == {"gpu": {"extra_cold": 0.5, "extra_cached": 0.3},
+                               "cpu": {"extra_cold": 3.0, "extra_cached": 0.5}}
 
 
 def test_memory_models_per_stored_edge_in_every_index_type():

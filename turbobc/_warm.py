@@ -59,19 +59,18 @@ def warm_up(engine: str = "auto") -> dict:
 def warm_cpu_functions() -> dict:
     """Every CPU function of every signature ready: from the shipped extension (nothing to
     compile), else compiled by numba and cached on disk."""
-    from turbobc import _compiled
+    from turbobc._compiled import ENTRY_POINTS, entry, shipped_core, signatures
 
     began = time.perf_counter()
-    if _compiled.shipped_core() is not None:
-        return {"source": "compiled ahead (turbobc/_aot_core)",
-                "functions": len(_compiled.ENTRY_POINTS),
+    if shipped_core() is not None:
+        return {"source": "compiled ahead (turbobc/_aot_core)", "functions": len(ENTRY_POINTS),
                 "seconds": time.perf_counter() - began}
     from numba.core.sigutils import normalize_signature
 
     count = 0
-    for name in _compiled.ENTRY_POINTS:
-        for index, signature in _compiled.signatures(name).items():
-            function = _compiled.entry(name, None if index == "any" else index)
+    for name in ENTRY_POINTS:
+        for index, signature in signatures(name).items():
+            function = entry(name, None if index == "any" else index)
             args, _ = normalize_signature(signature)
             function.dispatcher.compile(args)
             count += 1
