@@ -10,10 +10,10 @@ Each case runs in three steps, each a fresh Python process with the same two cac
 2. the **second** call in the same process (timed): the warm figure;
 3. **cached**: a new process with the caches that step 1 wrote, its first call and second call.
 
-Beside the seconds, each step records what compiled during its first call, measured inside
-the child: NVRTC compiles split into turbobc's kernels (options naming ``spmv/kernels``) and
-CuPy's own elementwise and reduction kernels (each CuPy kernel's name), CuPy's cache reads,
-and numba's compiles (function and seconds: the CPU functions'
+Beside the seconds, each step records what compiled during its first call: the modules CuPy
+compiled (the files its first call added to ``CUPY_CACHE_DIR``, each named by its first kernel:
+CuPy's own elementwise and reduction kernels, ``cupy_*``, apart from turbobc's compiled through
+NVRTC, whose names are C++-mangled), and numba's compiles (function and seconds: the CPU functions'
 compiles at first use, timed by turbobc/_compiled.py), and whether the first call loaded
 numba or python-graphblas. The run's facts (``family``, ``compile_seconds``) come from
 :func:`turbobc.run_bc`.
@@ -22,7 +22,8 @@ The cases (:data:`CASES`): the GPU families lanes (ego-Facebook), frontiers (del
 layers (weighted road-luxembourg-osm, integer lengths 1..100), single (one source of
 road-luxembourg-osm), approximate (ego-Facebook, epsilon = 0.01) and edge (edge BC of
 ego-Facebook); the CPU engine on ego-Facebook, power and road-minnesota. GPU cases skip with
-the reason where CuPy sees no device. The issue's bars (:data:`BARS`) are checked in each row:
+the reason where CuPy sees no device; each CPU case also times NetworKit's exact Betweenness
+in a fresh process on the same cores (its import, first and second call: ``networkit``). The issue's bars (:data:`BARS`) are checked in each row:
 ``extra_cold`` = first - second call of step 1, ``extra_cached`` = first call of step 3 -
 second call of step 1; the CPU rows count ``import turbobc`` in too.
 
@@ -81,7 +82,7 @@ own start; CPU with ``import turbobc`` counted in the cold figure."""
 CHILD_TIMEOUT_S = 300
 
 _CHILD = r"""
-import json, re, sys, time, traceback
+import json, os, re, sys, time
 began = time.perf_counter()
 import scipy.sparse as sp
 import turbobc
@@ -89,50 +90,20 @@ import_seconds = time.perf_counter() - began
 import numpy as np
 path, device, call, kwargs = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 A = sp.csr_array(sp.load_npz(path))
-events = {"nvrtc_turbobc": [], "nvrtc_cupy": [], "cupy_cache_reads": 0,
-          "cupy_cache_read_seconds": 0.0, "numba": []}
+events = {"nvrtc_turbobc": [], "nvrtc_cupy": [], "numba": []}
 cupy_start_seconds = None
 if device == "gpu":
     import cupy
-    from cupy.cuda import compiler
     began = time.perf_counter()
     cupy.zeros(1)
     cupy.cuda.Device().synchronize()
     cupy_start_seconds = time.perf_counter() - began
-    # CuPy compiles through _compile_using_nvrtc_no_warning (14.x; compile_using_nvrtc
-    # before), called by _compile_with_cache_cuda, which also reads its disk cache
-    nvrtc_name = ("_compile_using_nvrtc_no_warning"
-                  if hasattr(compiler, "_compile_using_nvrtc_no_warning")
-                  else "compile_using_nvrtc")
-    nvrtc, cached = getattr(compiler, nvrtc_name), compiler._compile_with_cache_cuda
 
-    def timed_nvrtc(source, options=(), *args, **kw):
-        began = time.perf_counter()
-        try:
-            return nvrtc(source, options, *args, **kw)
-        finally:
-            ours = any("spmv" in str(o) and "kernels" in str(o) for o in options)
-            names = re.findall(r"__global__\s+void\s+(\w+)", source) or ["?"]
-            # where in turbobc (or spmv) the compile was asked for: the innermost such frame
-            where = next((f"{frame.filename.split('/work/')[-1]}:{frame.lineno}"
-                          for frame in reversed(traceback.extract_stack())
-                          if ("/turbobc/" in frame.filename or "/spmv/" in frame.filename)
-                          and "cold_start" not in frame.filename), "?")
-            events["nvrtc_turbobc" if ours else "nvrtc_cupy"].append(
-                [f"{names[0]} @ {where}", time.perf_counter() - began])
+    def cache_files():  # CuPy's cache files: one per module it compiled
+        folder = os.environ["CUPY_CACHE_DIR"]
+        return {f for f in os.listdir(folder)} if os.path.isdir(folder) else set()
 
-    def timed_cache(*args, **kw):
-        before = len(events["nvrtc_turbobc"]) + len(events["nvrtc_cupy"])
-        began = time.perf_counter()
-        try:
-            return cached(*args, **kw)
-        finally:
-            if len(events["nvrtc_turbobc"]) + len(events["nvrtc_cupy"]) == before:
-                events["cupy_cache_reads"] += 1
-                events["cupy_cache_read_seconds"] += time.perf_counter() - began
-
-    setattr(compiler, nvrtc_name, timed_nvrtc)
-    compiler._compile_with_cache_cuda = timed_cache
+    cached_before = cache_files()
 run = {"bc": turbobc.run_bc, "edge_bc": turbobc.run_edge_bc}[call]
 kwargs["engine"] = device
 seconds, facts = [], None
@@ -143,6 +114,14 @@ for i in range(2):
     if i == 0:
         facts = {key: value for key, value in result.facts.items()
                  if isinstance(value, (int, float, str, bool)) or value is None}
+        if device == "gpu":  # what CuPy compiled for this call: its new cache files, named
+            folder = os.environ["CUPY_CACHE_DIR"]
+            for name in sorted(cache_files() - cached_before):
+                data = open(os.path.join(folder, name), "rb").read()
+                found = re.search(rb"(cupy_\w+|_Z\w+)", data)
+                kind = ("nvrtc_cupy" if found and found.group(1).startswith(b"cupy_")
+                        else "nvrtc_turbobc")
+                events[kind].append([found.group(1).decode() if found else name, 0.0])
         try:  # numba's compiles at first use, timed by turbobc (an older tree has no log)
             from turbobc._compiled import compile_log
         except ImportError:
@@ -168,6 +147,41 @@ def case_graph(name: str) -> sp.csr_array:
 
         A = with_random_lengths(A)
     return sp.csr_array(A)
+
+
+_NETWORKIT = r"""
+import json, sys, time
+began = time.perf_counter()
+import networkit as nk
+import scipy.sparse as sp
+import_seconds = time.perf_counter() - began
+A = sp.coo_matrix(sp.triu(sp.load_npz(sys.argv[1]), k=1))
+G = nk.Graph(A.shape[0], weighted=False, directed=False)
+for u, v in zip(A.row.tolist(), A.col.tolist()):
+    G.addEdge(u, v)
+seconds = []
+for _ in range(2):
+    began = time.perf_counter()
+    nk.centrality.Betweenness(G, normalized=True).run()
+    seconds.append(time.perf_counter() - began)
+print(json.dumps({"import_seconds": import_seconds, "first_seconds": seconds[0],
+                  "second_seconds": seconds[1], "threads": nk.getMaxNumberOfThreads()}))
+"""
+
+
+def networkit_first_call(graph_path: Path, timeout: float = CHILD_TIMEOUT_S) -> dict | None:
+    """NetworKit's exact Betweenness of the same undirected graph in a fresh process on the
+    same cores: its import, first and second call (None where networkit is not installed)."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", _NETWORKIT, str(graph_path)],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    if proc.returncode != 0:
+        if "No module named 'networkit'" in proc.stderr:
+            return None
+        return {"error": proc.stderr[-1000:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _child(graph_path: Path, case: dict, caches: Path, timeout: float) -> dict:
@@ -198,8 +212,6 @@ def _summarized(events: dict) -> dict:
         items = events.get(key, [])
         out[key] = {"count": len(items), "seconds": sum(s for _, s in items),
                     "slowest": sorted(items, key=lambda item: -item[1])[:40]}
-    out["cupy_cache_reads"] = events.get("cupy_cache_reads", 0)
-    out["cupy_cache_read_seconds"] = events.get("cupy_cache_read_seconds", 0.0)
     return out
 
 
@@ -220,6 +232,10 @@ def measure_case(name: str, workdir: Path, timeout: float = CHILD_TIMEOUT_S) -> 
         if "events" in raw:
             raw["events"] = _summarized(raw["events"])
         row[step] = raw
+    if case["device"] == "cpu":  # the peer, its first call in a fresh process too
+        peer = networkit_first_call(graph_path, timeout)
+        if peer is not None:
+            row["networkit"] = peer
     return dict(row, **check_bars(row))
 
 
@@ -254,7 +270,9 @@ def _line(row: dict) -> str:
             f"({'ok' if row['meets_cold'] else 'over'}/{'ok' if row['meets_cached'] else 'over'})"
             f"  nvrtc ours {ev['nvrtc_turbobc']['count']} {ev['nvrtc_turbobc']['seconds']:.2f} s,"
             f" cupy {ev['nvrtc_cupy']['count']} {ev['nvrtc_cupy']['seconds']:.2f} s, numba "
-            f"{ev['numba']['count']} {ev['numba']['seconds']:.2f} s")
+            f"{ev['numba']['count']} {ev['numba']['seconds']:.2f} s"
+            + (f"; NetworKit first {row['networkit']['first_seconds']:.3f} s"
+               if "first_seconds" in row.get("networkit", {}) else ""))
 
 
 def main(argv=None) -> None:

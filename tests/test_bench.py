@@ -238,20 +238,21 @@ def test_cold_start_rows_from_fake_children(tmp_path, monkeypatch):
         return {"import_seconds": 0.7, "cupy_start_seconds": None, "first_seconds": first,
                 "second_seconds": 0.2, "facts": {"engine": "cpu"},
                 "events": {"nvrtc_turbobc": [], "nvrtc_cupy": [["cupy_copy @ x.py:1", 0.1]],
-                           "numba": [["sweep_chunk", 0.4], ["bfs (cache)", 0.05]],
-                           "cupy_cache_reads": 0, "cupy_cache_read_seconds": 0.0}}
+                           "numba": [["sweep_chunk", 0.4], ["bfs (cache)", 0.05]]}}
 
     monkeypatch.setattr(cold_start, "_child", fake)
     monkeypatch.setattr(cold_start, "case_graph", lambda name: sp.identity(5, format="csr"))
+    monkeypatch.setattr(cold_start, "networkit_first_call", lambda path, timeout: {
+        "import_seconds": 0.3, "first_seconds": 0.15, "second_seconds": 0.1, "threads": 2})
     row = cold_start.measure_case("cpu", tmp_path)
-    assert steps == ["cpu", "cpu"]
+    assert steps == ["cpu", "cpu"] and row["networkit"]["first_seconds"] == 0.15
     assert row["extra_cold"] == pytest.approx(0.7 + 0.9 - 0.2)  # import counted on the CPU
     assert row["extra_cached"] == pytest.approx(0.1)
     assert row["meets_cold"] and row["meets_cached"]
     events = row["cold"]["events"]
     assert events["numba"]["count"] == 2 and events["numba"]["seconds"] == pytest.approx(0.45)
     assert events["nvrtc_cupy"]["slowest"] == [["cupy_copy @ x.py:1", 0.1]]
-    assert "ok/ok" in cold_start._line(row)
+    assert "ok/ok" in cold_start._line(row) and "NetworKit first 0.150 s" in cold_start._line(row)
     bars = cold_start.check_bars(dict(row, device="gpu", cold=dict(row["cold"],
                                                                    first_seconds=1.0)))
     assert bars["extra_cold"] == pytest.approx(0.8) and not bars["meets_cold"]
