@@ -27,7 +27,7 @@ in a fresh process on the same cores (its import, first and second call: ``netwo
 ``extra_cold`` = first - second call of step 1, ``extra_cached`` = first call of step 3 -
 second call of step 1; the CPU rows count ``import turbobc`` in too.
 
-Run (from the repository root; graphs from tests/data, ../shared/data or .gpudata)::
+Run (from the repository root; graphs from bench/graphs.py's folders)::
 
     python bench/cold_start.py                       # every case
     python bench/cold_start.py --cases lanes cpu     # some
