@@ -575,8 +575,11 @@ def results_markdown(results: Path = RESULTS) -> str:
                              keep=lambda r: _dask_cluster(r) == "cpu")
     compared = [r for r in records
                 if r.get("benchmark") == "house_compare" and "ratio" in r["rows"][0]]
-    # the comparisons on the GPU of the latest one (by the records' identity)
-    on_last_gpu = {id(r) for r in compared if _device(r) == _device(compared[-1])}
+    # the comparisons on the GPU of the latest GPU one, and those run on a CPU alone (by the
+    # records' identity)
+    on_gpu = [r for r in compared if (r.get("environment") or {}).get("gpu")]
+    on_last_gpu = {id(r) for r in on_gpu if _device(r) == _device(on_gpu[-1])} | {
+        id(r) for r in compared if not (r.get("environment") or {}).get("gpu")}
     parts += _latest_rows_section(
         records, "house_compare", "Before and after a restructure, one GPU, trees in turns",
         "bench/house_compare.py: two trees of turbobc on one GPU in one run, each imported in "
@@ -584,8 +587,9 @@ def results_markdown(results: Path = RESULTS) -> str:
         "rows are each kernel's median per source (CUDA events), the others end-to-end calls "
         "of the public API. The before tree is 5c041bc, the commit before issue 32 (its copy "
         "`.before`, named by its COMMIT file in records from 826a634 on); the after tree is "
-        "the record's commit. Latest row per call on the GPU of the latest comparison; above "
-        "1.03 the after tree is slower by more than issue 32 allows.",
+        "the record's commit. Latest row per call on the GPU of the latest GPU comparison, and "
+        "per call on a CPU alone (the cpu engine's rows); above 1.03 the after tree is slower "
+        "by more than issue 32 allows.",
         ["device", "call", "before", "after", "after / before"],
         _house_row, keep=lambda r: id(r) in on_last_gpu,
         key=lambda g: (g["call"],))

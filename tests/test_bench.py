@@ -298,12 +298,16 @@ def test_house_compare_names_a_tree_by_its_commit_file(tmp_path, monkeypatch):
 
 
 def test_report_keeps_the_before_after_rows_of_the_latest_gpu():
+    """The latest GPU comparison's rows (each on that GPU), and the CPU-only comparisons'."""
     text = report.results_markdown()
     section = text.split("## Before and after a restructure")[1].split("\n## ")[0]
     records = [r for r in report.load_records() if r.get("benchmark") == "house_compare"
                and "ratio" in r["rows"][0]]
-    latest = records[-1]
-    for row in latest["rows"]:
-        assert f"| {row['call']} |" in section and f"{row['ratio']:.3f}" in section
-    assert all(report._device(latest) in line for line in section.splitlines()
+    on_gpu = [r for r in records if r["environment"].get("gpu")]
+    on_cpu = [r for r in records if not r["environment"].get("gpu")]
+    for record in [on_gpu[-1], *on_cpu[-1:]]:
+        for row in record["rows"]:
+            assert f"| {row['call']} |" in section and f"{row['ratio']:.3f}" in section
+    devices = {report._device(on_gpu[-1])} | {report._device(r) for r in on_cpu}
+    assert all(any(device in line for device in devices) for line in section.splitlines()
                if line.startswith("| ") and "call" not in line)
