@@ -23,7 +23,8 @@ layers (weighted road-luxembourg-osm, integer lengths 1..100), single (one sourc
 road-luxembourg-osm), approximate (ego-Facebook, epsilon = 0.01) and edge (edge BC of
 ego-Facebook); the CPU engine on ego-Facebook, power and road-minnesota. GPU cases skip with
 the reason where CuPy sees no device; each CPU case also times NetworKit's exact Betweenness
-in a fresh process on the same cores (its import, first and second call: ``networkit``). The issue's bars (:data:`BARS`) are checked in each row:
+in a fresh process on the same cores (its import, first and second call: ``networkit``). The
+issue's bars (:data:`BARS`) are checked in each row:
 ``extra_cold`` = first - second call of step 1, ``extra_cached`` = first call of step 3 -
 second call of step 1; the CPU rows count ``import turbobc`` in too.
 

@@ -40,8 +40,9 @@ PREBUILT_DIR = Path(__file__).resolve().parent / "prebuilt"
 """The shipped binaries and ``manifest.json``."""
 
 ARCHS = (80, 86, 89, 90, 100, 110, 120)
-"""Compute capabilities with a cubin each (the kernels take warp reductions, sm_80 on): Ampere (A100, A10/RTX 30), Ada (L4, L40,
-RTX 40), Hopper (H100, H200), Blackwell (B200), Thor and Blackwell desktop (RTX 50). A cubin runs
+"""Compute capabilities with a cubin each (the kernels take warp reductions, sm_80 on):
+Ampere (A100, A10/RTX 30), Ada (L4, L40, RTX 40), Hopper (H100, H200), Blackwell (B200), Thor
+and Blackwell desktop (RTX 50). A cubin runs
 on its major architecture at its minor version and above (sm_86's on an 8.7 device)."""
 
 PTX_ARCH = 120

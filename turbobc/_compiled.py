@@ -83,8 +83,9 @@ indices has one version (index type "any")."""
 
 INDEX_TYPES = {"int32": "i4", "int64": "i8"}
 
-SOURCE_FILES = ("_compiled.py", "_traverse.py", "_bernstein.py", "engines/cpu/sweep.py", "engines/cpu/walks.py",
-                "engines/cpu/accumulate.py", "engines/cpu/lanes.py", "engines/cpu/pairs.py")
+SOURCE_FILES = ("_compiled.py", "_traverse.py", "_bernstein.py", "engines/cpu/sweep.py",
+                "engines/cpu/walks.py", "engines/cpu/accumulate.py", "engines/cpu/lanes.py",
+                "engines/cpu/pairs.py", "engines/cpu/statuses.py")
 """The files whose text the shipped functions were compiled from (under turbobc/)."""
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "past_csgraph", "scipy_order_levels", "bfs_order_levels", "bfs_depths", "depth_reached",
-           "component_order_levels", "component_depths", "component_labels",
-           "reverse_cuthill_mckee"]
+__all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "past_csgraph", "scipy_order_levels",
+           "bfs_order_levels", "bfs_depths", "depth_reached", "component_order_levels",
+           "component_depths", "component_labels", "reverse_cuthill_mckee"]
 
 CSGRAPH_LIMIT = 2**31 - 1
 """SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""

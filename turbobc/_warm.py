@@ -11,8 +11,8 @@ pays them all at once, where a container image is built or a cluster starts:
    loaded, or every instantiation compiled through NVRTC (CuPy's disk cache keeps them);
 3. a small graph swept once for every kind of problem a call sends (hops and lengths,
    vertex and edge sums, folded trees' weights, folded chains; one source and all), on the
-   GPU with each family forced (lanes, frontiers, layers; single for one source): the kernels CuPy compiles
-   for itself on a family's path land in its disk cache too.
+   GPU with each family forced (lanes, frontiers, layers; single for one source): the
+   kernels CuPy compiles for itself on a family's path land in its disk cache too.
 
 Dask's ``warm_up`` (turbobc/_dask.py) runs the same on every worker (turbobc/_dask_worker.py
 ``warm``).

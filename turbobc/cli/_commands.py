@@ -1,5 +1,6 @@
-"""The commands: ``bc``, ``edge-bc``, ``info`` and ``warm-up``; the first three checked before it reads the graph
-(turbobc/cli/_checks.py), then read, computed and reported (turbobc/cli/_output.py)."""
+"""The commands: ``bc``, ``edge-bc``, ``info`` and ``warm-up``; the first three checked before
+the graph is read (turbobc/cli/_checks.py), then read, computed and reported
+(turbobc/cli/_output.py)."""
 
 from __future__ import annotations
 

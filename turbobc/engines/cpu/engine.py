@@ -1,8 +1,8 @@
 """The CPU engine behind the protocol (turbobc/engines/protocol.py): :class:`CpuEngine` and its
 :class:`CpuSweeper`, which hands the compiled core (turbobc/engines/cpu/sweep.py and lanes.py,
 through turbobc/_compiled.py: compiled ahead, or at first use) rounds of sources on the
-threads (turbobc/engines/cpu/threads.py), adds their partial sums in order, advances the progress bar, sends the sources whose
-counts spread too wide to the exponent-per-vertex sweep (turbobc/engines/wide.py) and serves
+threads (turbobc/engines/cpu/threads.py), adds their partial sums in order, advances the
+progress bar, sends the sources whose counts spread too wide to the exponent-per-vertex sweep (turbobc/engines/wide.py) and serves
 per-slot target weights (chain folding).
 """
 
@@ -26,7 +26,8 @@ from turbobc.engines.protocol import (Engine, Partial, Problem, SlotWeightsDecli
                                       slot_weights_reason)
 from turbobc.engines.wide import WIDE_BATCH_ENTRIES, accumulate_wide
 
-__all__ = ["CpuEngine", "CpuSweeper", "RESCALE_ABOVE_EXP", "WIDE_BELOW_EXP", "breadth_first_rank"]
+__all__ = ["CpuEngine", "CpuSweeper", "RESCALE_ABOVE_EXP", "WIDE_BELOW_EXP",
+           "breadth_first_rank"]
 
 RESCALE_ABOVE_EXP = OVERFLOW_EXP
 """A count finished above 2^RESCALE_ABOVE_EXP is scaled back (walks.py); read at each run, so
@@ -151,8 +152,8 @@ class CpuSweeper(Sweeper):
 
         def one_chunk(c):
             part = slice(c * chunk, (c + 1) * chunk)
-            sweep(self.indptr, self.indices, self.lengths, sources[part], RESCALE_ABOVE_EXP, WIDE_BELOW_EXP, self.tau,
-                  self.omega, problem.split_non_targets, problem.endpoints, bc_parts[c],
+            sweep(self.indptr, self.indices, self.lengths, sources[part], RESCALE_ABOVE_EXP,
+                  WIDE_BELOW_EXP, self.tau, self.omega, problem.split_non_targets, problem.endpoints, bc_parts[c],
                   edge_parts[c], status[part], bad_edge[part])
 
         on_threads(one_chunk, chunks)
