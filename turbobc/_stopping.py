@@ -219,6 +219,11 @@ class WithinEpsilon:
         every vertex), for :func:`allocate_log_terms`."""
         return None
 
+    def least_after_pilot(self, predicted: float) -> float:
+        """The least checkpoint kept after a pilot that predicts ``predicted`` samples (the
+        floor already dropped those below it: 0)."""
+        return 0
+
     def check(self, mean: np.ndarray, k: int, R: float, log_term, epsilon: float
               ) -> tuple[bool, float, float, str]:
         """Whether the radii of the means of ``k`` samples reach the goal: (reached, the
@@ -318,7 +323,11 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             if second < limit and at_once(predicted, second):
                 points = [second]
         if len(points) > 1:
-            points = aimed_checkpoints(points, predicted, most)
+            # (a goal without a floor skips the checkpoints far below the prediction: chosen
+            # from the pilot alone, they keep the guarantee)
+            least = goal.least_after_pilot(predicted)
+            points = aimed_checkpoints([k for k in points[:-1] if k >= least] + points[-1:],
+                                       predicted, most)
             bernstein = len(points) - 1
     # else log_term stays even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean, index = 0, math.inf, "hoeffding", None, 0
