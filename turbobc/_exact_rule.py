@@ -104,8 +104,11 @@ class ExactRule:
         return 1 if self.wave is None or k <= 0 else max(1, int(self.wave(k)))
 
     def waves(self, k: int) -> int:
-        """The waves a draw of ``k`` sources costs: ⌈k / wave⌉."""
-        return 0 if k <= 0 else -(-k // self.batch(k))
+        """The waves a draw of ``k`` sources costs: ⌈k / wave⌉, the wave of a run of all n
+        (a smaller run's own plan may be smaller: the cpu engine's sources alone come in
+        chunks of a 64th of them, 16 sources a round on 2 threads for a draw of 100, where
+        the cost is the sources a thread sweeps)."""
+        return 0 if k <= 0 else -(-k // self.batch(self.n))
 
     def cost(self, done: int, draws) -> float:
         """The waves of drawing up to each of ``draws`` (increasing sample counts) in turn,
