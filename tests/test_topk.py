@@ -266,3 +266,30 @@ def test_ordinal():
 
     assert [_ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+
+
+# ---- the GPU ----------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_top_k_of_ego_facebook_is_exact_before_sampling():
+    """On the GPU ego-Facebook's 4,039 sources are one wave: top_k at ε = 0.01 sweeps them
+    (the exact rule before sampling) and returns the top 10 of the exact values."""
+    A = turbobc.load_ego_facebook()
+    result = turbobc.top_k(A, 10, epsilon=0.01, seed=0, engine="gpu")
+    exact = turbobc.bc(A, engine="cpu")
+    assert result.facts["stopped_by"] == "exact" and result.facts["pilot_samples"] == 0
+    assert result.facts["exact_because"].startswith("before sampling")
+    assert result.vertices.tolist() == top_set(exact, 10).tolist()
+
+
+@pytest.mark.gpu
+def test_gpu_top_k_samples_paths_on_a_deep_grid_and_keeps_the_guarantee():
+    """A 200 x 200 grid on the GPU: top-10 at ε = 0.02 samples shortest paths (far fewer
+    than the 40,000 sources) and keeps the guarantee against the exact values."""
+    G = nx.convert_node_labels_to_integers(nx.grid_2d_graph(200, 200))
+    A = _csr(G)
+    result = turbobc.top_k(A, 10, epsilon=0.02, seed=0, engine="gpu")
+    exact = turbobc.bc(A, engine="gpu")
+    assert result.facts["sampler"] == "pairs" and result.facts["stopped_by"] != "exact"
+    assert not _miss(result.vertices, exact, 10, 0.02,
+                     result.facts["stopped_by"] == "separated")
