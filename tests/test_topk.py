@@ -183,13 +183,15 @@ def _two_parts():
     return G
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name, k, epsilon", [
     ("barabasi_albert_1500", 10, 0.02), ("directed_gnp_1200", 10, 0.02),
-    ("ring_of_cliques", 5, 0.02), ("two_components", 10, 0.02), ("power", 10, 0.02)])
+    pytest.param("ring_of_cliques", 5, 0.02, marks=pytest.mark.slow),
+    pytest.param("two_components", 10, 0.02, marks=pytest.mark.slow),
+    pytest.param("power", 10, 0.02, marks=pytest.mark.slow)])
 def test_guarantee_holds_over_many_seeds(name, k, epsilon):
-    """Each run samples (fewer than n samples, not exact); the misses stay within the binomial
-    allowance of δ."""
+    """Each run samples (the exact rule would sweep these graphs' few thousand sources where
+    the paths' κ is the cpu engine's: κ = 0 here); the misses stay within the binomial
+    allowance of δ. (About 12 s a graph on 2 busy cores; three of them are left to -m slow.)"""
     G = {"barabasi_albert_1500": lambda: nx.barabasi_albert_graph(1500, 2, seed=1),
          "directed_gnp_1200": lambda: nx.gnp_random_graph(1200, 3 / 1200, seed=2,
                                                           directed=True),
