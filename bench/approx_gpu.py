@@ -15,9 +15,14 @@ exact BC and is skipped. Record ``approx``, rewritten after each row.
 ``--edges`` also times ``edge_bc(epsilon=)`` (fields ``edge_*``). With ``--kadabra-detach DIR`` KADABRA is started detached instead and collected by a later
 call on the same machine (bench/kadabra_detached.py): for runs past a call's ten minutes.
 
+Issue 49: where exact BC is affordable, turbobc's exact run is timed warm in the same call
+(``exact_seconds``, ``turbobc_over_exact``: never slower than exact); ``--silvan BINARY`` also
+runs SILVAN at each ε and ``--top-k K`` times ``turbobc.top_k`` against KADABRA's top-K
+(bench/approx_peers.py).
+
 Usage: python bench/approx_gpu.py [--graphs kron20 road1000 del20 ...] [--epsilons 0.01 0.001]
        [--samplers pairs sources] [--engine gpu] [--max-seconds 120] [--kadabra-seconds 300]
-       [--out DIR] [--kadabra-detach DIR]
+       [--out DIR] [--kadabra-detach DIR] [--silvan BINARY] [--top-k K]
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from approx_peers import exact_seconds, silvan, top_k_rows  # noqa: E402
 from exact_gpu import LABELS, cached_graph  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
@@ -107,20 +113,21 @@ def per_source_seconds(A, engine: str) -> float:
 
 def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                 max_seconds: float, samplers: list[str], kadabra_seconds: float,
-                write, kadabra_detach: Path | None = None, edges: bool = False) -> list[dict]:
+                write, kadabra_detach: Path | None = None, edges: bool = False,
+                silvan_binary: Path | None = None, top_k: int | None = None) -> list[dict]:
     A = cached_graph(name)
     n = A.shape[0]
-    rows, reference = [], None
+    rows, reference, exact = [], None, None
     source_seconds = per_source_seconds(A, engine)
     if source_seconds * n <= max_seconds:
-        reference = turbobc.bc(A, engine=engine)
+        exact, reference = exact_seconds(A, engine)  # the exact run, timed warm
     for epsilon in epsilons:
-        k_result = None
+        k_result = s_result = None
         for sampler in samplers:
             row = {"graph": LABELS.get(name, name), "n": n, "nnz": int(A.nnz),
                    "epsilon": epsilon, "delta": delta, "engine": engine,
                    "sampler_asked": sampler, "exact_seconds_per_source": source_seconds,
-                   "exact_estimate_seconds": source_seconds * n,
+                   "exact_estimate_seconds": source_seconds * n, "exact_seconds": exact,
                    "hoeffding_sources": hoeffding_samples(n, epsilon, delta,
                                                           sample_range(n, False))}
             if sampler == "sources" and row["hoeffding_sources"] >= n:
@@ -142,7 +149,10 @@ def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                        checkpoints=len(facts.get("checkpoints", [])), bound=facts["bound"],
                        stopped_by=facts["stopped_by"], sampler=facts.get("sampler"),
                        hoeffding_samples=facts.get("hoeffding_samples"),
-                       seconds_per_sample=seconds / max(facts["samples"], 1))
+                       seconds_per_sample=seconds / max(facts["samples"], 1),
+                       exact_because=facts.get("exact_because"))
+            if exact is not None:  # issue 49: never slower than the exact run
+                row["turbobc_over_exact"] = seconds / exact
             if facts.get("sampler") == "pairs":
                 row["pair_cost_in_sources"] = row["seconds_per_sample"] / source_seconds
             if edges:  # edge BC with the same guarantee (sources sampled), no peer to race
@@ -188,6 +198,21 @@ def bench_graph(name: str, epsilons: list[float], delta: float, engine: str,
                     row["kadabra_max_error"] = float(np.max(np.abs(k_values - reference)))
             if reference is not None:
                 row["turbobc_max_error"] = float(np.max(np.abs(result.values - reference)))
+            if silvan_binary is not None:
+                s_result = s_result or silvan(silvan_binary, A, epsilon, delta, kadabra_seconds)
+                row.update({key: value for key, value in s_result.items()
+                            if key != "silvan_values"})
+                if "silvan_seconds" in s_result:
+                    row["silvan_over_turbobc"] = s_result["silvan_seconds"] / seconds
+                    row["silvan_target_met"] = bool(row["silvan_over_turbobc"] >= TARGET_SPEEDUP)
+                    if reference is not None:
+                        row["silvan_max_error"] = float(np.max(np.abs(
+                            s_result["silvan_values"] - reference)))
+                elif "silvan_seconds_above" in s_result:
+                    row["silvan_over_turbobc_at_least"] = kadabra_seconds / seconds
+            if top_k:
+                row.update(top_k_rows(A, top_k, epsilon, delta, engine, kadabra_seconds,
+                                      reference))
             rows.append(row)
             write(rows)
             ratio = row.get("kadabra_over_turbobc", row.get("kadabra_over_turbobc_at_least"))
@@ -218,6 +243,12 @@ def main(argv=None):
                         help="start each KADABRA run detached, to be collected by a later "
                              "call (bench/kadabra_detached.py); give one graph and one ε: "
                              "two KADABRA runs at once would share the host's threads")
+    parser.add_argument("--silvan", type=Path, metavar="BINARY",
+                        help="also time SILVAN at each ε (its binary, built as "
+                             "bench/approx_peers.py says), stopped after --kadabra-seconds")
+    parser.add_argument("--top-k", type=int, metavar="K",
+                        help="also time turbobc.top_k(A, K, epsilon=ε) against KADABRA's "
+                             "top-K (KadabraBetweenness(ε, δ, K)) at each ε")
     args = parser.parse_args(argv)
     rows, record = [], [None]
 
@@ -229,7 +260,7 @@ def main(argv=None):
     for name in args.graphs:
         rows += bench_graph(name, args.epsilons, args.delta, args.engine, args.max_seconds,
                             args.samplers, args.kadabra_seconds, write, args.kadabra_detach,
-                            args.edges)
+                            args.edges, args.silvan, args.top_k)
     print(f"record: {record[0]}")
 
 

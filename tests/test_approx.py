@@ -175,6 +175,17 @@ SEEDS = 20
 DELTA = 0.1
 
 
+@pytest.fixture
+def sampling_only(monkeypatch):
+    """The exact rule (turbobc/_exact_rule.py) out of the way: on these graphs of a few
+    hundred to a few thousand vertices it would sweep every source where the pilot predicts
+    most of them, and the guarantee of the sampled values is what is checked."""
+    from turbobc._exact_rule import ExactRule
+
+    monkeypatch.setattr(ExactRule, "before", lambda self, upper: None)
+    monkeypatch.setattr(ExactRule, "during", lambda self, *args, **kwargs: None)
+
+
 def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
     """The guarantee: a run misses (some value off by more than ε) with probability at most δ,
     so over independent runs the misses are at most Binomial(runs, δ). A correct bound gives
@@ -191,7 +202,7 @@ def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
 @pytest.mark.parametrize("name, epsilon", [("power", 0.15), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.1)])
-def test_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine):
+def test_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine, sampling_only):
     """Each run samples fewer than n sources; the misses stay within the binomial
     allowance (the bounds are conservative: these runs miss none)."""
     delta = DELTA
@@ -266,7 +277,7 @@ def test_edge_sample_range_and_scale():
 @pytest.mark.parametrize("name, epsilon", [("power", 0.1), ("barabasi_albert_1500", 0.1),
                                            ("directed_gnp_1200", 0.1),
                                            ("weighted_grid_20x30", 0.15)])
-def test_edge_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine):
+def test_edge_guarantee_holds_over_many_seeds(name, epsilon, cpu_engine, sampling_only):
     """As for vertices: edge BC sampled (fewer than n sources) within ε of networkx's exact
     edge BC in all but a binomial allowance of the runs."""
     if name == "power":
@@ -468,29 +479,33 @@ def test_budgets_from_the_means_shrink_the_largest_radius():
 
 
 def test_a_pilot_that_predicts_most_sources_goes_exact_at_once(cpu_engine, monkeypatch):
-    """When the pilot predicts the radii reach ε only after EXACT_SHARE of the n sources or
-    more, the run sweeps all n right after the pilot's first step: one checkpoint (n), exact,
-    networkx's values; with a looser ε on the same graph the checkpoints stay. Where no
-    radius can be within ε before n samples (radius_floor), there is no pilot at all. (n is
-    not "a few waves" here, whatever the machine's threads: EXACT_WAVES 0.)"""
+    """When the pilot predicts samples that cost more than EXACT_SHARE of the exact sweep, the
+    run sweeps every source right after the pilot's first step, as bc() does: exact,
+    networkx's values, the facts saying why; a larger graph at a looser ε keeps its
+    checkpoints. Where no radius can be within ε before n samples (radius_floor), there is no
+    pilot at all. (n is not "a few waves" here, whatever the machine's threads: EXACT_WAVES 0.)"""
     from turbobc._approx import FIRST_CHECKPOINT, radius_floor
 
-    monkeypatch.setattr("turbobc._approx.EXACT_WAVES", 0)
+    monkeypatch.setattr("turbobc._exact_rule.EXACT_WAVES", 0)
     G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
     A = nx.to_scipy_sparse_array(G, format="csr")
     want = nx.betweenness_centrality(G)
+    larger = nx.to_scipy_sparse_array(nx.connected_watts_strogatz_graph(3000, 4, 0.1, seed=2),
+                                      format="csr")
     with turbobc.tuning(approx_sampler="sources"):
         tight = turbobc.run_bc(A, epsilon=0.02, delta=0.1, seed=0, engine=cpu_engine)
         tighter = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine=cpu_engine)
-        loose = turbobc.run_bc(A, epsilon=0.1, delta=0.1, seed=0, engine=cpu_engine)
+        loose = turbobc.run_bc(larger, epsilon=0.1, delta=0.1, seed=0, engine=cpu_engine)
     assert radius_floor(600, 0.1 / 4, 0.02, 1.0) < 600 < radius_floor(600, 0.1 / 4, 0.01, 1.0)
     assert tight.facts["checkpoints"] == [600] and tight.facts["stopped_by"] == "exact"
     assert tight.facts["pilot_samples"] == FIRST_CHECKPOINT and tight.facts["bound"] == 0.0
+    assert tight.facts["exact_because"].startswith("the pilot predicts")
     np.testing.assert_allclose(tight.values, [want[v] for v in G], rtol=1e-12, atol=1e-15)
     assert tighter.facts["checkpoints"] == [600] and tighter.facts["pilot_samples"] == 0
+    assert tighter.facts["exact_because"].startswith("the upper limit reaches")
     np.testing.assert_allclose(tighter.values, tight.values, rtol=1e-12, atol=1e-15)
-    assert loose.facts["stopped_by"] != "exact" and len(loose.facts["checkpoints"]) > 1
-    assert loose.facts["samples"] < 600
+    assert loose.facts["stopped_by"] == "radius" and len(loose.facts["checkpoints"]) > 1
+    assert loose.facts["samples"] < 3000 and "exact_because" not in loose.facts
 
 
 def test_no_radius_is_within_epsilon_before_the_floor():
@@ -546,7 +561,7 @@ def test_a_few_waves_go_exact_without_a_pilot(monkeypatch):
     """Where Hoeffding's size reaches n and the n sources are a few of the engine's waves,
     the run sweeps them at once, no pilot: exact, networkx's values, one checkpoint; the
     graphblas engine (no planned batch) keeps its pilot on the same call."""
-    monkeypatch.setattr("turbobc._approx.EXACT_WAVES", 10**6)  # every n is a few waves
+    monkeypatch.setattr("turbobc._exact_rule.EXACT_WAVES", 10**6)  # every n is a few waves
     G = nx.connected_watts_strogatz_graph(600, 4, 0.1, seed=2)
     A = nx.to_scipy_sparse_array(G, format="csr")
     want = nx.betweenness_centrality(G)

@@ -311,3 +311,41 @@ def test_report_keeps_the_before_after_rows_of_the_latest_gpu():
     devices = {report._device(on_gpu[-1])} | {report._device(r) for r in on_cpu}
     assert all(any(device in line for device in devices) for line in section.splitlines()
                if line.startswith("| ") and "call" not in line)
+
+
+def test_silvan_row_from_a_stand_in_binary(tmp_path):
+    """bench/approx_peers.py's SILVAN row: the edge list it writes, the samples it parses, its
+    values scaled to networkx's normalization (x n / (n − 2)), and a run past the limit."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import approx_peers
+
+    fake = tmp_path / "silvan"
+    fake.write_text("#!/bin/sh\n# -o OUT EPS DELTA GRAPH\n"
+                    "test \"$3\" = 0.25 || exit 3\n"
+                    "test \"$(wc -l < \"$5\")\" -eq 3 || exit 4\n"
+                    "printf '0,0.0\\n1,0.5\\n2,0.25\\n' > \"$2\"\n"
+                    "echo num_samples: 1234\n")
+    fake.chmod(0o755)
+    A = sp.csr_array(nx.to_scipy_sparse_array(nx.path_graph(4)))
+    row = approx_peers.silvan(fake, A, 0.25, 0.1, limit=30)
+    assert row["silvan_samples"] == 1234 and row["silvan_seconds"] > 0
+    np.testing.assert_allclose(row["silvan_values"], [0.0, 1.0, 0.5, 0.0])
+    slow = tmp_path / "slow"
+    slow.write_text("#!/bin/sh\nsleep 5\n")
+    slow.chmod(0o755)
+    assert approx_peers.silvan(slow, A, 0.25, 0.1, limit=0.5) == {"silvan_seconds_above": 0.5}
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    failing.chmod(0o755)
+    assert approx_peers.silvan(failing, A, 0.25, 0.1, limit=30) == {"silvan_error": "broken\n"}
+
+
+def test_top_k_guarantee_check_of_the_bench():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from topk_cpu import keeps_top_k
+
+    exact = np.array([0.5, 0.3, 0.29, 0.1, 0.0])
+    assert keeps_top_k([0, 1], exact, 2, 0.01) and keeps_top_k([0, 2], exact, 2, 0.01)
+    assert not keeps_top_k([0, 3], exact, 2, 0.01)  # 0.1 is below θ − 2ε = 0.28
+    assert not keeps_top_k([1, 2], exact, 2, 0.01)  # 0.5, above θ + 2ε, left out
+    assert not keeps_top_k([0], exact, 2, 0.01)  # not k vertices

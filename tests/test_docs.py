@@ -22,6 +22,7 @@ except ModuleNotFoundError:  # Python 3.10: the copy pip vendors
 
 import turbobc._api
 import turbobc.datasets
+import turbobc._topk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,7 +156,7 @@ def test_the_first_check_leaves_out_the_slow_tests_and_ci_runs_them():
 
 @pytest.mark.parametrize("module", [
     pytest.param(turbobc._api, marks=pytest.mark.slow),  # approximate BC of ego-Facebook, twice
-    turbobc.datasets])
+    turbobc.datasets, turbobc._topk])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -35,7 +35,7 @@ from turbobc._progress import source_progress
 from turbobc.engines import engine_named
 from turbobc.engines.protocol import Engine, Partial, Problem
 
-__all__ = ["Schedule", "SourceSets", "run_schedule"]
+__all__ = ["Schedule", "SourceSets", "planned_batch_of", "run_schedule"]
 
 
 class Schedule:
@@ -140,3 +140,20 @@ def run_schedule(problem: Problem, engine: Engine | str, schedule, *, progress=F
         schedule.drive(sweep)
         facts = dict(sweeper.facts)
     return total, facts
+
+
+def planned_batch_of(problem: Problem, engine: Engine | str, client=None):
+    """``planned_batch(k)`` of the engine's sweeper on ``problem`` (its wave: the sources it
+    sweeps at once), asked once, for all n sources, of a sweeper opened and closed here; None
+    where there is none to ask (a Dask client, an engine that does not say). The exact rule
+    of a run that samples shortest paths, which opens no sweeper, weighs the exact sweep by it
+    (turbobc/_exact_rule.py)."""
+    if client is not None:
+        return None
+    engine = engine_named(engine) if isinstance(engine, str) else engine
+    with LocalExecutor().open(problem, engine) as sweeper:
+        plan = getattr(sweeper, "planned_batch", None)
+        if plan is None:
+            return None
+        batch = max(1, int(plan(problem.graph.n)))
+    return lambda k: batch

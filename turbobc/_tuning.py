@@ -189,6 +189,15 @@ class Tuning:
         κ, a sampled pair's cost in source sweeps on the GPU: ``"auto"`` samples pairs only
         while Hoeffding's size for pairs times κ stays below n (else sources, exact when that
         costs no more).
+    pair_switch_in_sources : float
+        The exact rule's κ on the GPU (turbobc/_exact_rule.py): a sampled path's cost in
+        sources of a full wave of the exact sweep. Before sampling, a graph whose n sources
+        are a few waves is swept exactly when Hoeffding's size for pairs times κ reaches n;
+        after each step of the pilot and each checkpoint, when the paths still needed times κ
+        reach ``EXACT_SHARE`` of the sources. Not measured on its own yet: set to the cpu
+        engine's 0.2, which separates what the H200's records show (ego-Facebook at ε = 0.01,
+        exact 0.013 s against 30,009 paths in 0.16 s: a path cost 1.7 sources there; the paths
+        of kron20, road1000, del20, delaunay_n16 and ego-Twitter predicted far below n / κ).
     frontier_max_degree : float
         ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
         a vertex (meshes, roads and geometric graphs: 2 to 14; social and Kronecker graphs up
@@ -215,9 +224,10 @@ class Tuning:
         ego-Facebook (Hoeffding's 60,023 pairs) is swept exactly, power and ca-GrQc sample
         pairs, as is every one of them at ε = 0.05.
     cpu_pair_switch_in_sources : float
-        After the pairs' pilot on the cpu engine, the run samples sources instead (all n at
-        once, exact, where their own pilot predicts most of them) when the pilot's predicted
-        samples times this reach n. A sampled path costs 0.06 to 0.36 of a source's sweep
+        The exact rule's κ on the cpu engine (turbobc/_exact_rule.py): after each step of the
+        pairs' pilot and each checkpoint, the run sweeps every source instead (exact, folded
+        as ``bc`` folds) when the paths still needed times this reach ``EXACT_SHARE`` (0.7)
+        of n. A sampled path costs 0.06 to 0.36 of a source's sweep
         (ca-GrQc, power, ego-Facebook on 2 cores; 0.09 to 1.0 on 16): 0.2 sweeps power's
         4,941 sources at ε = 0.01 (0.43 s against 0.76 s of pairs on 2 cores) and keeps
         ca-GrQc's 12,000 predicted paths (0.05 s against 0.34 s exact).
@@ -269,6 +279,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
+    pair_switch_in_sources: float = 0.2
     pair_memory_fraction: float = 0.5
     frontier_min_depth: int = 20
     frontier_max_degree: float = 16.0

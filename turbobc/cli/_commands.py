@@ -31,6 +31,9 @@ def bc(args) -> None:
     engine = choose_engine(args)
     graph, sources, targets, matrix, order = _prepare(args)
     _cpu_note(args, engine)
+    if _top_k_serves(args, targets):
+        _top_k(args, graph, matrix)
+        return
     start = time.perf_counter()
     with _dask_client(args) as client:
         # the engines decide among themselves for --engine auto (weighted BC, for one, runs
@@ -75,6 +78,58 @@ def _first_use_note(facts: dict) -> None:
     line = first_use_line(facts)
     if line:
         note(line)
+
+
+def _top_k_serves(args, targets) -> bool:
+    """Whether ``bc --epsilon`` prints its table from ``turbobc.top_k`` (the most central
+    vertices with their own guarantee, docs/approximate.md "Top-k"): with a table and no
+    option that needs every value or that top_k does not take (-o, --edges, --weight,
+    --endpoints, --targets, --kernel)."""
+    return (args.epsilon is not None and args.top > 0 and args.output is None
+            and args.edges is None and not args.weight and not args.endpoints
+            and targets is None and args.kernel == "auto")
+
+
+def _top_k(args, graph, matrix) -> None:
+    """``bc --epsilon EPS --top K``: ``turbobc.top_k``'s K vertices (at most n), what it
+    sampled and its guarantee, then the table."""
+    from turbobc._topk import top_k
+    from turbobc._validation import DEFAULT_DELTA
+
+    top = min(args.top, graph.n)
+    delta = DEFAULT_DELTA if args.delta is None else args.delta
+    start = time.perf_counter()
+    with _dask_client(args) as client:
+        result = top_k(matrix, top, epsilon=args.epsilon, delta=delta, seed=args.seed,
+                       directed=graph.directed, normalized=not args.raw, engine=args.engine,
+                       client=client)
+    seconds = time.perf_counter() - start
+    facts = result.facts
+    if facts["stopped_by"] == "exact":
+        say(f"top {top}: exact values (every source swept: {facts.get('exact_because', '')})")
+    else:
+        drawn = ("shortest paths of pairs" if facts.get("sampler") == "pairs"
+                 else f"sources of {graph.n:,}")
+        pilot = (f" (after a pilot of {facts['pilot_samples']:,})"
+                 if facts.get("pilot_samples") else "")
+        ties = facts["ties"].size
+        open_ = (f"; {ties:,} vertices within {2 * args.epsilon:g} of the boundary"
+                 if ties else "")
+        say(f"top {top} with a guarantee: {facts['samples']:,} sampled {drawn}{pilot}; with "
+            f"probability {1 - delta:g} every vertex more than {2 * args.epsilon:g} above the "
+            f"{_ordinal(top)} largest value is listed and none more than {2 * args.epsilon:g} below "
+            f"it (stopped by {facts['stopped_by']}{open_})")
+    say(f"top {top} by betweenness centrality ({_run_words(args, None, None)}) on "
+        f"{_engine_words(facts)} in {seconds:.2f} s")
+    values = np.full(graph.n, -np.inf)
+    values[result.vertices] = result.values
+    print_top(values, graph.labels, top)
+
+
+def _ordinal(k: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 def _cpu_note(args, engine: str) -> None:
