@@ -291,7 +291,7 @@ def _allocation(pilot: np.ndarray, pilot_samples: int, epsilon: float, R: float,
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
-                    edges=None) -> tuple[np.ndarray, dict]:
+                    edges=None, keep: dict | None = None) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` (module docstring).
 
     ``call``: the validated call (turbobc/_validation.py); ``sweep(sources)`` returns the raw
@@ -306,7 +306,9 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     ``samples``, ``pilot_samples``, ``bound`` (the largest radius reached, 0 when exact),
     ``stopped_by`` ("radius", "hoeffding" or "exact"), ``checkpoints``,
     ``hoeffding_samples``. The pilot's sources are the first of a second permutation drawn
-    after the run's own.
+    after the run's own. ``keep``: a dict that receives the run's ``order``, the raw sums
+    of its samples (``raw``) and :func:`until_within`'s state (turbobc/_dynamic_sampled.py
+    carries a run on as its graph changes).
     """
     n = call.graph.n
     endpoints = call.endpoints if edges is None else True
@@ -315,7 +317,9 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     scale = scale_of(n, endpoints)
     rng = _generator(seed)
     order = rng.permutation(n).astype(np.int64)  # the run's; the pilot's is drawn after it
-    draw = _running_mean(sweep, lambda: order, raw_of, n * scale)
+    draw = _running_mean(sweep, lambda: order, raw_of, n * scale, keep)
+    if keep is not None:
+        keep["order"] = order
     pilot = _running_mean(sweep, lambda: rng.permutation(n).astype(np.int64), raw_of,
                           n * scale)
 
@@ -323,16 +327,17 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     # all n sources at once, without a pilot, when they are a few of the engine's waves
     exact_now = n <= limit and exact_in_few_waves(n, getattr(sweep, "planned_batch", None))
     mean, facts = until_within(epsilon, delta, count, R, limit, draw, exact_at=n, pilot=pilot,
-                               exact_now=exact_now)
+                               exact_now=exact_now, keep=keep)
     facts.update(hoeffding_samples=hoeffding_samples(count, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts
 
 
-def _running_mean(sweep, order_of, raw_of, factor: float):
+def _running_mean(sweep, order_of, raw_of, factor: float, keep: dict | None = None):
     """``mean(done, k)`` for :func:`until_within`: sweeps sources ``done .. k − 1`` of the
     order ``order_of()`` gives (made at the first call) into a running total (a Partial) and
-    returns the mean of ``X = factor · raw`` over the k, ``raw_of(total)`` the raw sums."""
+    returns the mean of ``X = factor · raw`` over the k, ``raw_of(total)`` the raw sums (also
+    ``keep["raw"]`` when ``keep`` is a dict)."""
     order, total = [], []
 
     def mean(done: int, k: int) -> np.ndarray:
@@ -340,6 +345,8 @@ def _running_mean(sweep, order_of, raw_of, factor: float):
             order.append(order_of())
         part = sweep(order[0][done:k])
         total[:] = [part if not total else total[0] + part]
+        if keep is not None:
+            keep["raw"] = raw_of(total[0])
         return raw_of(total[0]) * (factor / k)
 
     return mean
@@ -348,7 +355,8 @@ def _running_mean(sweep, order_of, raw_of, factor: float):
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
                  factor: float = 1.0, exact_at: int | None = None, pilot=None,
                  first: int = FIRST_CHECKPOINT, second_limit=None,
-                 after_pilot=None, exact_now: bool = False) -> tuple[np.ndarray, dict]:
+                 after_pilot=None, exact_now: bool = False,
+                 keep: dict | None = None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until every Bernstein radius is within
     ε (module docstring, "Stopping"); the loop both samplers share. ``n``: how many values
     the guarantee covers (vertices, or the distinct edges of edge BC).
@@ -368,7 +376,9 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     called with the samples each step of the pilot predicts the run takes, before the run's
     own (it may raise :class:`PairsCostMore` to end the run there). ``exact_now``: sweep the
     ``exact_at`` samples at once, without pilot or checkpoints, when ``limit`` reaches them
-    (:func:`exact_in_few_waves`). Returns the estimate and
+    (:func:`exact_in_few_waves`). ``keep``: a dict that receives the checkpoints
+    (``points``), how many of them check radii (``bernstein``) and the budgets (``log_term``).
+    Returns the estimate and
     the facts ``samples``, ``pilot_samples``, ``bound``, ``stopped_by``, ``checkpoints``,
     ``epsilon`` and ``delta``.
     """
@@ -434,6 +444,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
                 break
         else:
             bound = epsilon  # Hoeffding's guarantee at the upper limit
+    if keep is not None:
+        keep.update(points=points, bernstein=bernstein, log_term=log_term)
     facts = {"samples": done, "pilot_samples": piloted, "bound": bound, "stopped_by": stopped,
              "checkpoints": points[:points.index(done) + 1], "epsilon": epsilon,
              "delta": delta}
@@ -593,12 +605,14 @@ class SourceSampling(Schedule):
     most : int
         The most sources the run may sweep: Hoeffding's limit and the pilot's.
     values, facts : numpy.ndarray, dict
-        What :func:`approximate_raw` returned, once :meth:`drive` is done.
+        What :func:`approximate_raw` returned, once :meth:`drive` is done (and its ``keep``,
+        when given: the run's state).
     """
 
-    def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None):
+    def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None, keep=None):
         self.call, self.epsilon, self.delta, self.seed, self.edges = (call, epsilon, delta,
                                                                       seed, edges)
+        self.keep = keep
         n = call.graph.n
         limit = sample_limit(n, call.endpoints or edges is not None, epsilon, delta,
                              values=None if edges is None else edges[0])
@@ -607,7 +621,8 @@ class SourceSampling(Schedule):
 
     def drive(self, sweep) -> None:
         self.values, self.facts = approximate_raw(self.call, self.epsilon, self.delta,
-                                                  self.seed, sweep, edges=self.edges)
+                                                  self.seed, sweep, edges=self.edges,
+                                                  keep=self.keep)
 
 
 def _samples_pairs(call, pair_limit: int) -> bool:

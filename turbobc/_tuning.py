@@ -234,6 +234,12 @@ class Tuning:
         beside int32 column indices (4 bytes a stored edge); ``"offsets64"`` forces that split
         on any graph (every other family and engine then runs in int64), as its tests do.
         ``turbobc._graph.index_dtype_for`` and ``single_index_types`` read it.
+    dynamic_recompute_share : float
+        :class:`turbobc.DynamicBC` recomputes a batch from scratch when sweeping its sources
+        before and after it (2 |X| sources) would cost at least this share of the sources a
+        fresh ``bc()`` sweeps, or when it changes at least half as many edges (two distance
+        searches each; turbobc/_dynamic_exact.py). ``math.inf``: never (the tests' way to
+        reach the update on small graphs); 0: always.
     """
 
     order: str = "auto"
@@ -274,6 +280,7 @@ class Tuning:
     cpu_pair_cost_in_sources: float = 0.075
     cpu_pair_switch_in_sources: float = 0.2
     index_bits: int | str = "auto"
+    dynamic_recompute_share: float = 1.0
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",
