@@ -88,7 +88,7 @@ class DynamicBC:
     covers): on ego-Facebook a local insertion (u and v two hops apart) covers about 1% of
     the sources, on the power grid 2%, on road networks 15 to 20%. The twin graph swept
     holds both graphs: twice the graph's memory on the engine. Exact values stay within
-    1e-13 of a fresh ``bc()`` relative to each value, or 1e-15 of the largest: the rounding
+    1e-13 of a fresh ``bc()`` relative to each value, or 1e-14 of the largest: the rounding
     of the updates is tracked and the sums recomputed before it could pass that.
 
     Examples
@@ -127,9 +127,10 @@ class DynamicBC:
                         endpoints=endpoints, directed=directed, engine=engine, kernel="auto",
                         progress=False, weight=weight)
         self._normalized, self._endpoints = call.normalized, call.endpoints
-        if epsilon is not None:
+        if epsilon is not None and call.graph.n >= 3:
             self._sums, facts = SampledSums.start(call, epsilon, delta, seed)
         else:
+            # (fewer than 3 vertices with epsilon: exact costs nothing)
             if not call.graph.directed:  # the endpoint terms in closed form (_dynamic_exact)
                 call = dataclasses.replace(call, endpoints=False)
             self._sums, facts = ExactSums.start(call)

@@ -35,7 +35,7 @@ from turbobc._tuning import current as current_tuning
 
 __all__ = ["DRIFT", "ExactSums", "scalar_facts", "sweep_twice"]
 
-DRIFT = (2.0**-52, 1e-13, 1e-15)
+DRIFT = (2.0**-52, 1e-13, 1e-14)
 """Rounding: (unit, relative, floor). Each update adds ``unit · (c(v) + old(v) + new(v) +
 c'(v))`` to an estimate of the rounding each raw sum has gathered (what the two additions
 and the two sweeps' own sums can lose); when an estimate passes ``relative · c'(v) + floor ·

@@ -70,13 +70,6 @@ class SampledSums:
     def start(cls, call, epsilon: float, delta: float, seed) -> tuple["SampledSums", dict]:
         """Sample sources until every radius is within ``epsilon`` (turbobc/_approx.py)."""
         began = time.perf_counter()
-        n = call.graph.n
-        if n < 3:  # nothing lies between two others: exact, all zero
-            sums = cls(call, epsilon, delta, np.arange(n), n, np.zeros(n),
-                       {"points": [n], "bernstein": 0, "log_term": 0.0}, 0.0, "exact")
-            return sums, {"engine": call.engine, "recomputed": True, "samples": n,
-                          "bound": 0.0, "stopped_by": "exact", "sources_swept": 0,
-                          "reason": "computed: fewer than 3 vertices"}
         keep = {}
         schedule = SourceSampling(call, epsilon, delta, seed, keep=keep)
         _, run = run_schedule(call.problem, call.engine, schedule)
