@@ -89,6 +89,13 @@ class Tuning:
         ca-GrQc (13) 2.5 / 1.5, power (27) 2.2 / 1.9, delaunay_n12 (31) 2.5 / 1.9, del13
         (42) 14.7 / 14.4, road-minnesota (99) 0.64 / 1.07, road80 (158) 3.5 / 10.1: a vertex
         lies at ever more distinct depths from the 64 sources of a deep graph.
+    cpu_lanes_min_sources : int
+        ...and ``"auto"`` only for a run of at least this many sources: a batch of 64 lanes
+        costs about as much however few of them hold a source. Best of three, two shared
+        cores, lanes / alone seconds (random sources): power 4 sources 0.040 / 0.016, 8
+        0.064 / 0.016, 16 0.089 / 0.024, 32 0.120 / 0.040; ego-Facebook 4 0.035 / 0.020, 8
+        0.036 / 0.026, 16 0.048 / 0.047, 32 0.049 / 0.074; ca-GrQc 8 0.036 / 0.012, 16
+        0.048 / 0.026, 32 0.048 / 0.047 (what turbobc.DynamicBC's updates sweep).
         Before exact BC of an undirected graph (every vertex a source), vertex or edge BC,
         fold the trees hanging off it into the vertices they hang from and sweep the smaller
         core with source and target weights (:mod:`turbobc._reduce`; exact). A weighted graph
@@ -256,6 +263,7 @@ class Tuning:
     cpu_concurrent_batches: int | str = "auto"
     cpu_lanes: bool | str = "auto"
     cpu_lanes_max_depth: int = 40
+    cpu_lanes_min_sources: int = 16
     fold_trees: bool = True
     fold_min_share: float = 0.05
     fold_chains: bool | str = "auto"
