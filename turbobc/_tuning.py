@@ -245,8 +245,11 @@ class Tuning:
         :class:`turbobc.DynamicBC` recomputes a batch from scratch when sweeping its sources
         before and after it (2 |X| sources) would cost at least this share of the sources a
         fresh ``bc()`` sweeps, or when it changes at least half as many edges (two distance
-        searches each; turbobc/_dynamic_exact.py). ``math.inf``: never (the tests' way to
-        reach the update on small graphs); 0: always.
+        searches each; turbobc/_dynamic_exact.py): its sources counted, and priced at the
+        seconds a source of the largest update so far. Below 1 for what a recompute's
+        searches and a busy machine's noise add: at 1.0 the slowest of four random
+        insertions took 1.16x a recompute on power and road-minnesota (two shared cores).
+        ``math.inf``: never (the tests' way to reach the update on small graphs); 0: always.
     """
 
     order: str = "auto"
@@ -288,7 +291,7 @@ class Tuning:
     cpu_pair_cost_in_sources: float = 0.075
     cpu_pair_switch_in_sources: float = 0.2
     index_bits: int | str = "auto"
-    dynamic_recompute_share: float = 1.0
+    dynamic_recompute_share: float = 0.8
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",
