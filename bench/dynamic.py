@@ -188,8 +188,9 @@ def networkit_rows(A, drawn: dict, threads: int, static_pairs: float, row: dict)
     need = NETWORKIT_BYTES_PER_PAIR * n * n
     if need > _available_bytes() / 2:
         row["networkit_dynamic_skipped"] = (
-            f"DynBetweenness keeps all-pairs distances and path counts: at least {need / 2**30:.1f} "
-            f"GiB for n = {n:,}, over half the {_available_bytes() / 2**30:.1f} GiB available")
+            f"DynBetweenness keeps all-pairs distances and path counts: at least "
+            f"{need / 2**30:.1f} GiB for n = {n:,}, over half the "
+            f"{_available_bytes() / 2**30:.1f} GiB available")
         print(f"  networkit: {row['networkit_dynamic_skipped']}", flush=True)
         return
     G = graph()

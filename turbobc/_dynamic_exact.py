@@ -12,8 +12,9 @@ through the one loop (turbobc/_run.py), on any engine and with the GPU's familie
 ``bc()`` chooses them. A batch whose sources would cost about as much as a fresh ``bc()``
 (by their count, and by the seconds per source the largest update so far took: a few
 scattered sources sweep slower than a whole graph's, whose batches share their levels, and
-a fresh run folds trees and chains) is recomputed through the folding (turbobc/_fold.py), and so is one after which the rounding
-of the additions could exceed what a fresh ``bc()`` would be compared with (:data:`DRIFT`).
+a fresh run folds trees and chains) is recomputed through the folding (turbobc/_fold.py),
+and so is one after which the rounding of the additions could exceed what a fresh ``bc()``
+would be compared with (:data:`DRIFT`).
 
 On an undirected graph the sums kept are the dependencies alone; networkx's endpoint terms,
 2 (|C(v)| − 1) for v in a component C, are added in closed form when values are asked for.

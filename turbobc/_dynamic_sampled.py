@@ -115,7 +115,7 @@ class SampledSums:
             reason = f"swept the {k:,} sampled sources again on the new graph"
         elif hit.size:
             old, new, run = sweep_twice(self.call, after, hit)
-            # Σ_{s ∈ sample} δ_s(G') = Σ_{s ∈ sample} δ_s(G) − Σ_{s ∈ hit} δ_s(G) + Σ_{s ∈ hit} δ_s(G')
+            # Σ_K δ_s(G') = Σ_K δ_s(G) − Σ_{hit} δ_s(G) + Σ_{hit} δ_s(G'), K the sample
             raw, swept = np.maximum((self.raw - old) + new, 0.0), 2 * hit.size
             reason = (f"swept {hit.size:,} of the {k:,} sampled sources again, before and "
                       "after the batch: those whose shortest paths it can change")

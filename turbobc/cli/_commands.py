@@ -30,6 +30,12 @@ def bc(args) -> None:
     engine = choose_engine(args)
     graph, sources, targets, matrix, order = _prepare(args)
     _cpu_note(args, engine)
+    if args.updates is not None:  # BC kept current through the batches of a changes file
+        from turbobc.cli._updates import run_updates
+
+        run_updates(args, graph, _run_words(args, None, None)
+                    + (", endpoints" if args.endpoints else ""))
+        return
     start = time.perf_counter()
     with _dask_client(args) as client:
         # the engines decide among themselves for --engine auto (weighted BC, for one, runs
