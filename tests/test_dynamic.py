@@ -132,6 +132,16 @@ def test_weighted(engine, kind, directed):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_interacting_insertions_need_the_distances_after_the_batch(engine):
+    """docs/dynamic.md's example: two inserted edges on one new shortest path through a
+    vertex nobody reached; from distances before the batch the cover would be {b} alone."""
+    G = nx.path_graph(12)       # s = 0 .. a = 4, the long way 4 .. 8 = c, c .. t = 11
+    G.add_node(12)              # b, alone
+    dyn, _ = _follow(G, engine, [([(4, 12), (12, 8)], [], None)])
+    assert dyn.facts["affected_sources"] > 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_disconnecting_deletions_isolated_vertices_and_merging_insertions(engine):
     """A barbell's bridge deleted (two components), an endpoint isolated, the isolated
     vertices joined, then the components merged again elsewhere."""
@@ -437,3 +447,14 @@ def test_approximate_mode_on_small_graphs_is_exact(cpu_engine):
         assert dyn.facts["stopped_by"] == "exact" and dyn.facts["bound"] == 0.0
     tiny = turbobc.DynamicBC(_matrix(nx.path_graph(2)), epsilon=0.1)
     assert tiny.update(delete=[(0, 1)]).tolist() == [0.0, 0.0]
+
+
+def test_the_page_example_runs(capsys):
+    """docs/dynamic.md's example runs and checks itself against networkx."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "dynamic.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    exec(compile(block, "docs/dynamic.md", "exec"), {})
+    assert capsys.readouterr().out.startswith(("swept ", "recomputed: "))
