@@ -140,14 +140,17 @@ class DynamicBC:
 
     @property
     def values(self) -> np.ndarray:
+        """BC of the current graph, networkx's numbers (a copy)."""
         return self._values.copy()
 
     @property
     def facts(self) -> dict:
+        """What the last computation did (the class docstring lists the keys)."""
         return dict(self._facts)
 
     @property
     def graph(self) -> sp.csr_array:
+        """The current adjacency matrix: canonical, values 1 or the edge lengths (a copy)."""
         current = self._sums.call.graph
         data = np.ones(current.nnz) if current.lengths is None else current.lengths.copy()
         return sp.csr_array((data, current.pattern.indices.copy(),
@@ -196,9 +199,11 @@ class DynamicBC:
                             delete, lengths)
         counts = {"inserted": len(batch.insert), "deleted": len(batch.delete)}
         if not len(batch):
-            self._facts = dict(counts, engine=self._sums.call.engine, recomputed=False,
-                               affected_sources=0, sources_swept=0, searches=0,
-                               reason="an empty batch: nothing changed",
+            kept = {key: self._facts[key] for key in ("samples", "bound", "stopped_by")
+                    if key in self._facts}  # epsilon's figures hold as they were
+            self._facts = dict(counts, **kept, engine=self._sums.call.engine,
+                               recomputed=False, affected_sources=0, sources_swept=0,
+                               searches=0, reason="an empty batch: nothing changed",
                                seconds=time.perf_counter() - began)
             return self.values
         sums, facts = self._sums.update(changed_graph(current, batch), batch)
