@@ -93,25 +93,28 @@ class DynamicBC:
 
     Examples
     --------
-    A cycle of 10 vertices, then a chord 0 - 2 (vertex 1 is no longer between anyone), then
-    the edge 5 - 6 deleted (the cycle opens into a path with a triangle at one end).
+    A ladder: rails 0 - 1 - ... - 5 and 6 - 7 - ... - 11, rungs i - (i + 6). The diagonal
+    0 - 7 takes vertex 6 off every shortest path; only pairs with 0 at one end change, so
+    source 0 is swept again, before and after (its other targets counted twice). Deleting the
+    rung 3 - 9 changes most pairs: recomputed.
 
     >>> import numpy as np, scipy.sparse as sp, turbobc
-    >>> i = np.arange(10)
-    >>> A = sp.csr_array((np.ones(20), (np.r_[i, (i + 1) % 10], np.r_[(i + 1) % 10, i])))
+    >>> rails, rungs = np.r_[0:5, 6:11], np.arange(6)
+    >>> u, v = np.r_[rails, rungs], np.r_[rails + 1, rungs + 6]
+    >>> A = sp.csr_array((np.ones(32), (np.r_[u, v], np.r_[v, u])))
     >>> dyn = turbobc.DynamicBC(A, normalized=False, engine="graphblas")
-    >>> dyn.values.tolist()
-    [8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0]
-    >>> dyn.update(insert=[(0, 2)]).tolist()
-    [9.5, 0.0, 9.5, 8.5, 7.5, 6.5, 6.0, 6.5, 7.5, 8.5]
+    >>> np.round(dyn.values, 2).tolist()
+    [1.45, 10.73, 15.32, 15.32, 10.73, 1.45, 1.45, 10.73, 15.32, 15.32, 10.73, 1.45]
+    >>> np.round(dyn.update(insert=[(0, 7)]), 2).tolist()
+    [1.45, 7.18, 13.22, 14.17, 10.2, 1.28, 0.0, 12.83, 16.47, 15.85, 10.9, 1.45]
     >>> dyn.facts["recomputed"], dyn.facts["affected_sources"], dyn.facts["sources_swept"]
-    (False, 4, 8)
-    >>> dyn.update(delete=[(5, 6)]).tolist()
-    [20.0, 0.0, 18.0, 14.0, 8.0, 0.0, 0.0, 8.0, 14.0, 18.0]
-    >>> dyn.update(insert=[(0, 2)])
+    (False, 1, 2)
+    >>> round(float(dyn.update(delete=[(3, 9)])[3]), 2), dyn.facts["recomputed"]
+    (11.35, True)
+    >>> dyn.update(insert=[(0, 7)])
     Traceback (most recent call last):
     ...
-    turbobc._dynamic_changes.BadChange: insert: edge (0, 2) already exists
+    turbobc._dynamic_changes.BadChange: insert: edge (0, 7) already exists
     """
 
     def __init__(self, A, *, directed=None, normalized=True, endpoints=False, weight=None,
