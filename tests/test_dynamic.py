@@ -458,3 +458,24 @@ def test_the_page_example_runs(capsys):
     (block,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
     exec(compile(block, "docs/dynamic.md", "exec"), {})
     assert capsys.readouterr().out.startswith(("swept ", "recomputed: "))
+
+
+def test_the_benchmark_runs_and_writes_its_record(tmp_path):
+    """bench/dynamic.py on karate, one update of each kind: the record has every figure,
+    each update checked against a fresh bc() beside it."""
+    import json
+
+    import numba
+
+    from bench import dynamic
+
+    threads = str(numba.get_num_threads())  # as they are: the script sets numba's
+    dynamic.main(["--graphs", "karate", "--engine", "graphblas", "--updates", "1",
+                  "--recomputes", "1", "--threads", threads, "--out", str(tmp_path)])
+    [path] = tmp_path.glob("dynamic-*.json")
+    (row,) = json.loads(path.read_text())["rows"]
+    assert row["graph"] == "karate" and row["recompute_seconds"] > 0
+    for kind in dynamic.KINDS:
+        assert row[kind]["max_rel_diff"] < 1e-12 and len(row[kind]["seconds_all"]) == 1
+    assert row["local_insertion"]["networkit_seconds"] > 0
+    assert row["deletion"]["networkit"] == "DynBetweenness takes edge insertions only"
