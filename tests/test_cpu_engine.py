@@ -68,6 +68,11 @@ def test_lanes_serve_shallow_graphs_only():
     assert not turbobc.run_edge_bc(shallow, engine="cpu").facts.get("lanes")
     with turbobc.tuning(cpu_lanes=False):
         assert not lanes_taken(shallow)
+    # a run of fewer sources than Tuning.cpu_lanes_min_sources walks them alone
+    assert not lanes_taken(shallow, sources=list(range(15)))
+    assert lanes_taken(shallow, sources=list(range(16)))
+    with turbobc.tuning(cpu_lanes_min_sources=1):
+        assert lanes_taken(shallow, sources=[0])
 
 
 @pytest.mark.parametrize("bad", ["yes", 2, None])

@@ -28,6 +28,6 @@ def test_show_config_reports_versions_and_gpu(capsys):
 
 
 def test_public_surface():
-    assert set(turbobc.__all__) == {"bc", "edge_bc", "run_bc", "run_edge_bc", "top_k", "TopK",
-                                    "exceptions", "load_ego_facebook", "read_graph",
-                                    "show_config", "tuning", "__version__"}
+    assert set(turbobc.__all__) == {"DynamicBC", "bc", "edge_bc", "run_bc", "run_edge_bc",
+                                    "top_k", "TopK", "exceptions", "load_ego_facebook",
+                                    "read_graph", "show_config", "tuning", "__version__"}

@@ -116,7 +116,8 @@ def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float, *,
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
-                    edges=None, goal=None) -> tuple[np.ndarray, dict]:
+                    edges=None, goal=None,
+                    keep: dict | None = None) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` (module docstring).
 
     ``call``: the validated call (turbobc/_validation.py); ``sweep(sources)`` returns the raw
@@ -132,13 +133,17 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     ``samples``, ``pilot_samples``, ``bound`` (the largest radius reached, 0 when exact),
     ``stopped_by`` ("radius", "hoeffding" or "exact", with ``exact_because``),
     ``checkpoints``, ``hoeffding_samples``. The pilot's sources are the first of a second
-    permutation drawn after the run's own.
+    permutation drawn after the run's own. ``keep``: a dict that receives the run's
+    ``order``, the raw sums of its samples (``raw``) and :func:`until_within`'s state
+    (turbobc/_dynamic_sampled.py carries a run on as its graph changes); a run that keeps
+    its state sweeps every source itself when the exact rule prefers that.
 
     Raises
     ------
     ExactCheaper
         When the exact rule (turbobc/_exact_rule.py) chooses the exact sweep of vertex BC
-        before any of the run's own sources: the caller sweeps every source as ``bc`` does.
+        before any of the run's own sources, and ``keep`` is None: the caller sweeps every
+        source as ``bc`` does.
     """
     n = call.graph.n
     endpoints = call.endpoints if edges is None else True
@@ -147,7 +152,9 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     scale = scale_of(n, endpoints)
     rng = _generator(seed)
     order = rng.permutation(n).astype(np.int64)  # the run's; the pilot's is drawn after it
-    draw = _running_mean(sweep, lambda: order, raw_of, n * scale)
+    draw = _running_mean(sweep, lambda: order, raw_of, n * scale, keep)
+    if keep is not None:
+        keep["order"] = order
     pilot = _running_mean(sweep, lambda: rng.permutation(n).astype(np.int64), raw_of,
                           n * scale)
 
@@ -155,25 +162,30 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     rule = ExactRule(n, wave=getattr(sweep, "planned_batch", None), engine=call.engine)
     # all n sources at once, without a pilot, when they are a few of the engine's waves
     reason = rule.before(limit)
+    folds = edges is None and keep is None  # the caller may sweep as bc() does
     if reason is None:
         mean, facts = until_within(epsilon, delta, count, R, limit, draw, exact_at=n,
-                                   pilot=pilot, rule=rule, goal=goal, fold_exact=edges is None)
-    elif edges is None:
+                                   pilot=pilot, rule=rule, goal=goal, fold_exact=folds,
+                                   keep=keep)
+    elif folds:
         raise ExactCheaper(reason)
     else:
         mean = draw(0, n)
         facts = {"samples": n, "pilot_samples": 0, "bound": 0.0, "stopped_by": "exact",
                  "checkpoints": [n], "epsilon": epsilon, "delta": delta,
                  "exact_because": reason}
+        if keep is not None:
+            keep.update(points=[n], bernstein=0, log_term=0.0)
     facts.update(hoeffding_samples=hoeffding_samples(count, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts
 
 
-def _running_mean(sweep, order_of, raw_of, factor: float):
+def _running_mean(sweep, order_of, raw_of, factor: float, keep: dict | None = None):
     """``mean(done, k)`` for :func:`until_within`: sweeps sources ``done .. k − 1`` of the
     order ``order_of()`` gives (made at the first call) into a running total (a Partial) and
-    returns the mean of ``X = factor · raw`` over the k, ``raw_of(total)`` the raw sums."""
+    returns the mean of ``X = factor · raw`` over the k, ``raw_of(total)`` the raw sums (also
+    ``keep["raw"]`` when ``keep`` is a dict)."""
     order, total = [], []
 
     def mean(done: int, k: int) -> np.ndarray:
@@ -181,6 +193,8 @@ def _running_mean(sweep, order_of, raw_of, factor: float):
             order.append(order_of())
         part = sweep(order[0][done:k])
         total[:] = [part if not total else total[0] + part]
+        if keep is not None:
+            keep["raw"] = raw_of(total[0])
         return raw_of(total[0]) * (factor / k)
 
     return mean
@@ -342,13 +356,15 @@ class SourceSampling(Schedule):
     most : int
         The most sources the run may sweep: Hoeffding's limit and the pilot's.
     values, facts : numpy.ndarray, dict
-        What :func:`approximate_raw` returned, once :meth:`drive` is done.
+        What :func:`approximate_raw` returned, once :meth:`drive` is done (and its ``keep``,
+        when given: the run's state).
     """
 
-    def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None, goal=None):
+    def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None, goal=None,
+                 keep=None):
         self.call, self.epsilon, self.delta, self.seed, self.edges = (call, epsilon, delta,
                                                                       seed, edges)
-        self.goal = goal
+        self.goal, self.keep = goal, keep
         n = call.graph.n
         limit = sample_limit(n, call.endpoints or edges is not None, epsilon, delta,
                              values=None if edges is None else edges[0])
@@ -358,7 +374,7 @@ class SourceSampling(Schedule):
     def drive(self, sweep) -> None:
         self.values, self.facts = approximate_raw(self.call, self.epsilon, self.delta,
                                                   self.seed, sweep, edges=self.edges,
-                                                  goal=self.goal)
+                                                  goal=self.goal, keep=self.keep)
 
 
 def _samples_pairs(call, pair_limit: int) -> bool:

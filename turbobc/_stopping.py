@@ -263,7 +263,8 @@ class WithinEpsilon:
 def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, draw, *,
                  factor: float = 1.0, exact_at: int | None = None, pilot=None,
                  first: int = FIRST_CHECKPOINT, second_limit=None, rule=None, goal=None,
-                 fold_exact: bool = False) -> tuple[np.ndarray, dict]:
+                 fold_exact: bool = False,
+                 keep: dict | None = None) -> tuple[np.ndarray, dict]:
     """Draw samples up to the checkpoints of ``limit`` until the goal is reached (every
     Bernstein radius within ε unless ``goal`` says otherwise; module docstring); the loop
     both samplers share. ``n``: how many values the guarantee covers (vertices, or the
@@ -286,6 +287,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     ``exact_at``, or raises :class:`~turbobc._exact_rule.ExactCheaper` where there is no
     ``exact_at`` or, with ``fold_exact``, none of the run's samples is drawn yet (the caller
     then sweeps every source as ``bc`` does). ``goal``: :class:`WithinEpsilon` unless given.
+    ``keep``: a dict that receives the checkpoints (``points``), how many of them check radii
+    (``bernstein``) and the budgets (``log_term``).
     Returns the estimate and the facts ``samples``, ``pilot_samples``, ``bound``,
     ``stopped_by``, ``checkpoints``, ``epsilon``, ``delta`` (and ``exact_because`` when the
     rule chose the exact sweep).
@@ -384,6 +387,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             bound = epsilon  # Hoeffding's guarantee at the upper limit
             goal.at_limit(mean, epsilon / factor)
         index += 1
+    if keep is not None:
+        keep.update(points=points, bernstein=bernstein, log_term=log_term)
     facts = {"samples": done, "pilot_samples": piloted, "bound": bound, "stopped_by": stopped,
              "checkpoints": points[:points.index(done) + 1], "epsilon": epsilon,
              "delta": delta}

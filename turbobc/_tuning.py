@@ -92,6 +92,13 @@ class Tuning:
         ca-GrQc (13) 2.5 / 1.5, power (27) 2.2 / 1.9, delaunay_n12 (31) 2.5 / 1.9, del13
         (42) 14.7 / 14.4, road-minnesota (99) 0.64 / 1.07, road80 (158) 3.5 / 10.1: a vertex
         lies at ever more distinct depths from the 64 sources of a deep graph.
+    cpu_lanes_min_sources : int
+        ...and ``"auto"`` only for a run of at least this many sources: a batch of 64 lanes
+        costs about as much however few of them hold a source. Best of three, two shared
+        cores, lanes / alone seconds (random sources): power 4 sources 0.040 / 0.016, 8
+        0.064 / 0.016, 16 0.089 / 0.024, 32 0.120 / 0.040; ego-Facebook 4 0.035 / 0.020, 8
+        0.036 / 0.026, 16 0.048 / 0.047, 32 0.049 / 0.074; ca-GrQc 8 0.036 / 0.012, 16
+        0.048 / 0.026, 32 0.048 / 0.047 (what turbobc.DynamicBC's updates sweep).
         Before exact BC of an undirected graph (every vertex a source), vertex or edge BC,
         fold the trees hanging off it into the vertices they hang from and sweep the smaller
         core with source and target weights (:mod:`turbobc._reduce`; exact). A weighted graph
@@ -247,6 +254,15 @@ class Tuning:
         beside int32 column indices (4 bytes a stored edge); ``"offsets64"`` forces that split
         on any graph (every other family and engine then runs in int64), as its tests do.
         ``turbobc._graph.index_dtype_for`` and ``single_index_types`` read it.
+    dynamic_recompute_share : float
+        :class:`turbobc.DynamicBC` recomputes a batch from scratch when sweeping its sources
+        before and after it (2 |X| sources) would cost at least this share of the sources a
+        fresh ``bc()`` sweeps, or when it changes at least half as many edges (two distance
+        searches each; turbobc/_dynamic_exact.py): its sources counted, and priced at the
+        seconds a source of the largest update so far. Below 1 for what a recompute's
+        searches and a busy machine's noise add: at 1.0 the slowest of four random
+        insertions took 1.16x a recompute on power and road-minnesota (two shared cores).
+        ``math.inf``: never (the tests' way to reach the update on small graphs); 0: always.
     """
 
     order: str = "auto"
@@ -264,6 +280,7 @@ class Tuning:
     cpu_threads: int | None = None
     cpu_lanes: bool | str = "auto"
     cpu_lanes_max_depth: int = 40
+    cpu_lanes_min_sources: int = 16
     fold_trees: bool = True
     fold_min_share: float = 0.05
     fold_chains: bool | str = "auto"
@@ -289,6 +306,7 @@ class Tuning:
     cpu_pair_cost_in_sources: float = 0.075
     cpu_pair_switch_in_sources: float = 0.2
     index_bits: int | str = "auto"
+    dynamic_recompute_share: float = 0.8
 
 
 _CURRENT: contextvars.ContextVar[Tuning] = contextvars.ContextVar("turbobc_tuning",

@@ -107,6 +107,17 @@ def _check_options(args) -> None:
         if args.k is not None or args.endpoints:
             raise UsageError("--targets computes networkx's betweenness_centrality_subset, "
                              "which has no -k and no --endpoints")
+    if getattr(args, "updates", None) is not None:
+        clash = [flag for flag, given in (
+            ("-k", args.k is not None), ("--sources", args.sources is not None),
+            ("--targets", args.targets is not None), ("--edges", args.edges is not None),
+            ("--kernel", args.kernel != "auto"), ("--memory-limit", args.memory_limit is not None),
+            ("--scheduler", bool(getattr(args, "scheduler", None))),
+            ("--gpus", getattr(args, "gpus", None) is not None)) if given]
+        if clash:
+            raise UsageError(f"--updates keeps BC of every source current (exact, or "
+                             f"--epsilon's estimate) on this machine; it does not take "
+                             f"{clash[0]}")
     if args.memory_limit is not None:
         from turbobc._memory import parse_memory_limit
 
@@ -118,7 +129,8 @@ def _check_options(args) -> None:
 
 
 def _check_input_files(args) -> None:
-    for flag, name in (("--sources", args.sources), ("--targets", args.targets)):
+    for flag, name in (("--sources", args.sources), ("--targets", args.targets),
+                       ("--updates", getattr(args, "updates", None))):
         if name is not None and not Path(name).is_file():
             raise UsageError(f"{flag} {name}: no such file")
 

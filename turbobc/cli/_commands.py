@@ -31,6 +31,12 @@ def bc(args) -> None:
     engine = choose_engine(args)
     graph, sources, targets, matrix, order = _prepare(args)
     _cpu_note(args, engine)
+    if args.updates is not None:  # BC kept current through the batches of a changes file
+        from turbobc.cli._updates import run_updates
+
+        run_updates(args, graph, _run_words(args, None, None)
+                    + (", endpoints" if args.endpoints else ""))
+        return
     if _top_k_serves(args, targets):
         _top_k(args, graph, matrix)
         return

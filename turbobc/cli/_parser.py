@@ -44,6 +44,8 @@ examples:
   turbobc bc road.mtx -o bc.csv               every vertex's BC into a CSV file
   turbobc bc USA-road-d.NY.gr --weight -k 1000 --seed 1 --edges edges.csv
                                               weighted estimate, edge BC into a CSV file
+  turbobc bc power.mtx --updates changes.csv --top 3
+                                              BC kept current through batches of changes
   turbobc edge-bc ca-GrQc.txt.gz --top 5      edge BC, the 5 most central edges
   turbobc warm-up                             compile everything ahead (container images)
 
@@ -190,6 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
     bc.add_argument("--progress", action="store_true",
                     help="show a progress bar on stderr (sources done, time left) once the "
                          "run has taken a second")
+    bc.add_argument("--updates", metavar="CHANGES",
+                    help="keep BC current through the edge changes listed in CHANGES: one a "
+                         "line, '+,u,v' (insert u - v) or '-,u,v' (delete it), with --weight "
+                         "'+,u,v,length'; blank lines separate batches; after each batch the "
+                         "top vertices are printed, -o writes the values after the last "
+                         "(turbobc.DynamicBC, docs/dynamic.md); exact, or with --epsilon the "
+                         "guarantee after every batch; not with -k, --sources, --targets, "
+                         "--edges, --kernel, --memory-limit, --scheduler or --gpus")
     _add_cluster_options(bc)
 
     edge = commands.add_parser(
@@ -229,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "else the CPU engine (cpu); graphblas: the python-graphblas "
                            "reference")
     _add_cluster_options(edge)
-    edge.set_defaults(kernel="auto", endpoints=False, edges=None)
+    edge.set_defaults(kernel="auto", endpoints=False, edges=None, updates=None)
 
     info = commands.add_parser(
         "info", help="n, m, degrees, the scf metric, the kernel and device memory",

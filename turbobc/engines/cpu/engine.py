@@ -87,7 +87,7 @@ class CpuSweeper(Sweeper):
                               wide_sources=0, index_dtype=str(self.indices.dtype),
                               sweep_seconds=time.perf_counter() - began)
             return Partial(vertex=raw, sources=len(sources), edge=edge_raw)
-        lanes = self._lanes_serve()
+        lanes = self._lanes_serve(len(sources))
         if lanes:
             try:
                 per_round = plan_chunks(graph, LANES, threads, len(sources),
@@ -127,7 +127,7 @@ class CpuSweeper(Sweeper):
         Dask chunk of 64 sources ran on one of two threads, twice as long); else a round of
         chunks on every thread."""
         graph, problem, threads = self.problem.graph, self.problem, compute_threads()
-        if self._lanes_serve():
+        if self._lanes_serve(num_sources):
             try:
                 per_round = plan_chunks(graph, LANES, threads, num_sources,
                                         problem.memory_limit, lanes=True)
@@ -164,17 +164,18 @@ class CpuSweeper(Sweeper):
                 edge_raw += edge_parts[c]
         return sources[status == WIDE].tolist()
 
-    def _lanes_serve(self) -> bool:
+    def _lanes_serve(self, num_sources: int) -> bool:
         """Whether the 64-lane batches (turbobc/engines/cpu/lanes.py) sweep this problem:
-        unweighted vertex sums (without networkx's edge subset rule), on a shallow graph
-        (``Tuning.cpu_lanes``)."""
-        problem = self.problem
-        choice = current_tuning().cpu_lanes
+        unweighted vertex sums (without networkx's edge subset rule), on a shallow graph, a
+        run of at least ``Tuning.cpu_lanes_min_sources`` sources (``Tuning.cpu_lanes``)."""
+        problem, knobs = self.problem, current_tuning()
+        choice = knobs.cpu_lanes
         if choice not in (True, False, "auto"):
             raise ValueError(f"Tuning.cpu_lanes must be True, False or 'auto'; got {choice!r}")
         if not choice or problem.weighted or problem.edges or problem.split_non_targets:
             return False
-        return choice is True or self._shallow()
+        return choice is True or (num_sources >= knobs.cpu_lanes_min_sources
+                                  and self._shallow())
 
     def _shallow(self) -> bool:
         """Whether the graph is shallow enough for lanes: the breadth-first order's depth
