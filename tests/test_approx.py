@@ -175,17 +175,6 @@ SEEDS = 20
 DELTA = 0.1
 
 
-@pytest.fixture
-def sampling_only(monkeypatch):
-    """The exact rule (turbobc/_exact_rule.py) out of the way: on these graphs of a few
-    hundred to a few thousand vertices it would sweep every source where the pilot predicts
-    most of them, and the guarantee of the sampled values is what is checked."""
-    from turbobc._exact_rule import ExactRule
-
-    monkeypatch.setattr(ExactRule, "before", lambda self, upper: None)
-    monkeypatch.setattr(ExactRule, "during", lambda self, *args, **kwargs: None)
-
-
 def _allowed_misses(runs: int, delta: float, level: float = 0.01) -> int:
     """The guarantee: a run misses (some value off by more than ε) with probability at most δ,
     so over independent runs the misses are at most Binomial(runs, δ). A correct bound gives

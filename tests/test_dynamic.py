@@ -387,7 +387,7 @@ def _sample_values(dyn, G, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_approximate_mode_keeps_its_sample_and_its_bound(engine):
+def test_approximate_mode_keeps_its_sample_and_its_bound(engine, sampling_only):
     """Three components: changes inside the first touch about a third of the samples."""
     G = nx.disjoint_union_all([nx.barabasi_albert_graph(200, 2, seed=s) for s in (13, 14, 15)])
     dyn = turbobc.DynamicBC(_matrix(G), epsilon=0.1, seed=1, engine=engine)
@@ -412,7 +412,8 @@ def test_approximate_mode_keeps_its_sample_and_its_bound(engine):
     assert swept == 2 * resampled  # a change inside one component touches fewer
 
 
-def test_approximate_mode_draws_more_samples_when_the_bound_needs_them(monkeypatch):
+def test_approximate_mode_draws_more_samples_when_the_bound_needs_them(monkeypatch,
+                                                                      sampling_only):
     """A radius over ε after a batch: the next checkpoints' sources are swept on the new
     graph, as a fresh sampling with the same seed would have."""
     import turbobc._dynamic_sampled as sampled
@@ -447,6 +448,22 @@ def test_approximate_mode_on_small_graphs_is_exact(cpu_engine):
         assert dyn.facts["stopped_by"] == "exact" and dyn.facts["bound"] == 0.0
     tiny = turbobc.DynamicBC(_matrix(nx.path_graph(2)), epsilon=0.1)
     assert tiny.update(delete=[(0, 1)]).tolist() == [0.0, 0.0]
+
+
+def test_approximate_mode_sweeps_every_source_when_the_exact_rule_prefers_it():
+    """600 vertices at ε = 0.1: the exact rule (turbobc/_exact_rule.py) chooses every source
+    before sampling, the run keeps them as its sample, and the updates stay exact."""
+    G = nx.disjoint_union_all([nx.barabasi_albert_graph(200, 2, seed=s) for s in (13, 14, 15)])
+    dyn = turbobc.DynamicBC(_matrix(G), epsilon=0.1, seed=1, engine="cpu")
+    assert dyn.facts["samples"] == len(G) and dyn.facts["stopped_by"] == "exact"
+    _assert_exact(dyn.values, G, "cpu")
+    rng = np.random.default_rng(14)
+    for _ in range(2):
+        insert, delete = _random_batch(G, rng, 1, 1)[:2]
+        values = dyn.update(insert=insert, delete=delete)
+        _apply(G, insert, delete)
+        _assert_exact(values, G, "cpu")
+        assert dyn.facts["stopped_by"] == "exact" and dyn.facts["bound"] == 0.0
 
 
 def test_the_page_example_runs(capsys):
