@@ -19,9 +19,12 @@ from turbobc._traverse import reverse_cuthill_mckee
 @pytest.fixture(autouse=True, params=["compiled", "scipy"])
 def path(request, monkeypatch):
     """Every test twice: the compiled order (SciPy's own below SCIPY_BELOW_NNZ otherwise,
-    here lowered to 0) and the order as a call runs it (SciPy's on these small graphs)."""
+    here lowered to 0) and SciPy's (what a call runs on these small graphs when the compiled
+    loops are not shipped ahead)."""
     if request.param == "compiled":
         monkeypatch.setattr(turbobc._traverse, "SCIPY_BELOW_NNZ", 0)
+    else:
+        monkeypatch.setattr(turbobc._traverse, "PREFER_SHIPPED", False)
     return request.param
 
 

@@ -113,41 +113,47 @@ def stamp() -> str:
 
 _lock = threading.RLock()
 _found: dict = {}
-_core: list = []  # [module or None] once looked for
+_core: list = []  # [module or None, the reason not yet said or None] once looked for
 _log: list = []   # (what, signature, seconds) of every compile at first use
 
 
-def shipped_core():
+def shipped_core(*, say: bool = True):
     """The extension ``turbobc._aot_core`` when present and current, else None (the reason
-    said once on stderr)."""
-    if _core:
-        return _core[0]
-    core = None
-    if os.environ.get("TURBOBC_AOT", "1") != "0":
-        found = _shipped_files()
-        if found is None:
-            _say("the CPU functions were not compiled ahead with this install "
-                 "(turbobc/_aot_core); numba compiles the ones a call uses at its first use "
-                 "and caches them")
-        else:
-            shipped, library = found
-            missing = set(shipped.get("cpu_flags", ())) - set(cpu_flags())
-            if missing:
-                _say("the CPU functions shipped ahead (turbobc/_aot_core) were compiled for a "
-                     f"CPU with features this one lacks ({', '.join(sorted(missing)[:4])}); "
-                     "numba compiles the ones a call uses at first use")
-            elif shipped.get("stamp") != stamp():
-                _say("the CPU functions shipped ahead (turbobc/_aot_core) were built from "
-                     "other sources; numba compiles the ones a call uses at first use "
-                     "(python -m turbobc._aot rebuilds them)")
-            else:
-                try:
-                    core = _load_extension(library)
-                except ImportError as exc:
-                    _say(f"the CPU functions shipped ahead do not load ({exc}); numba "
-                         "compiles the ones a call uses at first use")
-    _core.append(core)
+    said once on stderr, by the first call with ``say``: a caller that only asks whether
+    the functions are ready, turbobc/_traverse.py, says nothing)."""
+    if not _core:
+        _core.extend(_look_for_core())
+    core, reason = _core[0], _core[1]
+    if core is None and reason is not None and say:
+        _core[1] = None  # said once
+        _say(reason)
     return core
+
+
+def _look_for_core() -> tuple:
+    """(the extension, None) when present and current, else (None, why not: a line)."""
+    if os.environ.get("TURBOBC_AOT", "1") == "0":
+        return None, None
+    found = _shipped_files()
+    if found is None:
+        return None, ("the CPU functions were not compiled ahead with this install "
+                      "(turbobc/_aot_core); numba compiles the ones a call uses at its first "
+                      "use and caches them")
+    shipped, library = found
+    missing = set(shipped.get("cpu_flags", ())) - set(cpu_flags())
+    if missing:
+        return None, ("the CPU functions shipped ahead (turbobc/_aot_core) were compiled for "
+                      f"a CPU with features this one lacks ({', '.join(sorted(missing)[:4])}); "
+                      "numba compiles the ones a call uses at first use")
+    if shipped.get("stamp") != stamp():
+        return None, ("the CPU functions shipped ahead (turbobc/_aot_core) were built from "
+                      "other sources; numba compiles the ones a call uses at first use "
+                      "(python -m turbobc._aot rebuilds them)")
+    try:
+        return _load_extension(library), None
+    except ImportError as exc:
+        return None, (f"the CPU functions shipped ahead do not load ({exc}); numba compiles "
+                      "the ones a call uses at first use")
 
 
 def _shipped_files():
