@@ -6,7 +6,15 @@ PTX for :data:`spmv._prebuilt.PTX_ARCH`, and writes them xz-compressed into ``sp
 with ``manifest.json`` (spmv/_prebuilt.py says what it holds and how a device finds its
 binary). A file whose stamp is unchanged keeps its binaries unless ``--force``; binaries of
 files or architectures no longer built are removed. Needs the ``nvrtc`` extra (CuPy and the
-NVRTC wheel); about a minute per architecture on one core.
+NVRTC wheel) with NVRTC :data:`BUILD_NVRTC` (``pip install "nvidia-cuda-nvrtc==13.0.*"``;
+``--any-nvrtc`` builds with another); about a minute per architecture on one core.
+
+Why NVRTC 13.0, the oldest of CUDA 13: the shipped binaries must run no slower than what
+CuPy's own NVRTC compiled before them, and newer NVRTC made slower code of the same source.
+On an H200 whose CuPy compiles with NVRTC 13.0, the single-source kernels (CUDA events, turns
+of three trees in one call, house_compare-20261129T015919Z and -021117Z in bench/results)
+ran 1.02-1.08x slower from 13.5's cubins (delaunay_n16's sccsc 1.07, road340's 1.03) and
+0.95-1.04x from 13.2's.
 """
 
 from __future__ import annotations
@@ -22,7 +30,10 @@ from spmv._sources import KERNEL_DIR, SOURCES, name_expressions, source_text
 from spmv._prebuilt import ARCHS, PREBUILT_DIR, PTX_ARCH, compile_options, stamp
 from spmv.errors import KernelCompileError
 
-__all__ = ["build_one", "main"]
+__all__ = ["BUILD_NVRTC", "build_one", "main"]
+
+BUILD_NVRTC = (13, 0)
+"""The NVRTC the shipped binaries are built with (module docstring: why)."""
 
 
 def build_one(filename: str, arch: str) -> tuple[str, str, dict, float]:
@@ -65,8 +76,16 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="compiles at a time")
     parser.add_argument("--force", action="store_true", help="rebuild every file")
+    parser.add_argument("--any-nvrtc", action="store_true",
+                        help=f"build with an NVRTC other than {BUILD_NVRTC[0]}.{BUILD_NVRTC[1]}")
     args = parser.parse_args(argv)
     from cupy.cuda import nvrtc
+
+    if tuple(nvrtc.getVersion()) != BUILD_NVRTC and not args.any_nvrtc:
+        raise SystemExit(
+            f"spmv.prebuild: NVRTC {'.'.join(map(str, nvrtc.getVersion()))} found; the shipped "
+            f"binaries are built with {BUILD_NVRTC[0]}.{BUILD_NVRTC[1]} (pip install "
+            f'"nvidia-cuda-nvrtc=={BUILD_NVRTC[0]}.{BUILD_NVRTC[1]}.*"), or pass --any-nvrtc')
 
     PREBUILT_DIR.mkdir(exist_ok=True)
     old = {}
