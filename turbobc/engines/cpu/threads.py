@@ -77,12 +77,12 @@ _pools_lock = threading.Lock()
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
-    """The process's pool of at least ``threads`` threads (a wider one replaces it)."""
+    """The process's pool of at least ``threads`` threads (a wider one replaces it; the
+    narrower one is not shut down, as a caller may still be handing it pieces: its threads
+    end once it is no longer referenced)."""
     with _pools_lock:
         pool = _pools.get("pool")
         if pool is None or pool._max_workers < threads:
-            if pool is not None:
-                pool.shutdown(wait=False)
             pool = _pools["pool"] = ThreadPoolExecutor(max_workers=threads,
                                                        thread_name_prefix=_PREFIX)
         return pool
