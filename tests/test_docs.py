@@ -56,13 +56,27 @@ def test_usage_page_examples_run(capsys):
 
 @pytest.mark.slow
 def test_approximate_page_example_runs(capsys):
-    """docs/approximate.md's example (the CPU engine) runs and its bound holds."""
+    """docs/approximate.md's examples run: the first (the CPU engine) with its bound, the
+    second (top_k) with its guarantee against the exact values."""
+    import numpy as np
+
+    import turbobc
+
     blocks = _python_blocks((ROOT / "docs" / "approximate.md").read_text())
-    assert len(blocks) == 1
+    assert len(blocks) == 2
     exec(compile(blocks[0], "docs/approximate.md", "exec"), {})
     sampler, samples, pilot, bound, stopped = capsys.readouterr().out.split()
     assert sampler == "sources" and int(samples) > 0 and int(pilot) > 0
     assert float(bound) <= 0.05 and stopped in ("radius", "hoeffding")
+    scope = {}
+    exec(compile(blocks[1], "docs/approximate.md", "exec"), scope)
+    top, exact = scope["top"], turbobc.bc(scope["A"], engine="cpu")
+    assert len(top.vertices) == 10 and capsys.readouterr().out.strip()
+    threshold = np.sort(exact)[-10]  # the 10th largest exact value
+    chosen = np.zeros(exact.size, dtype=bool)
+    chosen[np.asarray(top.vertices)] = True
+    assert not np.any(~chosen & (exact > threshold + 2 * 0.01))  # none far above left out
+    assert not np.any(chosen & (exact < threshold - 2 * 0.01))   # none far below taken in
 
 
 def test_every_readme_code_block_is_run_or_is_a_shell_transcript():
