@@ -28,7 +28,6 @@ Usage: python bench/approx_gpu.py [--graphs kron20 road1000 del20 ...] [--epsilo
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from approx_peers import exact_seconds, silvan, top_k_rows  # noqa: E402
+from approx_peers import exact_seconds, silvan, top_k_rows, within  # noqa: E402
 from exact_gpu import LABELS, cached_graph  # noqa: E402
 from records import RESULTS, write_record  # noqa: E402
 
@@ -77,29 +76,10 @@ def kadabra(A, epsilon: float, delta: float) -> tuple[float, np.ndarray, dict]:
                              "kadabra_samples": int(algo.getNumberOfIterations())}
 
 
-def _kadabra_child(A, epsilon, delta, queue):
-    try:
-        queue.put(kadabra(A, epsilon, delta))
-    except Exception as exc:  # noqa: BLE001 - reported to the parent
-        queue.put(exc)
-
-
 def kadabra_within(A, epsilon: float, delta: float, limit: float):
-    """:func:`kadabra` in a child process stopped after ``limit`` seconds: its result, or
-    None when it ran longer."""
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_kadabra_child, args=(A, epsilon, delta, queue))
-    child.start()
-    try:
-        result = queue.get(timeout=limit + 60)  # the graph's build comes first
-    except Exception:  # noqa: BLE001 - queue.Empty: still running
-        result = None
-    child.kill()
-    child.join()
-    if isinstance(result, Exception):
-        raise result
-    return result
+    """:func:`kadabra` in a child process stopped after ``limit`` seconds (bench/approx_peers.py's
+    :func:`within`): its result, or None when it ran longer."""
+    return within(kadabra, (A, epsilon, delta), limit)
 
 
 def per_source_seconds(A, engine: str) -> float:

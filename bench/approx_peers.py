@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["exact_seconds", "silvan", "top_k_rows"]
+__all__ = ["exact_seconds", "silvan", "top_k_rows", "within"]
 
 
 def exact_seconds(A, engine: str, repeats: int = 3) -> tuple[float, np.ndarray]:
