@@ -29,8 +29,11 @@ CASES = ["karate", "grid_deep_2x40", "two_components_isolated", "digraph_gnp",
 
 
 def _cluster(workers: int):
+    # CPU workers on any host: without CUDA_VISIBLE_DEVICES="" a worker on a GPU machine sees
+    # the GPU, and "auto" (workers_have_gpus, built_ahead) would take it
     return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", silence_logs=40)
+                                    dashboard_address=":0", silence_logs=40,
+                                    env={"CUDA_VISIBLE_DEVICES": ""})
 
 
 @pytest.fixture(scope="module")
@@ -681,6 +684,7 @@ def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
     receiving kron24's graph), one thread, its own device."""
     import builtins
 
+    import dask
     from distributed import Client
     from distributed.system import MEMORY_LIMIT
 
@@ -692,7 +696,11 @@ def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dask_cuda)
-    with _dask.local_gpu_cluster(2) as cluster, Client(cluster) as client:
+    # Dask's NVML monitor off in the workers: it counts the host's GPUs whatever a worker's
+    # CUDA_VISIBLE_DEVICES, and on a host of fewer than two GPUs worker gpu1's handle for
+    # device "1" raised while the worker started ("Nanny failed to start")
+    with dask.config.set({"distributed.diagnostics.nvml": False}), \
+            _dask.local_gpu_cluster(2) as cluster, Client(cluster) as client:
         client.wait_for_workers(2)
         seen = client.run(lambda dask_worker: (dask_worker.memory_manager.memory_limit,
                                                dask_worker.state.nthreads,
@@ -707,20 +715,28 @@ def test_a_large_graph_goes_through_shared_memory(client, monkeypatch, weighted,
     workers of the client's host through a folder in shared memory, written once and mapped
     by each: the same values as the local run, the facts say so, and the folder is gone
     once the call ends."""
-    import glob
-
     from turbobc import _dask_shared
 
     monkeypatch.setattr(_dask_shared, "SHARED_FROM", 0)
+    # the folders this call makes (not a listing of SHARED_ROOT before and after: tests in
+    # other processes, under pytest -n, make and remove theirs there meanwhile)
+    made, real_share = [], _dask_shared.share
+
+    def recording_share(client, graph):
+        folder = real_share(client, graph)
+        made.extend([folder] if folder else [])
+        return folder
+
+    monkeypatch.setattr(_dask_shared, "share", recording_share)
     G = GRAPH_CASES["barbell"]()
     A = adjacency(with_lengths(G, "int100", seed=3) if weighted else G)
-    before = set(glob.glob(os.path.join(_dask_shared.SHARED_ROOT, "turbobc-graph-*")))
     local = run_bc(A, weight=weighted, engine=cpu_engine)
     with turbobc.tuning(dask_chunk_sources=5):
         spread = run_bc(A, weight=weighted, engine=cpu_engine, client=client)
     assert spread.facts["graph_via"] == "shared memory"
     np.testing.assert_allclose(spread.values, local.values, rtol=1e-12, atol=1e-15)
-    assert set(glob.glob(os.path.join(_dask_shared.SHARED_ROOT, "turbobc-graph-*"))) == before
+    assert made and all(os.path.dirname(folder) == _dask_shared.SHARED_ROOT for folder in made)
+    assert not any(os.path.exists(folder) for folder in made)  # gone once the call ended
     # below the threshold the arrays travel by TCP, as before
     monkeypatch.setattr(_dask_shared, "SHARED_FROM", A.nnz + 1)
     again = run_bc(A, weight=weighted, engine=cpu_engine, client=client)

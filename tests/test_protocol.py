@@ -300,7 +300,9 @@ def test_progress_object_sees_the_engine_batches():
     G, A = _graphs()[3]
     n = A.shape[0]
     recorder = Recorder()
-    with turbobc.tuning(cpu_batch_cap=20 * n, fold_chains=False):  # batches of sources
+    # batches of 20 sources, one at a time: "auto" would sweep several at once from 8
+    # GraphBLAS threads up, splitting each batch among them (batches of 5 on 16 cores)
+    with turbobc.tuning(cpu_batch_cap=20 * n, fold_chains=False, cpu_concurrent_batches=1):
         turbobc.bc(A, engine="graphblas", progress=recorder)
     assert recorder.updates == [20] * (n // 20) + ([n % 20] if n % 20 else [])
 

@@ -457,7 +457,9 @@ def test_memory_limit_sizes_weighted_batches_per_edge():
     n, m = A.shape[0], A.nnz
     per_source = graphblas_engine.BYTES_PER_SLOT * n + graphblas_engine.BYTES_PER_EDGE_SLOT * m
     limit = graphblas_engine.fixed_bytes(n, m, False, True) + 5 * per_source + per_source // 2
-    with turbobc.tuning(fold_trees=False):
+    # one batch at a time: "auto" sweeps several at once from 8 GraphBLAS threads up, each
+    # with its share of the budget (batches of 1 on 16 cores)
+    with turbobc.tuning(fold_trees=False, cpu_concurrent_batches=1):
         got = run_bc(A, weight=True, memory_limit=limit, **CPU)
     assert (got.facts["batch"], got.facts["batches"]) == (5, 12)
     np.testing.assert_allclose(got.values, as_array(nx.betweenness_centrality(G, weight="weight"),
