@@ -11,7 +11,7 @@ import pytest
 
 import turbobc
 from data_files import load
-from turbobc._exact_rule import EXACT_SHARE, EXACT_WAVES, ExactCheaper, ExactRule
+from turbobc._exact_rule import EXACT_SHARE, EXACT_WAVES, FOLD_CHECK, ExactCheaper, ExactRule
 from turbobc._stopping import until_within
 
 
@@ -49,6 +49,51 @@ def test_before_sampling_a_few_waves_and_an_upper_limit_past_their_cost():
     paths = ExactRule(4039, pair_cost=0.2, wave=lambda k: 4064, engine="gpu")
     assert paths.before(60_023).startswith("before sampling")  # 0.2 · 60,023 ≥ 4,064
     assert paths.before(2_400) is None  # ε = 0.05's paths cost less than a wave
+
+
+def test_the_exact_sweep_counts_the_sources_left_once_trees_and_chains_fold():
+    """road-luxembourg-osm on the GPU: 114,599 vertices, of which bc() sweeps 9,343 once its
+    trees and chains fold; 279,925 sampled paths (ε = 0.005) had been weighed against all
+    114,599 sources and drawn (4.7 s against the exact run's 1.45 s on an H200). The folding
+    is asked once, and only where the draws reach FOLD_CHECK of the unfolded sweep."""
+    asked = []
+
+    def swept():
+        asked.append(1)
+        return 9_343
+
+    rule = ExactRule(114_599, pair_cost=0.4, wave=lambda k: 16_384, engine="gpu", swept=swept)
+    assert rule.before(279_925) == (
+        "before sampling: the 9,343 sources left of 114,599 once trees and chains fold are 1 "
+        "of the gpu engine's waves (at most EXACT_WAVES = 4), and the run may draw 279,925 "
+        "sampled paths, 6.8 waves of 16,384 sources")
+    assert rule.during(0, 70_000, [1_024, 70_000], stage="pilot").endswith(
+        "the exact sweep of the 9,343 sources left of 114,599 once trees and chains fold "
+        "costs 1.0 waves of 16,384 sources")
+    assert len(asked) == 1  # worked out once
+    cheap = ExactRule(114_599, pair_cost=0.4, wave=lambda k: 16_384, swept=swept)
+    assert cheap.during(0, 2_000, [1_024, 2_048], stage="pilot") is None
+    assert len(asked) == 1  # 0.05 waves of draws: below FOLD_CHECK of the 7 unfolded waves
+    assert FOLD_CHECK * 7 > 0.4 * 2_048 / 16_384
+
+
+def test_a_sampler_weighs_the_folded_sweep_and_sweeps_it_folded():
+    """A 60-vertex cycle with trees of 3,000 vertices hanging off it: bc() sweeps the 60 core
+    sources only. The cpu engine's sampled paths at ε = 0.01 cost many times the folded
+    sweep (one wave, on any number of threads): exact before sampling, folded, and the values
+    networkx's."""
+    rng = np.random.default_rng(5)
+    G = nx.cycle_graph(60)
+    for v in range(60, 3060):  # each new vertex hangs off an earlier one
+        G.add_edge(v, int(rng.integers(0, v)))
+    A = nx.to_scipy_sparse_array(G, nodelist=range(3060), format="csr")
+    result = turbobc.run_bc(A, epsilon=0.01, delta=0.1, seed=0, engine="cpu")
+    assert result.facts["stopped_by"] == "exact" and result.facts["pilot_samples"] == 0
+    assert "once trees and chains fold" in result.facts["exact_because"]
+    assert result.facts["folded"] == 3000
+    expected = nx.betweenness_centrality(G)
+    np.testing.assert_allclose(result.values, [expected[v] for v in range(3060)], rtol=1e-12,
+                               atol=1e-15)
 
 
 def test_while_sampling_the_draws_still_needed_against_the_exact_sweep():

@@ -62,7 +62,7 @@ import numpy as np
 from turbobc._edges import distinct_edges, edge_matrix
 from turbobc._exact_rule import (EXACT_SHARE, EXACT_WAVES, ExactCheaper, ExactRule, at_once,
                                  exact_in_few_waves)
-from turbobc._fold import raw_sums
+from turbobc._fold import ExactPlan, raw_sums
 from turbobc._pairs import (pair_factor, pair_sample_limit, pair_seed, rk_samples,
                             vertex_diameter_bound)
 from turbobc._progress import source_progress
@@ -116,8 +116,8 @@ def sample_limit(n: int, endpoints: bool, epsilon: float, delta: float, *,
 
 
 def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
-                    edges=None, goal=None,
-                    keep: dict | None = None) -> tuple[np.ndarray, dict]:
+                    edges=None, goal=None, keep: dict | None = None,
+                    plan: ExactPlan | None = None) -> tuple[np.ndarray, dict]:
     """Normalized BC within ``epsilon`` with probability 1 − ``delta`` (module docstring).
 
     ``call``: the validated call (turbobc/_validation.py); ``sweep(sources)`` returns the raw
@@ -159,10 +159,11 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
                           n * scale)
 
     limit = sample_limit(n, endpoints, epsilon, delta, values=count)
-    rule = ExactRule(n, wave=getattr(sweep, "planned_batch", None), engine=call.engine)
+    folds = edges is None and keep is None  # the caller may sweep as bc() does
+    rule = ExactRule(n, wave=getattr(sweep, "planned_batch", None), engine=call.engine,
+                     swept=plan.swept_sources if folds and plan is not None else None)
     # all n sources at once, without a pilot, when they are a few of the engine's waves
     reason = rule.before(limit)
-    folds = edges is None and keep is None  # the caller may sweep as bc() does
     if reason is None:
         mean, facts = until_within(epsilon, delta, count, R, limit, draw, exact_at=n,
                                    pilot=pilot, rule=rule, goal=goal, fold_exact=folds,
@@ -245,7 +246,7 @@ def approximate_pairs(call, epsilon: float, delta: float, seed, sample,
     return values, facts
 
 
-def pair_rule(call):
+def pair_rule(call, plan: ExactPlan | None = None):
     """The exact rule (turbobc/_exact_rule.py) of a run that samples shortest paths: a path
     costs ``Tuning.pair_switch_in_sources`` (GPU) or ``cpu_pair_switch_in_sources`` (cpu
     engine) of a source's sweep in the engine's waves (the sweeper's ``planned_batch``,
@@ -256,7 +257,8 @@ def pair_rule(call):
     if kappa is None:
         return None
     return ExactRule(call.graph.n, pair_cost=kappa, engine=call.engine,
-                     wave=planned_batch_of(call.problem, call.engine, call.client))
+                     wave=planned_batch_of(call.problem, call.engine, call.client),
+                     swept=None if plan is None else plan.swept_sources)
 
 
 # ---- the run ----------------------------------------------------------------------------
@@ -291,11 +293,14 @@ def approximate(call, epsilon: float, delta: float, seed, goal=None) -> tuple:
     elif n < 3:  # nothing lies between two others: exact and all zero
         return np.zeros(n, dtype=np.float64), {"engine": call.engine, "samples": n,
                                                "bound": 0.0, "stopped_by": "exact"}
+    # the exact run's folding, worked out when the exact rule first weighs it (and kept for
+    # the exact run itself): vertex BC only
+    plan = None if call.edges else ExactPlan(call)
     pair_limit = pair_sample_limit(n, call.endpoints, epsilon, delta)
     pairs = not call.edges and _samples_pairs(call, pair_limit)
     first, rule, exact, overflow, piloted = FIRST_CHECKPOINT, None, None, None, 0
     if pairs:
-        rule = pair_rule(call)
+        rule = pair_rule(call, plan)
         exact = None if rule is None else rule.before(pair_limit)
         overflow = exact
         pairs = exact is None
@@ -325,7 +330,8 @@ def approximate(call, epsilon: float, delta: float, seed, goal=None) -> tuple:
             if bar is not None:
                 bar.reset()
         if exact is None:
-            schedule = SourceSampling(call, epsilon, delta, seed, edges=per_edge, goal=goal)
+            schedule = SourceSampling(call, epsilon, delta, seed, edges=per_edge, goal=goal,
+                                      plan=plan)
             try:
                 _, facts = run_schedule(call.problem, call.engine, schedule, progress=bar,
                                         client=call.client)
@@ -333,7 +339,7 @@ def approximate(call, epsilon: float, delta: float, seed, goal=None) -> tuple:
             except ExactCheaper as why:  # before the run's own sources: as bc() sweeps
                 exact, piloted = why.reason, why.pilot_samples
         if exact is not None:  # exact BC as bc() computes it, trees and chains folded
-            raw, facts = raw_sums(call)
+            raw, facts = raw_sums(call, plan)
             values = raw * scale_of(n, call.endpoints)
             facts = dict(facts, samples=n, pilot_samples=piloted, bound=0.0,
                          stopped_by="exact", exact_because=exact, checkpoints=[n],
@@ -361,10 +367,10 @@ class SourceSampling(Schedule):
     """
 
     def __init__(self, call, epsilon: float, delta: float, seed, *, edges=None, goal=None,
-                 keep=None):
+                 keep=None, plan=None):
         self.call, self.epsilon, self.delta, self.seed, self.edges = (call, epsilon, delta,
                                                                       seed, edges)
-        self.goal, self.keep = goal, keep
+        self.goal, self.keep, self.plan = goal, keep, plan
         n = call.graph.n
         limit = sample_limit(n, call.endpoints or edges is not None, epsilon, delta,
                              values=None if edges is None else edges[0])
@@ -374,7 +380,8 @@ class SourceSampling(Schedule):
     def drive(self, sweep) -> None:
         self.values, self.facts = approximate_raw(self.call, self.epsilon, self.delta,
                                                   self.seed, sweep, edges=self.edges,
-                                                  goal=self.goal, keep=self.keep)
+                                                  goal=self.goal, keep=self.keep,
+                                                  plan=self.plan)
 
 
 def _samples_pairs(call, pair_limit: int) -> bool:

@@ -40,21 +40,43 @@ from turbobc._tuning import current as current_tuning
 from turbobc.engines import engine_named
 from turbobc.engines.protocol import SlotWeightsDeclined
 
-__all__ = ["raw_edge_sums", "raw_sums"]
+__all__ = ["ExactPlan", "raw_edge_sums", "raw_sums"]
 
 CHUNKED_PARTS = 16
 """The chunks a Dask run's source order is chosen for (``ChainFolding.chunked_sources``):
 a few per worker of a small cluster."""
 
 
-def raw_sums(call) -> tuple[np.ndarray, dict]:
+class ExactPlan:
+    """What the exact run of vertex BC of ``call`` folds, worked out once when first asked:
+    the exact rule (turbobc/_exact_rule.py) counts the sources it would sweep
+    (:meth:`swept_sources`), and :func:`raw_sums` then sweeps with the same folding."""
+
+    def __init__(self, call):
+        self.call, self._folding = call, None
+
+    def folding(self):
+        """:func:`_folding` of the call, vertex BC (computed once)."""
+        if self._folding is None:
+            self._folding = _folding(self.call, endpoints=False)
+        return self._folding
+
+    def swept_sources(self) -> int:
+        """The sources the exact run sweeps: the core's, less the chains' folded sources."""
+        _, core, _, chains = self.folding()
+        return int(core.n if chains is None else len(chains.sources))
+
+
+def raw_sums(call, plan: ExactPlan | None = None) -> tuple[np.ndarray, dict]:
     """The raw sums of the call's sources and the facts of the run: over the graph as it
     is, or, for exact BC of an undirected graph, over the core left once the trees hanging
     off it are folded (turbobc/_reduce.py) and with the sources inside its chains folded into
     the chains' ends (turbobc/_chains.py), expanded back.
 
-    ``call``: the validated call (turbobc/_validation.py)."""
-    folded, core, problem, chains = _folding(call, endpoints=False)
+    ``call``: the validated call (turbobc/_validation.py); ``plan``: its folding when already
+    worked out (:class:`ExactPlan`)."""
+    folded, core, problem, chains = (_folding(call, endpoints=False) if plan is None
+                                     else plan.folding())
     if folded is None and chains is None:
         total, facts = _unfolded(call)
         return total.vertex, facts

@@ -201,10 +201,11 @@ class Tuning:
         sources of a full wave of the exact sweep. Before sampling, a graph whose n sources
         are a few waves is swept exactly when Hoeffding's size for pairs times κ reaches n;
         after each step of the pilot and each checkpoint, when the paths still needed times κ
-        reach ``EXACT_SHARE`` of the sources. Not measured on its own yet: set to the cpu
-        engine's 0.2, which separates what the H200's records show (ego-Facebook at ε = 0.01,
-        exact 0.013 s against 30,009 paths in 0.16 s: a path cost 1.7 sources there; the paths
-        of kron20, road1000, del20, delaunay_n16 and ego-Twitter predicted far below n / κ).
+        reach ``EXACT_SHARE`` of the sources. 0.4: measured on one H200
+        (bench/results/approx-20261129T052241Z and -052430Z, a path's seconds over the exact
+        run's seconds a source) 0.19 on ego-Twitter, 0.24 on CA-CondMat, 0.36 on email-Enron,
+        0.42 on astro-ph, 0.56 on delaunay_n16, 0.61 on kron18 (1.5 on road-luxembourg-osm,
+        where the folded sweep is the comparison: :attr:`ExactRule.swept`); their median.
     frontier_max_degree : float
         ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
         a vertex (meshes, roads and geometric graphs: 2 to 14; social and Kronecker graphs up
@@ -296,7 +297,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
-    pair_switch_in_sources: float = 0.2
+    pair_switch_in_sources: float = 0.4
     pair_memory_fraction: float = 0.5
     frontier_min_depth: int = 20
     frontier_max_degree: float = 16.0
