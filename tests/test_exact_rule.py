@@ -11,7 +11,7 @@ import pytest
 
 import turbobc
 from data_files import load
-from turbobc._exact_rule import EXACT_SHARE, EXACT_WAVES, FOLD_CHECK, ExactCheaper, ExactRule
+from turbobc._exact_rule import EXACT_SHARE, EXACT_WAVES, ExactCheaper, ExactRule
 from turbobc._stopping import until_within
 
 
@@ -55,26 +55,61 @@ def test_the_exact_sweep_counts_the_sources_left_once_trees_and_chains_fold():
     """road-luxembourg-osm on the GPU: 114,599 vertices, of which bc() sweeps 9,343 once its
     trees and chains fold; 279,925 sampled paths (ε = 0.005) had been weighed against all
     114,599 sources and drawn (4.7 s against the exact run's 1.45 s on an H200). The folding
-    is asked once, and only where the draws reach FOLD_CHECK of the unfolded sweep."""
-    asked = []
+    is worked out once, and only where it may decide: draws cheaper than the sweep of its
+    floor (the sources no folding removes) never ask it."""
 
-    def swept():
-        asked.append(1)
-        return 9_343
+    class Folding:
+        asked = 0
 
-    rule = ExactRule(114_599, pair_cost=0.4, wave=lambda k: 16_384, engine="gpu", swept=swept)
+        def __init__(self, floor):
+            self.floor = floor
+
+        def swept_sources(self):
+            Folding.asked += 1
+            return 9_343
+
+    rule = ExactRule(114_599, pair_cost=0.2, wave=lambda k: 16_384, engine="gpu",
+                     folding=Folding(2_000))
     assert rule.before(279_925) == (
         "before sampling: the 9,343 sources left of 114,599 once trees and chains fold are 1 "
         "of the gpu engine's waves (at most EXACT_WAVES = 4), and the run may draw 279,925 "
-        "sampled paths, 6.8 waves of 16,384 sources")
-    assert rule.during(0, 70_000, [1_024, 70_000], stage="pilot").endswith(
+        "sampled paths, 3.4 waves of 16,384 sources")
+    assert rule.during(0, 140_000, [1_024, 140_000], stage="pilot").endswith(
         "the exact sweep of the 9,343 sources left of 114,599 once trees and chains fold "
         "costs 1.0 waves of 16,384 sources")
-    assert len(asked) == 1  # worked out once
-    cheap = ExactRule(114_599, pair_cost=0.4, wave=lambda k: 16_384, swept=swept)
-    assert cheap.during(0, 2_000, [1_024, 2_048], stage="pilot") is None
-    assert len(asked) == 1  # 0.05 waves of draws: below FOLD_CHECK of the 7 unfolded waves
-    assert FOLD_CHECK * 7 > 0.4 * 2_048 / 16_384
+    assert Folding.asked == 1  # worked out once
+    # 20,000 paths cost 0.24 waves, less than the one wave of the floor's sweep: not asked
+    cheap = ExactRule(114_599, pair_cost=0.2, wave=lambda k: 16_384, folding=Folding(2_000))
+    assert cheap.during(0, 20_000, [1_024, 20_000], stage="pilot") is None
+    assert Folding.asked == 1
+    # 200,000 paths cost 2.4 waves, more than the floor's sweep: asked, and exact wins
+    assert cheap.during(0, 200_000, [1_024, 200_000], stage="pilot") is not None
+    assert Folding.asked == 2
+
+
+def test_the_floor_counts_what_no_folding_removes():
+    """ExactPlan.floor = n − 2 d, d the vertices of at most two neighbours, at most the
+    sources bc() sweeps on trees, chains and meshes; n where nothing folds."""
+    from turbobc._fold import ExactPlan
+    from turbobc._validation import validate
+
+    rng = np.random.default_rng(2)
+    tree = nx.random_labeled_tree(300, seed=3) if hasattr(nx, "random_labeled_tree") \
+        else nx.random_tree(300, seed=3)
+    looped = nx.cycle_graph(40)
+    for v in range(40, 400):
+        looped.add_edge(v, int(rng.integers(0, v)))
+    for G, directed in ((tree, False), (looped, False), (nx.grid_2d_graph(12, 12), False),
+                        (nx.path_graph(50), False), (looped, True)):
+        A = nx.to_scipy_sparse_array(G, format="csr")
+        call = validate(A, sources=None, k=None, seed=None, normalized=True, endpoints=False,
+                        directed=directed, engine="cpu", kernel="auto", progress=False)
+        plan = ExactPlan(call)
+        with turbobc.tuning(fold_chains=True, chain_min_vertices=0):
+            swept = plan.swept_sources()
+        assert 1 <= plan.floor <= swept <= A.shape[0]
+        if directed:
+            assert plan.floor == swept == A.shape[0]
 
 
 def test_a_sampler_weighs_the_folded_sweep_and_sweeps_it_folded():

@@ -161,7 +161,7 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
     limit = sample_limit(n, endpoints, epsilon, delta, values=count)
     folds = edges is None and keep is None  # the caller may sweep as bc() does
     rule = ExactRule(n, wave=getattr(sweep, "planned_batch", None), engine=call.engine,
-                     swept=plan.swept_sources if folds and plan is not None else None)
+                     folding=plan if folds else None)
     # all n sources at once, without a pilot, when they are a few of the engine's waves
     reason = rule.before(limit)
     if reason is None:
@@ -258,7 +258,7 @@ def pair_rule(call, plan: ExactPlan | None = None):
         return None
     return ExactRule(call.graph.n, pair_cost=kappa, engine=call.engine,
                      wave=planned_batch_of(call.problem, call.engine, call.client),
-                     swept=None if plan is None else plan.swept_sources)
+                     folding=plan)
 
 
 # ---- the run ----------------------------------------------------------------------------

@@ -73,6 +73,9 @@ ENTRY_POINTS = {
     "cuthill_mckee": ("turbobc._traverse", "_cuthill_mckee_loop",
                       "int64[::1]({P}, {I}, int64[::1], int64[::1], int64)"),
     "union_find": ("turbobc._traverse", "_union_find_loop", "int64[::1]({P}, {I}, int64)"),
+    "peel_trees": ("turbobc._traverse", "_peel_loop",
+                   "Tuple((int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
+                   "int64[::1]))(int64[::1], int64[::1], int64[::1])"),
     "bernstein_radii": ("turbobc._bernstein", "_radii_loop",
                         "void(float64[::1], float64[::1], float64, float64, int64, "
                         "float64[::1])"),

@@ -21,9 +21,10 @@ the executor does not say its wave (Dask, the graphblas engine) a wave is one so
 
 The exact sweep from scratch is the one ``bc`` runs: where the trees hanging off the graph and
 the chains inside it fold (turbobc/_fold.py), it sweeps only the sources left
-(:attr:`ExactRule.swept`; road-luxembourg-osm: 9,343 of its 114,599 vertices, so its sampled
-paths at ε = 0.005, 4.7 s on an H200, had been taken over an exact run of 1.45 s). The folding
-is worked out only when the draws cost at least :data:`FOLD_CHECK` of the unfolded sweep.
+(``folding``; road-luxembourg-osm: 9,343 of its 114,599 vertices, so its sampled paths at
+ε = 0.005, 4.7 s on an H200, had been taken over an exact run of 1.45 s). The folding is
+worked out only where it may decide: when the draws cost at least the sweep of its floor, a
+count of the sources no folding can remove (:func:`turbobc._fold.ExactPlan.floor`).
 
 The rule decides from counts (the samples predicted, the engine's waves), never from timings:
 a seed gives the same run on the same machine whatever else runs there.
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["EXACT_SHARE", "EXACT_WAVES", "FOLD_CHECK", "ExactCheaper", "ExactRule", "at_once",
+__all__ = ["EXACT_SHARE", "EXACT_WAVES", "ExactCheaper", "ExactRule", "at_once",
            "exact_in_few_waves"]
 
 EXACT_WAVES = 4
@@ -47,13 +48,6 @@ EXACT_SHARE = 0.7
 the draws still needed: the prediction falls short of the crossing by up to a quarter, and each
 checkpoint waits for its slowest thread (:meth:`ExactRule.during`; also the draw at once of an
 upper limit's fixed size, :func:`at_once`)."""
-
-
-FOLD_CHECK = 0.05
-"""The folded sweep's sources (:attr:`ExactRule.swept`) are counted only when the draws cost at
-least this share of the unfolded exact sweep: below it sampling wins unless folding removes
-over 95% of the sources, and working the folding out costs a search of the graph (0.2 s on
-road-luxembourg-osm, 2 cores)."""
 
 
 class ExactCheaper(Exception):
@@ -97,25 +91,30 @@ class ExactRule:
         sources' schedule learns it when the loop opens its sweeper.
     engine : str
         The engine's name, for the reasons.
-    swept : callable, optional
-        ``swept()``: the sources the exact sweep from scratch sweeps once the trees and
-        chains fold as ``bc`` folds them (turbobc/_fold.py); None: all n. Asked at most once,
-        and only when the draws cost at least :data:`FOLD_CHECK` of the unfolded sweep.
+    folding : optional
+        What the exact sweep from scratch folds (:class:`turbobc._fold.ExactPlan`): its
+        ``floor``, sources no folding removes (cheap), and ``swept_sources()``, the sources
+        it sweeps once the trees and chains fold as ``bc`` folds them (a search of the
+        graph). None: all n.
     """
 
     def __init__(self, n: int, *, pair_cost: float | None = None, wave=None,
-                 engine: str = "", swept=None):
+                 engine: str = "", folding=None):
         self.n, self.pair_cost, self.wave, self.engine = n, pair_cost, wave, engine
-        self._swept, self._swept_count = swept, None
+        self.folding, self._swept = folding, None
 
-    def fresh_sources(self, sampled: float) -> int:
-        """The sources of the exact sweep from scratch, when the draws cost ``sampled``
-        waves: the folded count (:attr:`swept`) where that may decide, all n otherwise."""
-        if self._swept is None or sampled < FOLD_CHECK * self.waves(self.n):
+    def fresh_sources(self, sampled: float, share: float = 1.0) -> int:
+        """The sources of the exact sweep from scratch when the draws cost ``sampled`` waves
+        and the exact sweep wins at ``share`` of its cost: the folded count, worked out once
+        where it may decide (the draws cost at least ``share`` of the sweep of the folding's
+        floor), all n otherwise."""
+        if self.folding is None:
             return self.n
-        if self._swept_count is None:
-            self._swept_count = int(self._swept())
-        return self._swept_count
+        if self._swept is None:
+            if sampled < share * self.waves(self.folding.floor):
+                return self.n  # no folding makes the exact sweep cheaper than the draws
+            self._swept = int(self.folding.swept_sources())
+        return self._swept
 
     @property
     def share(self) -> float:
@@ -148,14 +147,14 @@ class ExactRule:
             return self.pair_cost * (draws[-1] - done) / self.batch(self.n)
         return float(sum(self.waves(b - a) for a, b in zip([done] + draws[:-1], draws)))
 
-    def exact_sources(self, done: int, sampled: float) -> int:
+    def exact_sources(self, done: int, sampled: float, share: float = 1.0) -> int:
         """The sources the exact sweep sweeps after ``done`` samples whose remaining draws
         cost ``sampled``: the n − done the sources' schedule has not swept (its partial sums
         add up to the exact ones), or, from scratch (sampled paths, or no source swept yet),
         :meth:`fresh_sources`."""
         if self.pair_cost is None and done > 0:
             return self.n - done
-        return self.fresh_sources(sampled)
+        return self.fresh_sources(sampled, share)
 
     def exact_cost(self, done: int, sampled: float = 0.0) -> int:
         """The waves of the exact sweep after ``done`` samples (:meth:`exact_sources`)."""
@@ -198,7 +197,7 @@ class ExactRule:
         need = min(max(float(need), later[0]), later[-1])
         draws = [k for k in later if k < need] + [next(k for k in later if k >= need)]
         sampled = self.cost(done, draws)
-        sources = self.exact_sources(done, sampled)
+        sources = self.exact_sources(done, sampled, self.share)
         exact = self.waves(sources)
         if self.share * exact > sampled:
             return None

@@ -50,10 +50,25 @@ a few per worker of a small cluster."""
 class ExactPlan:
     """What the exact run of vertex BC of ``call`` folds, worked out once when first asked:
     the exact rule (turbobc/_exact_rule.py) counts the sources it would sweep
-    (:meth:`swept_sources`), and :func:`raw_sums` then sweeps with the same folding."""
+    (:meth:`swept_sources`), and :func:`raw_sums` then sweeps with the same folding.
+
+    Attributes
+    ----------
+    floor : int
+        Sources no folding removes, known without folding: n − 2 d, d the vertices of at
+        most two neighbours (a folded chain's inner vertices have two; a tree hanging off the
+        graph has at least as many leaves as vertices of three neighbours or more), n where
+        nothing folds (a directed graph, some sources or targets given).
+    """
 
     def __init__(self, call):
         self.call, self._folding = call, None
+        graph = call.graph
+        if graph.directed or not _every_source(call):
+            self.floor = graph.n
+        else:
+            few = int(np.count_nonzero(graph.out_degree <= 2))
+            self.floor = max(1, graph.n - 2 * few)
 
     def folding(self):
         """:func:`_folding` of the call, vertex BC (computed once)."""

@@ -125,9 +125,11 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     (then only the peeling ran: the core, the components and the cut pairs, most of the
     cost, are not built).
     """
+    from turbobc._traverse import peel_trees
+
     if graph.directed:
         return None
-    degree = graph.out_degree.copy()
+    degree = graph.out_degree
     leaves = np.flatnonzero(degree == 1)
     if leaves.size == 0:
         return None
@@ -139,36 +141,14 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     adjacency = sp.csr_array((np.ones(pattern.nnz, dtype=np.int64), pattern.indices,
                               pattern.indptr), shape=pattern.shape)
     neighbour_sum = adjacency @ np.arange(n, dtype=np.int64)
-    size = np.ones(n, dtype=np.int64)          # r: the vertex and the trees folded into it
-    hanging_sum = np.zeros(n, dtype=np.int64)  # Σ c_i over the subtrees folded into it
-    hanging_sq = np.zeros(n, dtype=np.int64)   # Σ c_i²
-    alive = np.ones(n, dtype=bool)
-    deg, nsum = degree.tolist(), neighbour_sum.tolist()
-    sizes, hsum, hsq = size.tolist(), hanging_sum.tolist(), hanging_sq.tolist()
-    stack = leaves.tolist()
-    folded, parents, hanging = [], [], []
-    while stack:
-        x = stack.pop()
-        if deg[x] != 1:  # its neighbour was folded into it meanwhile (the root of a tree)
-            continue
-        p = nsum[x]
-        # x leaves; its tree (size r(x)) hangs from p from now on
-        deg[x] = 0
-        deg[p] -= 1
-        nsum[p] -= x
-        c = sizes[x]
-        folded.append(x)
-        parents.append(p)
-        hanging.append(c)
-        sizes[p] += c
-        hsum[p] += c
-        hsq[p] += c * c
-        if deg[p] == 1:
-            stack.append(p)
-    if len(folded) < min_folded:
+    # peeled leaf after leaf: each vertex's size r (itself and the trees folded into it),
+    # Σ c_i and Σ c_i² over the subtrees c_i folded into it (turbobc/_traverse.py)
+    folded, parents, hanging, size, hanging_sum, hanging_sq = peel_trees(degree, neighbour_sum,
+                                                                         leaves)
+    if folded.size < min_folded:
         return None
+    alive = np.ones(n, dtype=bool)
     alive[folded] = False
-    size[:], hanging_sum[:], hanging_sq[:] = sizes, hsum, hsq
     component_size = component_sizes(graph)
     rest = component_size - 1 - hanging_sum
     # (N − 1)² − Σ c_i² − R², in int64 (exact) then float64
@@ -177,10 +157,8 @@ def fold_trees(graph: Graph, *, min_folded: int = 1) -> FoldedTrees | None:
     core = _core_graph(graph, kept)
     return FoldedTrees(core=core, kept=kept, weight=size[kept].astype(np.float64),
                        cut_pairs=cut_pairs, component_size=component_size,
-                       folded=len(folded), seconds=time.perf_counter() - began,
-                       hung=np.array(folded, dtype=np.int64),
-                       parent=np.array(parents, dtype=np.int64),
-                       hanging=np.array(hanging, dtype=np.int64))
+                       folded=int(folded.size), seconds=time.perf_counter() - began,
+                       hung=folded, parent=parents, hanging=hanging)
 
 
 def endpoint_terms(component_size: np.ndarray) -> np.ndarray:
@@ -191,12 +169,12 @@ def endpoint_terms(component_size: np.ndarray) -> np.ndarray:
 
 
 def component_sizes(graph: Graph) -> np.ndarray:
-    """int64 per vertex: the size of its connected component (edges taken both ways): SciPy's
-    labels, or past its int32 indices (2^31 - 1 stored edges) a compiled union-find
-    (turbobc/_traverse.py)."""
-    from turbobc._traverse import component_labels, past_csgraph
+    """int64 per vertex: the size of its connected component (edges taken both ways): a
+    compiled union-find (turbobc/_traverse.py) where it is shipped ahead or SciPy cannot
+    serve (past its int32 indices), SciPy's labels otherwise."""
+    from turbobc._traverse import component_labels, past_csgraph, scipy_serves
 
-    if past_csgraph(graph.pattern):
+    if past_csgraph(graph.pattern) or not scipy_serves(graph.pattern.indptr):
         label = component_labels(graph.pattern.indptr, graph.pattern.indices)
         return np.bincount(label, minlength=graph.n)[label].astype(np.int64)
     _, label = connected_components(graph.pattern, directed=False)

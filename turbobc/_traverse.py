@@ -11,7 +11,10 @@ road-luxembourg-osm), so they run whenever they are shipped ahead; without the e
 function below runs SciPy below :data:`SCIPY_BELOW_NNZ` stored edges (milliseconds there: the
 graphs a first call meets) and the loop, compiled at first use, from there on, where its
 compile is small beside the graph's work. ``component_order_levels``
-and the capped search of ``depth_reached`` are compiled at every size (SciPy has neither).
+and the capped search of ``depth_reached`` are compiled at every size (SciPy has neither);
+``peel_trees`` (turbobc/_reduce.py's folding of hanging trees) runs compiled when shipped
+and as plain Python otherwise (4.5 ms of ca-GrQc's 10.4 ms exact run on an H200 host had been
+its Python loop).
 Imports only turbobc/_compiled.py, and that when a loop runs.
 """
 
@@ -19,9 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "PREFER_SHIPPED", "past_csgraph", "scipy_order_levels",
-           "bfs_order_levels", "bfs_depths", "depth_reached", "component_order_levels",
-           "component_depths", "component_labels", "reverse_cuthill_mckee"]
+__all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "PREFER_SHIPPED", "past_csgraph", "scipy_serves",
+           "scipy_order_levels", "bfs_order_levels", "bfs_depths", "depth_reached",
+           "component_order_levels", "component_depths", "component_labels", "peel_trees",
+           "reverse_cuthill_mckee"]
 
 CSGRAPH_LIMIT = 2**31 - 1
 """SciPy's csgraph routines take n vertices and nnz stored edges below this (int32 indices)."""
@@ -43,7 +47,7 @@ def past_csgraph(pattern) -> bool:
     return max(pattern.shape[0], pattern.nnz) >= CSGRAPH_LIMIT
 
 
-def _scipy_serves(indptr: np.ndarray) -> bool:
+def scipy_serves(indptr: np.ndarray) -> bool:
     """Whether SciPy's searches run on the pattern with these row pointers: it is small
     enough for them, and the compiled loops are not shipped ahead (they would have to be
     compiled first; shipped, they are faster: ego-Facebook's reverse Cuthill-McKee order
@@ -104,7 +108,7 @@ def _scipy_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) ->
 def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
     """Breadth-first order from ``root`` along out-edges (int64) and the level of every vertex
     (-1 where unreached), in one pass: O(n + m) (SciPy below :data:`SCIPY_BELOW_NNZ`)."""
-    if _scipy_serves(indptr):
+    if scipy_serves(indptr):
         return scipy_order_levels(_csr(indptr, indices), root)
     order, count, level = _search(indptr, indices, np.array([root], dtype=np.int64), False)
     return order[:count], level
@@ -113,7 +117,7 @@ def bfs_order_levels(indptr: np.ndarray, indices: np.ndarray, root: int):
 def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex from the nearest of ``roots`` (one search from
     all of them at once; -1 where unreached), in one pass: O(n + m)."""
-    if _scipy_serves(indptr):
+    if scipy_serves(indptr):
         return _scipy_depths(indptr, indices, np.asarray(roots, dtype=np.int64))
     return _search(indptr, indices, np.asarray(roots, dtype=np.int64), False)[2]
 
@@ -140,7 +144,7 @@ def component_depths(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """The breadth-first depth of every vertex of a symmetric pattern from the least vertex of
     its connected component (:func:`component_order_levels`; below :data:`SCIPY_BELOW_NNZ`
     SciPy's components, then one search from every component's least vertex at once)."""
-    if _scipy_serves(indptr):
+    if scipy_serves(indptr):
         from scipy.sparse.csgraph import connected_components
 
         label = connected_components(_csr(indptr, indices), directed=False)[1]
@@ -181,7 +185,7 @@ def reverse_cuthill_mckee(pattern, symmetric: bool) -> np.ndarray:
         pattern = pattern + pattern.T
     pattern = pattern.tocsr()
     degrees = np.diff(pattern.indptr).astype(np.float64)
-    if _scipy_serves(pattern.indptr) and degrees @ degrees <= RCM_SCIPY_SORT_WORK:
+    if scipy_serves(pattern.indptr) and degrees @ degrees <= RCM_SCIPY_SORT_WORK:
         from scipy.sparse.csgraph import reverse_cuthill_mckee as scipy_rcm
 
         return scipy_rcm(pattern.astype(np.int8), symmetric_mode=True).astype(np.int64)
@@ -298,6 +302,62 @@ def _union_find_loop(indptr, indices, n):
     for u in range(n):  # every root is its component's least vertex: one pass resolves
         parent[u] = parent[parent[u]]
     return parent
+
+
+def peel_trees(degree: np.ndarray, neighbour_sum: np.ndarray, leaves: np.ndarray):
+    """Peel the trees hanging off an undirected graph, leaf after leaf (turbobc/_reduce.py's
+    ``fold_trees``): ``degree`` (int64, each vertex's neighbours), ``neighbour_sum`` (int64,
+    the sum of their ids) and ``leaves`` (the vertices of degree 1). A vertex left with one
+    neighbour finds it as its neighbour sum and folds into it with the trees folded into it
+    already.
+
+    Returns int64 arrays: the folded vertices in the order they fold, the vertex each folded
+    into, the size of the tree each carried, and per vertex its size r (itself and the trees
+    folded into it), Σ c and Σ c² over the trees c folded into it. Compiled when shipped
+    ahead (turbobc/_compiled.py), plain Python otherwise (no compile on a first call).
+    """
+    from turbobc._compiled import entry, shipped_core
+
+    arrays = (np.array(degree, dtype=np.int64), np.array(neighbour_sum, dtype=np.int64),
+              np.ascontiguousarray(leaves, dtype=np.int64))
+    loop = entry("peel_trees") if shipped_core(say=False) is not None else _peel_loop
+    return loop(*arrays)
+
+
+def _peel_loop(degree, neighbour_sum, leaves):
+    n = degree.size
+    size = np.ones(n, dtype=np.int64)
+    hanging_sum = np.zeros(n, dtype=np.int64)
+    hanging_sq = np.zeros(n, dtype=np.int64)
+    folded = np.empty(n, dtype=np.int64)
+    parent = np.empty(n, dtype=np.int64)
+    carried = np.empty(n, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)  # a vertex enters once: when its degree reaches 1
+    top = 0
+    for x in leaves:
+        stack[top] = x
+        top += 1
+    count = 0
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        if degree[x] != 1:  # its neighbour was folded into it meanwhile (a tree's root)
+            continue
+        p = neighbour_sum[x]
+        degree[x] = 0  # x leaves; its tree (size r(x)) hangs from p from now on
+        degree[p] -= 1
+        neighbour_sum[p] -= x
+        c = size[x]
+        folded[count], parent[count], carried[count] = x, p, c
+        count += 1
+        size[p] += c
+        hanging_sum[p] += c
+        hanging_sq[p] += c * c
+        if degree[p] == 1:
+            stack[top] = p
+            top += 1
+    return (folded[:count].copy(), parent[:count].copy(), carried[:count].copy(), size,
+            hanging_sum, hanging_sq)
 
 
 def _compiled(name: str):

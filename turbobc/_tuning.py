@@ -201,11 +201,14 @@ class Tuning:
         sources of a full wave of the exact sweep. Before sampling, a graph whose n sources
         are a few waves is swept exactly when Hoeffding's size for pairs times κ reaches n;
         after each step of the pilot and each checkpoint, when the paths still needed times κ
-        reach ``EXACT_SHARE`` of the sources. 0.4: measured on one H200
-        (bench/results/approx-20261129T052241Z and -052430Z, a path's seconds over the exact
-        run's seconds a source) 0.19 on ego-Twitter, 0.24 on CA-CondMat, 0.36 on email-Enron,
-        0.42 on astro-ph, 0.56 on delaunay_n16, 0.61 on kron18 (1.5 on road-luxembourg-osm,
-        where the folded sweep is the comparison: :attr:`ExactRule.swept`); their median.
+        reach ``EXACT_SHARE`` of the sources. 0.2, below what a path costs: measured on one
+        H200 (bench/results/approx-20261129T052241Z and -052430Z, a path's seconds over the
+        exact run's seconds a source) 0.19 on ego-Twitter, 0.24 on CA-CondMat, 0.36 on
+        email-Enron, 0.42 on astro-ph, 0.56 on delaunay_n16, 0.61 on kron18; but before
+        sampling the rule weighs the upper limit, 3 to 7 times the paths a run needs, and
+        the median, 0.4, took astro-ph at ε = 0.01 to its exact run, 0.07 s against 0.016 s
+        of paths, and delaunay_n16 at 0.005 to 1.25 s against 0.99 s
+        (approx-20261129T054622Z).
     frontier_max_degree : float
         ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
         a vertex (meshes, roads and geometric graphs: 2 to 14; social and Kronecker graphs up
@@ -297,7 +300,7 @@ class Tuning:
     dask_chunk_sources: int | None = None
     approx_sampler: str = "auto"
     pair_cost_in_sources: float = 0.05
-    pair_switch_in_sources: float = 0.4
+    pair_switch_in_sources: float = 0.2
     pair_memory_fraction: float = 0.5
     frontier_min_depth: int = 20
     frontier_max_degree: float = 16.0
