@@ -301,14 +301,25 @@ def test_cli_scheduler_runs_on_the_cluster(client, tmp_path, capsys):
 @pytest.mark.slow
 def test_cli_gpus_starts_a_local_cluster(tmp_path, capsys, monkeypatch):
     """--gpus N starts N worker processes (one device each where there are GPUs; here, told
-    that two GPUs are there, the workers find none and run the cpu engine)."""
+    that two GPUs are there: without a GPU the workers find none and run the cpu engine, on
+    a one-GPU host the second worker does)."""
+    import re
+
+    import dask
+
     import turbobc._engines
     from turbobc.cli import main
 
     path = _edge_list(tmp_path)
+    has_gpu = turbobc._engines.gpu_status()[0]
     monkeypatch.setattr(turbobc._engines, "gpu_count", lambda: 2)
-    assert main(["bc", str(path), "--gpus", "2", "-o", str(tmp_path / "c.csv")]) == 0
-    assert "Dask worker(s), engine cpu" in capsys.readouterr().out
+    # Dask's NVML monitor off: it asks for device "1" whatever the host has (see
+    # test_local_gpu_cluster_gives_each_worker_its_share_of_the_host)
+    with dask.config.set({"distributed.diagnostics.nvml": False}):
+        assert main(["bc", str(path), "--gpus", "2", "-o", str(tmp_path / "c.csv")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Dask worker\(s\), engine (cpu\+)?gpu" if has_gpu
+                     else r"Dask worker\(s\), engine cpu\b", out), out
     assert main(["bc", str(path), "-o", str(tmp_path / "l.csv")]) == 0
     np.testing.assert_allclose(_read_csv(tmp_path / "c.csv"), _read_csv(tmp_path / "l.csv"),
                                rtol=1e-12, atol=1e-15)
@@ -524,11 +535,11 @@ def test_folded_weighted_bc_on_the_cluster_equals_the_local_run(client, name, cp
 def _road_minnesota(lengths: bool = False):
     """road-minnesota (2,642 vertices: 141 in trees, 1,462 inside chains), with integer
     lengths 1..3 (exact sums) when asked."""
-    import scipy.io
+    from data_files import load
 
-    from data_files import path
-
-    A = sp.csr_array(scipy.io.mmread(path("road-minnesota.mtx")))
+    # turbobc's reader: scipy.io.mmread warns (DeprecationWarning, an error here) on newer
+    # SciPy without spmatrix=False, which older SciPy does not take
+    A = sp.csr_array(load("road-minnesota.mtx", directed=False), dtype=np.float64)
     if lengths:
         rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         A.data = ((rows + A.indices) % 3 + 1).astype(np.float64)  # the same both ways
@@ -696,6 +707,8 @@ def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dask_cuda)
+    monkeypatch.setattr("turbobc._engines.gpu_count", lambda: 2)  # a host of two, so far
+    # as the cluster's check of the GPUs asked for knows
     # Dask's NVML monitor off in the workers: it counts the host's GPUs whatever a worker's
     # CUDA_VISIBLE_DEVICES, and on a host of fewer than two GPUs worker gpu1's handle for
     # device "1" raised while the worker started ("Nanny failed to start")
@@ -707,6 +720,18 @@ def test_local_gpu_cluster_gives_each_worker_its_share_of_the_host(monkeypatch):
                                                os.environ.get("CUDA_VISIBLE_DEVICES")))
     assert sorted(device for _, _, device in seen.values()) == ["0", "1"]
     assert all(limit == MEMORY_LIMIT // 2 and threads == 1 for limit, threads, _ in seen.values())
+
+
+def test_local_gpu_cluster_refuses_more_gpus_than_the_host_has(monkeypatch):
+    """One worker a GPU: asking a one-GPU host for two is an error that says so, before any
+    worker starts (the second worker's missing device had failed as "Nanny failed to
+    start")."""
+    monkeypatch.setattr("turbobc._engines.gpu_count", lambda: 1)
+    with pytest.raises(ValueError, match=r"^gpus=2, but CuPy sees 1 GPU\(s\) on this "
+                                         r"machine: one worker a GPU, so at most gpus=1$"):
+        _dask.local_gpu_cluster(2)
+    with pytest.raises(ValueError, match="gpus must be at least 1; got 0"):
+        _dask.local_gpu_cluster(0)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

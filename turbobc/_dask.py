@@ -458,10 +458,19 @@ def local_gpu_cluster(gpus: int):
     Parameters
     ----------
     gpus : int
-        Workers to start: GPUs 0 .. gpus-1.
+        Workers to start: GPUs 0 .. gpus-1. More than the GPUs CuPy sees is an error (a
+        worker given a device that is not there failed to start, "Nanny failed to start",
+        on a one-GPU host); where CuPy sees none, the workers start and their ``"auto"``
+        engine runs on the CPU.
     """
+    from turbobc._engines import gpu_count
+
     if gpus < 1:
         raise ValueError(f"gpus must be at least 1; got {gpus}")
+    present = gpu_count()
+    if 0 < present < gpus:
+        raise ValueError(f"gpus={gpus}, but CuPy sees {present} GPU(s) on this machine: one "
+                         f"worker a GPU, so at most gpus={present}")
     try:
         from dask_cuda import LocalCUDACluster
     except ImportError:
