@@ -176,7 +176,7 @@ def approximate_raw(call, epsilon: float, delta: float, seed, sweep, *,
                  "checkpoints": [n], "epsilon": epsilon, "delta": delta,
                  "exact_because": reason}
         if keep is not None:
-            keep.update(points=[n], bernstein=0, log_term=0.0)
+            keep.update(points=[n], bernstein=0, log_term=0.0, aimed_at=None, aimed_shift=0.0)
     facts.update(hoeffding_samples=hoeffding_samples(count, epsilon, delta, R), sample_range=R,
                  sampler="sources")
     return mean, facts

@@ -75,7 +75,8 @@ class SampledSums:
         _, run = run_schedule(call.problem, call.engine, schedule)
         facts = schedule.facts
         sums = cls(call, epsilon, delta, keep["order"], facts["samples"], keep["raw"],
-                   {key: keep[key] for key in ("points", "bernstein", "log_term")},
+                   {key: keep[key] for key in ("points", "bernstein", "log_term",
+                                               "aimed_at", "aimed_shift")},
                    facts["bound"], facts["stopped_by"])
         check_finite(sums.raw, call.engine)
         return sums, {"engine": call.engine, "recomputed": True, "samples": sums.samples,
@@ -155,7 +156,11 @@ class SampledSums:
             return self.epsilon, "hoeffding"  # Hoeffding's size: the guarantee whatever
         endpoints = self.call.endpoints
         mean = raw * (n * scale_of(n, endpoints) / k)
-        bound = largest_radius(mean, k, sample_range(n, endpoints), self.stop["log_term"])
+        # the budgets of the run's checkpoint k (turbobc/_stopping.py: the aimed one's, or
+        # the others', AIMED_SHARE)
+        shift = 0.0 if k == self.stop["aimed_at"] else self.stop["aimed_shift"]
+        bound = largest_radius(mean, k, sample_range(n, endpoints),
+                               self.stop["log_term"] + shift)
         return (bound, "radius") if bound <= self.epsilon else None
 
 

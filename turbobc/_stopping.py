@@ -43,6 +43,11 @@ PILOT_SHARE = 16
 """The pilot stops doubling at 1 / PILOT_SHARE of the samples it predicts the run takes, or
 of the upper limit (:func:`pilot_then_budgets`)."""
 
+AIMED_SHARE = 0.5
+"""With a pilot, the share of the Bernstein checkpoints' failure budget (δ/4 over the vertices,
+one side each) given to the first checkpoint at or past the pilot's predicted length, where the
+run is aimed to stop; the other checkpoints share the rest evenly (:func:`until_within`)."""
+
 EVEN_SHARE = 0.25
 """The share of the Bernstein budget spread evenly over the n vertices whatever the pilot
 says (:func:`allocate_log_terms`)."""
@@ -63,14 +68,16 @@ def checkpoints(limit: int, first: int = FIRST_CHECKPOINT,
 
 def aimed_checkpoints(points: list[int], predicted: float, most: int) -> list[int]:
     """The checkpoints of a run whose pilot predicts it takes ``predicted`` samples: those of
-    ``points`` below it, then :data:`AIM_STEPS` steps of :data:`AIM_GROWTH` from it, then
+    ``points`` more than one :data:`AIM_GROWTH` step below it, then :data:`AIM_STEPS` steps of :data:`AIM_GROWTH` from it, then
     :data:`CHECKPOINT_GROWTH` up to the same limit; ``points`` itself when that would check
     more than ``most`` radii (the budgets counted ``most``). Chosen from the pilot's samples
     alone, which are independent of the run's, so the guarantee holds. Where growth 1.5
     passes the radii's crossing it overshoots by a quarter on average: ca-GrQc's pairs at
     ε = 0.01 crossed between 7,622 and 11,433 samples."""
     limit, start = points[-1], math.ceil(predicted)
-    aimed = [k for k in points[:-1] if k < start]
+    # (a checkpoint within one aimed step below the prediction would cost a draw, which
+    # waits for its slowest thread, for a few samples: power at ε = 0.1 drew 432, then 444)
+    aimed = [k for k in points[:-1] if k * AIM_GROWTH < start]
     k, steps = max(start, aimed[-1] + 1 if aimed else 1), 0
     while k < limit:
         aimed.append(k)
@@ -288,7 +295,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     ``exact_at`` or, with ``fold_exact``, none of the run's samples is drawn yet (the caller
     then sweeps every source as ``bc`` does). ``goal``: :class:`WithinEpsilon` unless given.
     ``keep``: a dict that receives the checkpoints (``points``), how many of them check radii
-    (``bernstein``) and the budgets (``log_term``).
+    (``bernstein``) and the budgets (``log_term``: the aimed checkpoint's, ``aimed_at``;
+    every other checkpoint's are ``aimed_shift`` higher).
     Returns the estimate and the facts ``samples``, ``pilot_samples``, ``bound``,
     ``stopped_by``, ``checkpoints``, ``epsilon``, ``delta`` (and ``exact_because`` when the
     rule chose the exact sweep).
@@ -304,9 +312,11 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
     bernstein = len(points) - 1  # the radii checked before the upper limit
     # the radii a run may check: with a pilot, its aimed checkpoints may add AIM_STEPS
     most = bernstein + (AIM_STEPS if pilot is not None else 0)
-    # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J)
+    # Σ_v 2 exp(−L(v)) over the J checkpoints within δ/2: Σ_v exp(−L(v)) ≤ δ / (4J) each,
+    # or with a pilot AIMED_SHARE · δ/4 at the checkpoint it aims at and the rest spread
     budget = delta / (4 * max(most, 1))
     piloted, second, log_term = 0, None, math.log(n / budget)
+    aimed_at, aimed_shift = None, 0.0  # the aimed checkpoint; the others' L(v) above its
     few = PILOT_SHARE * FIRST_CHECKPOINT  # a draw this small costs about a pilot's steps
     exact_because = None
 
@@ -336,9 +346,12 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
                                             stage="pilot")
             return exact_because is not None
 
+        aimed_budget = AIMED_SHARE * delta / 4
         log_term, piloted, predicted = pilot_then_budgets(
-            pilot, limit, first, epsilon / factor, R, budget, after_step,
+            pilot, limit, first, epsilon / factor, R, aimed_budget, after_step,
             goal.targets(epsilon / factor))
+        # every other checkpoint: (1 − AIMED_SHARE) δ / (4 · most), L(v) that much higher
+        aimed_shift = math.log(aimed_budget * most / ((1 - AIMED_SHARE) * delta / 4))
         if exact_because is not None:
             points = to_exact(exact_because, 0)
         elif second_limit is not None and predicted >= second_limit[1]:
@@ -355,6 +368,7 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             points = aimed_checkpoints([k for k in points[:-1] if k >= least] + points[-1:],
                                        predicted, most)
             bernstein = len(points) - 1
+        aimed_at = next((k for k in points[:-1] if k >= predicted), None)
     # else log_term stays even: δ' = δ / (2 n J), two-sided
     done, bound, stopped, mean, index = 0, math.inf, "hoeffding", None, 0
     while index < len(points):
@@ -373,7 +387,9 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             bound, stopped = 0.0, "exact"
             break
         if index < bernstein and k != points[-1]:
-            met, radius, need, name = goal.check(mean, k, R, log_term, epsilon / factor)
+            met, radius, need, name = goal.check(
+                mean, k, R, log_term + (0.0 if k == aimed_at else aimed_shift),
+                epsilon / factor)
             bound = factor * radius
             if met:
                 stopped = name
@@ -388,7 +404,8 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             goal.at_limit(mean, epsilon / factor)
         index += 1
     if keep is not None:
-        keep.update(points=points, bernstein=bernstein, log_term=log_term)
+        keep.update(points=points, bernstein=bernstein, log_term=log_term, aimed_at=aimed_at,
+                    aimed_shift=aimed_shift)
     facts = {"samples": done, "pilot_samples": piloted, "bound": bound, "stopped_by": stopped,
              "checkpoints": points[:points.index(done) + 1], "epsilon": epsilon,
              "delta": delta}
