@@ -450,11 +450,13 @@ def test_approximate_mode_on_small_graphs_is_exact(cpu_engine):
     assert tiny.update(delete=[(0, 1)]).tolist() == [0.0, 0.0]
 
 
-def test_approximate_mode_sweeps_every_source_when_the_exact_rule_prefers_it():
-    """600 vertices at ε = 0.1: the exact rule (turbobc/_exact_rule.py) chooses every source
-    before sampling, the run keeps them as its sample, and the updates stay exact."""
+def test_approximate_mode_sweeps_every_source_when_the_exact_rule_prefers_it(monkeypatch):
+    """600 vertices at ε = 0.08 (Hoeffding's size 790), every n a few waves (EXACT_WAVES
+    raised, as on a host of many threads): the exact rule (turbobc/_exact_rule.py) chooses every source before sampling,
+    the run keeps them as its sample, and the updates stay exact."""
+    monkeypatch.setattr("turbobc._exact_rule.EXACT_WAVES", 10**6)
     G = nx.disjoint_union_all([nx.barabasi_albert_graph(200, 2, seed=s) for s in (13, 14, 15)])
-    dyn = turbobc.DynamicBC(_matrix(G), epsilon=0.1, seed=1, engine="cpu")
+    dyn = turbobc.DynamicBC(_matrix(G), epsilon=0.08, seed=1, engine="cpu")
     assert dyn.facts["samples"] == len(G) and dyn.facts["stopped_by"] == "exact"
     _assert_exact(dyn.values, G, "cpu")
     rng = np.random.default_rng(14)

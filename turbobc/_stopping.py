@@ -387,13 +387,17 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             bound, stopped = 0.0, "exact"
             break
         if index < bernstein and k != points[-1]:
-            met, radius, need, name = goal.check(
-                mean, k, R, log_term + (0.0 if k == aimed_at else aimed_shift),
-                epsilon / factor)
+            shift = 0.0 if k == aimed_at else aimed_shift
+            met, radius, need, name = goal.check(mean, k, R, log_term + shift,
+                                                 epsilon / factor)
             bound = factor * radius
             if met:
                 stopped = name
                 break
+            if shift and aimed_at is not None and k < aimed_at:
+                # the length still needed, as the aimed checkpoint ahead (its larger share)
+                # would see it
+                need = goal.check(mean, k, R, log_term, epsilon / factor)[2]
             reason = None if rule is None else rule.during(
                 k, need, points[index + 1:], stage="radius")
             if reason is not None:
