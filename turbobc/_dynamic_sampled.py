@@ -29,6 +29,7 @@ from turbobc._dynamic_affected import affected_sources
 from turbobc._dynamic_exact import scalar_facts, sweep_twice
 from turbobc._rescale import check_finite
 from turbobc._run import Schedule, run_schedule
+from turbobc._stopping import checkpoint_log_term
 
 __all__ = ["SampledSums"]
 
@@ -156,11 +157,9 @@ class SampledSums:
             return self.epsilon, "hoeffding"  # Hoeffding's size: the guarantee whatever
         endpoints = self.call.endpoints
         mean = raw * (n * scale_of(n, endpoints) / k)
-        # the budgets of the run's checkpoint k (turbobc/_stopping.py: the aimed one's, or
-        # the others', AIMED_SHARE)
-        shift = 0.0 if k == self.stop["aimed_at"] else self.stop["aimed_shift"]
-        bound = largest_radius(mean, k, sample_range(n, endpoints),
-                               self.stop["log_term"] + shift)
+        log_term = checkpoint_log_term(self.stop["log_term"], k, self.stop["aimed_at"],
+                                       self.stop["aimed_shift"])
+        bound = largest_radius(mean, k, sample_range(n, endpoints), log_term)
         return (bound, "radius") if bound <= self.epsilon else None
 
 

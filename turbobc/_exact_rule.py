@@ -156,9 +156,10 @@ class ExactRule:
             return self.n - done
         return self.fresh_sources(sampled, share)
 
-    def exact_cost(self, done: int, sampled: float = 0.0) -> int:
-        """The waves of the exact sweep after ``done`` samples (:meth:`exact_sources`)."""
-        return self.waves(self.exact_sources(done, sampled))
+    def exact_cost(self, done: int) -> int:
+        """The waves of the exact sweep after ``done`` samples, unfolded unless the folding
+        was worked out already (:meth:`exact_sources`)."""
+        return self.waves(self.exact_sources(done, 0.0))
 
     def _swept_text(self, sources: int, done: int = 0) -> str:
         """The exact sweep's sources in words: those left, and of how many when folded."""

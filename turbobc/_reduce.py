@@ -172,9 +172,9 @@ def component_sizes(graph: Graph) -> np.ndarray:
     """int64 per vertex: the size of its connected component (edges taken both ways): a
     compiled union-find (turbobc/_traverse.py) where it is shipped ahead or SciPy cannot
     serve (past its int32 indices), SciPy's labels otherwise."""
-    from turbobc._traverse import component_labels, past_csgraph, scipy_serves
+    from turbobc._traverse import component_labels, scipy_serves
 
-    if past_csgraph(graph.pattern) or not scipy_serves(graph.pattern.indptr):
+    if not scipy_serves(graph.pattern.indptr):  # (never past SciPy's int32 indices)
         label = component_labels(graph.pattern.indptr, graph.pattern.indices)
         return np.bincount(label, minlength=graph.n)[label].astype(np.int64)
     _, label = connected_components(graph.pattern, directed=False)

@@ -23,7 +23,8 @@ from turbobc._exact_rule import ExactCheaper, at_once
 __all__ = ["AIM_GROWTH", "AIM_STEPS", "CHECKPOINT_GROWTH", "EVEN_SHARE", "FIRST_CHECKPOINT",
            "PILOT_SHARE", "WithinEpsilon", "aimed_checkpoints", "allocate_log_terms",
            "samples_to_reach", "decreasing_root",
-           "checkpoints", "pilot_size", "pilot_then_budgets", "radius_floor", "until_within"]
+           "checkpoint_log_term", "checkpoints", "pilot_size", "pilot_then_budgets",
+           "radius_floor", "until_within"]
 
 FIRST_CHECKPOINT = 128
 """Sources of the first checkpoint k₀ (fewer when n is smaller)."""
@@ -68,12 +69,13 @@ def checkpoints(limit: int, first: int = FIRST_CHECKPOINT,
 
 def aimed_checkpoints(points: list[int], predicted: float, most: int) -> list[int]:
     """The checkpoints of a run whose pilot predicts it takes ``predicted`` samples: those of
-    ``points`` more than one :data:`AIM_GROWTH` step below it, then :data:`AIM_STEPS` steps of :data:`AIM_GROWTH` from it, then
-    :data:`CHECKPOINT_GROWTH` up to the same limit; ``points`` itself when that would check
-    more than ``most`` radii (the budgets counted ``most``). Chosen from the pilot's samples
-    alone, which are independent of the run's, so the guarantee holds. Where growth 1.5
-    passes the radii's crossing it overshoots by a quarter on average: ca-GrQc's pairs at
-    ε = 0.01 crossed between 7,622 and 11,433 samples."""
+    ``points`` more than one :data:`AIM_GROWTH` step below it, then :data:`AIM_STEPS` steps
+    of :data:`AIM_GROWTH` from it, then :data:`CHECKPOINT_GROWTH` up to the same limit;
+    ``points`` itself when that would check more than ``most`` radii (the budgets counted
+    ``most``). Chosen from the pilot's samples alone, which are independent of the run's, so
+    the guarantee holds. Where growth 1.5 passes the radii's crossing it overshoots by a
+    quarter on average: ca-GrQc's pairs at ε = 0.01 crossed between 7,622 and 11,433
+    samples."""
     limit, start = points[-1], math.ceil(predicted)
     # (a checkpoint within one aimed step below the prediction would cost a draw, which
     # waits for its slowest thread, for a few samples: power at ε = 0.1 drew 432, then 444)
@@ -86,6 +88,12 @@ def aimed_checkpoints(points: list[int], predicted: float, most: int) -> list[in
         k = max(k + 1, math.ceil(k * growth))
     aimed.append(limit)
     return aimed if len(aimed) - 1 <= most else points
+
+
+def checkpoint_log_term(log_term, k: int, aimed_at: int | None, aimed_shift: float):
+    """The budgets L(v) of the checkpoint at ``k`` samples (:func:`until_within`): the aimed
+    checkpoint's ``log_term``, every other's ``aimed_shift`` higher (:data:`AIMED_SHARE`)."""
+    return log_term if k == aimed_at or not aimed_shift else log_term + aimed_shift
 
 
 def radius_floor(n: int, budget: float, epsilon: float, R: float) -> int:
@@ -387,14 +395,14 @@ def until_within(epsilon: float, delta: float, n: int, R: float, limit: int, dra
             bound, stopped = 0.0, "exact"
             break
         if index < bernstein and k != points[-1]:
-            shift = 0.0 if k == aimed_at else aimed_shift
-            met, radius, need, name = goal.check(mean, k, R, log_term + shift,
-                                                 epsilon / factor)
+            met, radius, need, name = goal.check(
+                mean, k, R, checkpoint_log_term(log_term, k, aimed_at, aimed_shift),
+                epsilon / factor)
             bound = factor * radius
             if met:
                 stopped = name
                 break
-            if shift and aimed_at is not None and k < aimed_at:
+            if aimed_shift and aimed_at is not None and k < aimed_at:
                 # the length still needed, as the aimed checkpoint ahead (its larger share)
                 # would see it
                 need = goal.check(mean, k, R, log_term, epsilon / factor)[2]
