@@ -1,6 +1,7 @@
 """Thin launcher of the chain-folding kernels (``spmv/kernels/chains.cu``): the terms of the
 sources folded into the chains' ends, between the forward and the backward sweep of a batch,
-for a lanes batch (``bcc_lane_terms``) or a layers batch (``bcc_slot_terms``).
+for a lanes batch (``bcc_lane_terms``), a layers batch (``bcc_slot_terms``) or a frontiers
+batch (``bcc_frontier_terms``).
 
 Nothing here imports CuPy at import time.
 """
@@ -10,14 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from ._module import allow_shared_memory, get_kernel
-from ._views import CHAIN_PLAN, CHAIN_ROWS, LANE_LAYOUT, SLOT_LAYOUT, record
+from ._views import CHAIN_PLAN, CHAIN_ROWS, FRONTIER_LAYOUT, LANE_LAYOUT, SLOT_LAYOUT, record
 
 __all__ = ["CHAIN_THREADS", "chain_terms"]
 
 CHAIN_THREADS = 256
 """Threads per block: a block per (chain, stretch of the vertices)."""
 
-_KERNELS = {"lanes": "bcc_lane_terms", "slots": "bcc_slot_terms"}
+_KERNELS = {"lanes": "bcc_lane_terms", "slots": "bcc_slot_terms",
+            "frontiers": "bcc_frontier_terms"}
 
 
 def chain_terms(layout: str, counts: dict, rows, uploaded: dict, tau, n: int, classes=None):
@@ -27,12 +29,14 @@ def chain_terms(layout: str, counts: dict, rows, uploaded: dict, tau, n: int, cl
 
     Parameters
     ----------
-    layout : {"lanes", "slots"}
+    layout : {"lanes", "slots", "frontiers"}
         The batch's layout.
     counts : dict
         Its levels and counts on the device: ``"lanes"``: level (int16 or int32), sigma (σ̂),
         exponent (the cumulative shift table, or None) and lanes (B); ``"slots"``: dist,
-        sigma and scale (the positions' integer unit).
+        sigma and scale (the positions' integer unit); ``"frontiers"``: level (int32), sigma
+        (σ̂), exponent (the cumulative shift table, a row of ``depths`` per slot, or None),
+        depths and rank (int64: each vertex's row in the relabeled graph).
     rows
         The chains of the batch, one row each (``turbobc._chains``: chains, lane_a, lane_b,
         first, last, length, prefix_off, hist_off; host arrays).
@@ -49,6 +53,10 @@ def chain_terms(layout: str, counts: dict, rows, uploaded: dict, tau, n: int, cl
         view = record(LANE_LAYOUT, level=counts["level"], sigma=counts["sigma"],
                       exponent=counts["exponent"], lanes=counts["lanes"], n=n,
                       level_bytes=counts["level"].dtype.itemsize)
+    elif layout == "frontiers":
+        view = record(FRONTIER_LAYOUT, level=counts["level"], sigma=counts["sigma"],
+                      exponent=counts["exponent"], rank=counts["rank"],
+                      depths=counts["depths"], n=n)
     else:
         view = record(SLOT_LAYOUT, dist=counts["dist"], sigma=counts["sigma"], n=n,
                       scale=counts["scale"])

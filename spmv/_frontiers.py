@@ -11,10 +11,16 @@ from ._launch import resident_blocks
 from ._module import c_index_type, get_kernel
 from ._views import FRONTIER_GRAPH, FRONTIER_RUN, FRONTIER_WORK, record
 
-__all__ = ["FRONTIER_THREADS", "kernel_for", "most_blocks", "sweep_frontiers"]
+__all__ = ["FRONTIER_THREADS", "WHOLE", "FORWARD", "BACKWARD", "kernel_for", "most_blocks",
+           "sweep_frontiers"]
 
 FRONTIER_THREADS = 256
 """Threads per block (``FRONTIER_THREADS`` and ``__launch_bounds__`` of frontiers.cu)."""
+
+WHOLE, FORWARD, BACKWARD = 0, 1, 2
+"""``FrontierRun.phase`` (frontiers.cu): every source forward and backward, the blocks taking
+them from the counter; or a block per slot, forward only (its rows kept, its depth in
+``work["depth"]``), then backward only from those rows."""
 
 
 def kernel_for(index_dtype, defines: tuple = ()):
@@ -31,13 +37,20 @@ def most_blocks(index_dtype, blocks_per_sm: int | None = None, defines: tuple = 
 
 
 def sweep_frontiers(graph: dict, work: dict, *, blocks: int, sources, tau, omega, edge,
-                    endpoints: bool, max_in_degree: int, defines: tuple = ()) -> None:
+                    endpoints: bool, max_in_degree: int, defines: tuple = (),
+                    phase: int = WHOLE, tau_stride: int = 0) -> None:
     """Sweep every source of ``sources`` (device int64), a block each at a time, ``blocks``
-    blocks taking them from the counter ``work["next"]`` (zeroed by the caller). ``graph``:
-    ptr, idx (device CSR of one index type) and n; ``work``: the FrontierWork arrays."""
+    blocks taking them from the counter ``work["next"]`` (zeroed by the caller); or with
+    ``phase`` FORWARD or BACKWARD, block b sweeps ``sources[b]`` one way (``blocks`` is then
+    ``sources.size``) with ``tau + b tau_stride`` its target weights. ``graph``: ptr, idx
+    (device CSR of one index type) and n; ``work``: the FrontierWork arrays (``depth`` only
+    for a phased run)."""
     kernel = kernel_for(graph["ptr"].dtype, defines)
     small = math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)
+    work = dict(work)
+    work.setdefault("depth", None)
     kernel((blocks,), (FRONTIER_THREADS,),
            (record(FRONTIER_GRAPH, **graph, small_count=small), record(FRONTIER_WORK, **work),
-            record(FRONTIER_RUN, sources=sources, nsrc=int(sources.size), tau=tau, omega=omega,
-                   edge=edge, endpoints=int(endpoints))))
+            record(FRONTIER_RUN, sources=sources, nsrc=int(sources.size), tau=tau,
+                   tau_stride=int(tau_stride), omega=omega, edge=edge,
+                   endpoints=int(endpoints), phase=int(phase))))

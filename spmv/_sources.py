@@ -39,7 +39,7 @@ SOURCES = {
     "block_sweep.cu": ("bcl_block_sweep",),
     "frontiers.cu": ("bcf_sweep",),
     "pairs.cu": ("bcp_sample",),
-    "chains.cu": ("bcc_lane_terms", "bcc_slot_terms"),
+    "chains.cu": ("bcc_lane_terms", "bcc_slot_terms", "bcc_frontier_terms"),
     "relabel.cu": ("bcr_relabel", "bcr_block_sums"),
     "arrays.cu": ("tba_fill_f64", "tba_put_f64", "tba_gather_f64", "tba_rows_inf",
                   "tba_add_rows_f64", "tba_add_entries_f64", "tba_outer_f64",

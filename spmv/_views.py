@@ -13,7 +13,8 @@ import numpy as np
 
 __all__ = ["SINGLE_GRAPH", "SINGLE_WORK", "SINGLE_RUN", "BATCH_GRAPH", "BATCH_WORK",
            "BATCH_RUN", "LAYER_GRAPH", "RELAX_STATE", "RELAX_ROUND", "DAG_SLOTS", "LAYER_STEP",
-           "DAG_SUMS", "CHAIN_ROWS", "CHAIN_PLAN", "LANE_LAYOUT", "SLOT_LAYOUT", "FRONTIER_GRAPH",
+           "DAG_SUMS", "CHAIN_ROWS", "CHAIN_PLAN", "LANE_LAYOUT", "SLOT_LAYOUT", "FRONTIER_LAYOUT",
+           "FRONTIER_GRAPH",
            "FRONTIER_WORK", "FRONTIER_RUN", "PAIR_GRAPH",
            "PAIR_WORK", "PAIR_RUN", "VIEWS", "record", "pointer"]
 
@@ -59,13 +60,15 @@ CHAIN_PLAN = _struct(("prefix", _P), ("chain_of", _P), ("r", _P), ("class_at", _
 LANE_LAYOUT = _struct(("level", _P), ("sigma", _P), ("exponent", _P), ("lanes", _N), ("n", _N),
                       ("level_bytes", _I))
 SLOT_LAYOUT = _struct(("dist", _P), ("sigma", _P), ("n", _N), ("scale", _F))
+FRONTIER_LAYOUT = _struct(("level", _P), ("sigma", _P), ("exponent", _P), ("rank", _P),
+                          ("depths", _N), ("n", _N))
 
 FRONTIER_GRAPH = _struct(("ptr", _P), ("idx", _P), ("n", _N), ("small_count", _F))
 FRONTIER_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("order", _P), ("start", _P),
                         ("shifts", _P), ("bc", _P), ("next", _P), ("wide", _P),
-                        ("wide_count", _P), ("profile", _P))
-FRONTIER_RUN = _struct(("sources", _P), ("nsrc", _N), ("tau", _P), ("omega", _P),
-                       ("edge", _P), ("endpoints", _I))
+                        ("wide_count", _P), ("profile", _P), ("depth", _P))
+FRONTIER_RUN = _struct(("sources", _P), ("nsrc", _N), ("tau", _P), ("tau_stride", _N),
+                       ("omega", _P), ("edge", _P), ("endpoints", _I), ("phase", _I))
 
 PAIR_GRAPH = _struct(("ptr", _P), ("idx", _P), ("rptr", _P), ("ridx", _P), ("n", _N))
 PAIR_WORK = _struct(("levels", _P), ("sigmas", _P), ("orders", _P), ("counts", _P),
@@ -77,8 +80,9 @@ VIEWS = {"SingleGraph": SINGLE_GRAPH, "SingleWork": SINGLE_WORK, "SingleRun": SI
          "LayerGraph": LAYER_GRAPH, "RelaxState": RELAX_STATE, "RelaxRound": RELAX_ROUND,
          "DagSlots": DAG_SLOTS, "LayerStep": LAYER_STEP, "DagSums": DAG_SUMS,
          "ChainRows": CHAIN_ROWS, "ChainPlan": CHAIN_PLAN, "LaneLayout": LANE_LAYOUT,
-         "SlotLayout": SLOT_LAYOUT, "FrontierGraph": FRONTIER_GRAPH,
-         "FrontierWork": FRONTIER_WORK, "FrontierRun": FRONTIER_RUN, "PairGraph": PAIR_GRAPH, "PairWork": PAIR_WORK,
+         "SlotLayout": SLOT_LAYOUT, "FrontierLayout": FRONTIER_LAYOUT,
+         "FrontierGraph": FRONTIER_GRAPH, "FrontierWork": FRONTIER_WORK,
+         "FrontierRun": FRONTIER_RUN, "PairGraph": PAIR_GRAPH, "PairWork": PAIR_WORK,
          "PairRun": PAIR_RUN}
 """Struct name in views.cuh -> its dtype."""
 

@@ -98,11 +98,11 @@ GRAPHS = {
 
 
 def _folds_here() -> bool:
-    """Whether the engine configuration folds chains: all but the GPU's layers and frontiers families (the
-    per-slot target weights run on the batched kernels)."""
+    """Whether the engine configuration folds chains: all but the GPU's layers family forced on
+    an unweighted graph (the per-slot target weights run on the lanes and frontiers families)."""
     from turbobc._tuning import current
 
-    return current().gpu_family not in ("layers", "frontiers")
+    return current().gpu_family != "layers"
 
 
 def _inner_vertices(G) -> int:
@@ -389,6 +389,50 @@ def test_gpu_batches_of_32_slots(name):
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(MANY_BATCHES))
+@pytest.mark.parametrize("endpoints", [False, True])
+def test_gpu_frontiers_in_batches_of_16_slots(monkeypatch, name, endpoints):
+    """The frontiers family's phased run (a block per slot, forward, the chains' terms,
+    backward) in batches of 16 slots: most chains have an end in another batch, and a
+    batch's helper slots sweep with no weight of their own."""
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+
+    monkeypatch.setattr(FrontiersFamily, "_blocks", lambda self, *args: 16)
+    G = MANY_BATCHES[name]()
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, gpu_family="frontiers"):
+        result = run_bc(adjacency(G), normalized=False, endpoints=endpoints, engine="gpu")
+    want = nx.betweenness_centrality(G, normalized=False, endpoints=endpoints)
+    np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)
+    assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2
+    assert result.facts["family"] == "frontiers" and result.facts["phased"] is True
+
+
+@pytest.mark.gpu
+def test_gpu_auto_folds_a_deep_graph_on_the_frontiers():
+    """"auto" on a deep graph of folded chains (a 30 x 30 grid, every edge a chain of 24
+    inner vertices, trees hung on it): the frontiers family's phased run, equal to the unfolded
+    sweep to 1e-12 and to networkx on a smaller one."""
+    for side, inner, check in ((30, 24, "unfolded"), (6, 5, "networkx")):
+        G = nx.grid_2d_graph(side, side)
+        H = nx.Graph()
+        for k, (u, v) in enumerate(G.edges()):
+            nx.add_path(H, [u] + [("inner", k, i) for i in range(inner)] + [v])
+        H = with_hanging_trees(nx.convert_node_labels_to_integers(H), 40, seed=side)
+        A = adjacency(H)
+        with turbobc.tuning(chain_min_share=0.0, chain_min_vertices=0):
+            folded = run_bc(A, normalized=False, engine="gpu")
+        assert folded.facts["family"] == "frontiers" and folded.facts["phased"] is True
+        assert folded.facts["chain_folded"] > 0
+        if check == "unfolded":
+            with turbobc.tuning(fold_chains=False):
+                want = run_bc(A, normalized=False, engine="gpu").values
+        else:
+            nxbc = nx.betweenness_centrality(H, normalized=False)
+            want = [nxbc[v] for v in H]
+        np.testing.assert_allclose(folded.values, want, rtol=1e-12, atol=1e-9)
 
 
 @pytest.mark.gpu

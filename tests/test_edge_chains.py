@@ -390,12 +390,29 @@ def test_gpu_auto_folds_edge_bc_of_a_large_core():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("family", ["layers", "frontiers"])
-def test_gpu_families_without_slot_weights_decline(family):
-    """Unweighted per-slot weights run on the lanes family only: with Tuning.gpu_family
-    asking for another the plan is declined (can_serve's reason) and the edge sums are swept
-    unfolded, with networkx's values."""
+def test_gpu_layers_without_slot_weights_declines():
+    """Unweighted per-slot weights run on the lanes and frontiers families: with
+    Tuning.gpu_family asking for the layers the plan is declined (can_serve's reason) and the
+    edge sums are swept unfolded, with networkx's values."""
     G = EDGE_GRAPHS["subdivided_gnm"]()
-    result, want = _edge_run(G, "gpu", gpu_family=family, **FORCED)
+    result, want = _edge_run(G, "gpu", gpu_family="layers", **FORCED)
     assert "chain_folded" not in result.facts
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["subdivided_gnm", "loops_and_parallels", "chains_with_trees",
+                                  "parallel_chains"])
+@pytest.mark.parametrize("slots", [None, 16])
+def test_gpu_frontiers_sum_edges_with_slot_weights(monkeypatch, name, slots):
+    """The GPU's frontiers family (unweighted chains): the edge sums of a phased run take
+    each slot's τ row, in one batch or in batches of 16 slots."""
+    from turbobc.engines.gpu.frontiers import FrontiersFamily
+
+    if slots is not None:
+        monkeypatch.setattr(FrontiersFamily, "_blocks", lambda self, *args: slots)
+    G = EDGE_GRAPHS[name]()
+    result, want = _edge_run(G, "gpu", gpu_family="frontiers", **FORCED)
+    assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-12)
+    assert result.facts["chain_folded"] > 0 and result.facts["family"] == "frontiers"
+    assert result.facts["phased"] is True and result.facts["edge_sums"] is True

@@ -190,6 +190,14 @@ def test_choose_frontier_blocks_fits(n, m, free):
 def test_frontier_block_bytes_counts_every_row():
     n = 1000
     assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
+    # a phased run's slot: its τ row and its cumulative shifts too
+    assert frontier_block_bytes(n, 4, True) == frontier_block_bytes(n, 4) + 8 * n + 4 * (n + 2)
+    assert frontiers_bytes(n, 50, blocks=3, index_bytes=4, target_rows=True) == (
+        frontiers_bytes(n, 50, blocks=0, index_bytes=4) + 3 * frontier_block_bytes(n, 4, True))
+    free = 2**26
+    plain = choose_frontier_blocks(n, 50, 10**6, free, 10**6)
+    phased = choose_frontier_blocks(n, 50, 10**6, free, 10**6, target_rows=True)
+    assert 0 < phased < plain
     graph = 4 * (n + 51) + 8 * 50 + 16 * n  # relabeled CSR, entry positions, labels
     assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
         graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))
@@ -212,6 +220,35 @@ def test_auto_takes_the_frontiers_on_deep_graphs():
         assert choose_family(Problem(deep), 100)[0].name == "lanes"
     with turbobc.tuning(gpu_family="lanes"):
         assert choose_family(Problem(deep), 100)[0].name == "lanes"
+
+
+def test_folded_chains_of_deep_graphs_take_the_frontiers():
+    """Per-slot target weights (folded chains) of a deep graph go to the frontiers family's
+    phased run on "auto" and when it is asked for, to the lanes when they are asked for or
+    the graph is shallow; the layers family is refused them (the call then sweeps unfolded)."""
+    from turbobc._chains import ChainFolding, find_chains
+    from turbobc.engines.gpu.engine import GpuEngine, choose_family
+
+    def folded(G):
+        graph = make_graph(nx.to_scipy_sparse_array(G), directed=False)
+        plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
+        assert plan.folded > 0
+        return Problem(graph, slot_weights=plan)
+
+    deep = folded(nx.grid_2d_graph(3, 60))  # its border: chains of degree-2 vertices
+    ring = nx.cycle_graph(12)
+    ring.add_edges_from([(0, 6), (3, 9)])
+    shallow = folded(ring)
+    family, reason = choose_family(deep, 100)
+    assert family.name == "frontiers" and "depth estimate" in reason
+    with turbobc.tuning(gpu_family="frontiers"):
+        assert choose_family(shallow, 100)[0].name == "frontiers"
+    with turbobc.tuning(gpu_family="lanes"):
+        assert choose_family(deep, 100)[0].name == "lanes"
+    assert choose_family(shallow, 100)[0].name == "lanes"
+    assert choose_family(deep, 1)[0].name == "lanes"
+    with turbobc.tuning(gpu_family="layers"):
+        assert "layers family" in GpuEngine().can_serve(deep)
 
 
 def test_depth_estimate():

@@ -28,7 +28,7 @@ _INSTANCES = {"SingleGraph": ["int, int", "long long, long long", "int, long lon
               "LayerGraph": ["int", "long long"],
               "RelaxState": [""], "RelaxRound": [""], "DagSlots": [""], "LayerStep": [""],
               "DagSums": [""], "ChainRows": [""], "ChainPlan": [""], "LaneLayout": [""],
-              "SlotLayout": [""],
+              "SlotLayout": [""], "FrontierLayout": [""],
               "FrontierGraph": ["int", "long long"], "FrontierWork": ["int", "long long"],
               "FrontierRun": [""],
               "PairGraph": ["int", "long long"], "PairWork": ["int", "long long"],

@@ -37,6 +37,10 @@ GPU_FAMILIES = ("auto", "frontiers", "layers")
 """The GPU families forced in turn over the small problems ("auto" takes the lanes for many
 sources and the single family for one; weighted problems always take the layers)."""
 
+SLOT_FAMILIES = ("auto", "frontiers")
+"""The GPU families forced in turn over the small problems with chain plans (``"auto"``
+takes the lanes on a graph that is not deep)."""
+
 
 def warm_up(engine: str = "auto") -> dict:
     """Compile (or load) everything ``engine`` ("auto", "cpu", "gpu" or "graphblas") would
@@ -144,9 +148,14 @@ def sweep_small_problems(engine: str = "auto") -> dict:
             chosen = engine_for(engine, problem)
         except SlotWeightsDeclined:
             continue  # a call's plan is declined the same way
-        # the families serve unweighted problems without chain plans; the others take theirs
-        plain = problem.slot_weights is None and not problem.weighted
-        families = GPU_FAMILIES if chosen.name == "gpu" and plain else ("auto",)
+        # the families serve unweighted problems; a chain plan takes the lanes ("auto" on a
+        # small graph) or the frontiers; weighted problems take theirs
+        if chosen.name != "gpu" or problem.weighted:
+            families = ("auto",)
+        elif problem.slot_weights is not None:
+            families = SLOT_FAMILIES
+        else:
+            families = GPU_FAMILIES
         for family in families:
             with tuning(gpu_family=family), LocalExecutor().open(problem, chosen) as sweeper:
                 sources = (problem.slot_weights.sources if problem.slot_weights is not None

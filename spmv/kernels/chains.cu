@@ -16,8 +16,9 @@
 // over a stretch of the vertices (blockIdx.y); the histogram's middle classes are summed in
 // shared memory, the four end classes (nearly every far target) in registers.
 //
-// Two layouts share the body (chain_terms_block; the arguments are the structs ChainRows,
-// ChainPlan, LaneLayout and SlotLayout of views.cuh, launched by spmv/_chains.py):
+// Three layouts share the body (chain_terms_block; the arguments are the structs ChainRows,
+// ChainPlan, LaneLayout, SlotLayout and FrontierLayout of views.cuh, launched by
+// spmv/_chains.py):
 // bcc_lane_terms reads the blocks of a lanes batch (spmv/kernels/batched*.cuh): lane b of
 // vertex v is entry ((b / 32) n + v) 32 + b % 32; levels are short or int (level_bytes), -1
 // unreached; exponent (or null) is the cumulative shift table E[d B + b]: σ = σ̂ 2^E at level d.
@@ -26,6 +27,10 @@
 // a chain is measured in lengths: h = λ − (d_a − d_b) in the positions' integer units (times
 // scale), and its class is looked up among the chain's doubled positions 2 p_0 .. 2 p_L (class
 // 2j at h = 2 p_j, 2j + 1 strictly between 2 p_j and 2 p_(j+1): in hops the class is h).
+// bcc_frontier_terms reads a frontiers batch (spmv/kernels/frontiers.cu, a block per slot: slot b
+// of vertex v at b n + rank[v], the graph relabeled; int levels, -1 unreached; exponent (or
+// null) the cumulative shift table E[b depths + d]), in hops as the lanes layout; its τ block
+// is laid out as the levels.
 
 __device__ __forceinline__ long long lane_entry(long long n, long long v, long long lane) {
     return ((lane >> 5) * n + v) * 32 + (lane & 31);
@@ -188,6 +193,40 @@ __global__ void bcc_slot_terms(tbc::SlotLayout lay, tbc::ChainRows rows, tbc::Ch
     };
     auto share = [&](long long ea, long long eb, long long) {
         return sigma[ea] / (sigma[ea] + sigma[eb]);
+    };
+    chain_terms_block(n, p, rows, plan, shared, target, share);
+}
+
+// A frontiers batch's layout (hops, relabeled rows): h = L − (d_a − d_b).
+template <typename I>
+__global__ void bcc_frontier_terms(tbc::FrontierLayout lay, tbc::ChainRows rows,
+                                   tbc::ChainPlan plan) {
+    const int* __restrict__ level = lay.level;
+    const double* __restrict__ sigma = lay.sigma;
+    const int* __restrict__ exponent = lay.exponent;
+    const long long* __restrict__ rank = lay.rank;
+    const long long n = lay.n, depths = lay.depths;
+    extern __shared__ double shared[];
+    const long long p = blockIdx.x;
+    const long long la = rows.lane_a[p], lb = rows.lane_b[p], L = rows.length[p];
+    auto target = [&](long long v, long long& ea, long long& eb, long long& h) {
+        const long long row = rank[v];
+        ea = la * n + row;
+        const int da = level[ea];
+        if (da < 0) {
+            return false;
+        }
+        eb = lb * n + row;
+        h = L - (long long)(da - level[eb]);
+        return true;
+    };
+    auto share = [&](long long ea, long long eb, long long) {
+        // σ(a,t) / (σ(a,t) + σ(b,t)), both in the scale of a's level
+        double sb = sigma[eb];
+        if (exponent != nullptr) {
+            sb = scalbn(sb, exponent[lb * depths + level[eb]] - exponent[la * depths + level[ea]]);
+        }
+        return sigma[ea] / (sigma[ea] + sb);
     };
     chain_terms_block(n, p, rows, plan, shared, target, share);
 }

@@ -24,6 +24,13 @@
 //   bc(v) += ω(s) (σ̂(v) t(v) [+ 1 with endpoints]),  v ≠ s;  edge sums: ω σ̂(v) 2^-shift u(w)
 // then the block clears only the rows it touched (the vertices in `order`).
 //
+// Phases (run.phase): FRONTIER_WHOLE sweeps as above, the blocks taking sources from the
+// counter. A phased run (per-slot target weights, chain folding: turbobc/engines/gpu/
+// frontiers_slots.py) launches a block per slot twice: FRONTIER_FORWARD sweeps forward and keeps
+// the rows (the depth in work.depth), the host writes each slot's τ row from what the forward
+// sweeps of a chain's two ends found (chains.cu, bcc_frontier_terms), and FRONTIER_BACKWARD
+// sweeps backward with τ + b n (run.tau_stride = n), adds to bc and clears the rows.
+//
 // FRONTIER_PROFILE 1 (bench/frontier_profile.py): block 0 records its first source's levels in
 // work.profile while every other block sweeps as usual, so the times are those of a loaded
 // device: forward level d at 3d (clock64 cycles, the level's vertices, their out-edges),
@@ -46,6 +53,9 @@
 #ifndef FRONTIER_PROFILE
 #define FRONTIER_PROFILE 0  // 1: block 0 records its first source's levels (see above)
 #endif
+#define FRONTIER_WHOLE 0     // run.phase: every source forward and backward, from the counter
+#define FRONTIER_FORWARD 1   // block b sweeps slot b forward and keeps its rows
+#define FRONTIER_BACKWARD 2  // block b sweeps slot b backward from the rows kept, then clears
 
 namespace tbc {
 
@@ -119,136 +129,164 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
     auto close_level = [&](long long, long long) {};
 #endif
 
+    const int phase = run.phase;
+    // a slot's own target weights (a phased run), or the run's
+    const double* tau = run.tau == nullptr ? nullptr
+                                           : run.tau + run.tau_stride * (long long)blockIdx.x;
+    bool took_slot = false;
     while (true) {
         if (threadIdx.x == 0) {
-            source_index = (long long)atomicAdd(work.next, 1ull);
+            source_index = phase == FRONTIER_WHOLE ? (long long)atomicAdd(work.next, 1ull)
+                           : took_slot             ? run.nsrc
+                                                   : (long long)blockIdx.x;
         }
+        took_slot = true;
         __syncthreads();
         if (source_index >= run.nsrc) {
             break;  // uniform
         }
         const I s = (I)run.sources[source_index];
-        if (threadIdx.x == 0) {
-            level[s] = 0;
-            sigma[s] = 1.0;
-            order[0] = s;
-            start[0] = 0;
-            start[1] = 1;
-            shifts[0] = 0;
-            count = 1;
-            too_wide = 0;
-        }
-        __syncthreads();
-
-        // ---- forward: f<¬σ> = Aᵀ f ; σ += f ; S<f> = d + 1, pushed from the queue of level d
-        int d = 0;
-        while (true) {
-            const long long lo = start[d], hi = start[d + 1];
+        int depth;
+        long long reached;
+        bool wide = false;
+        if (phase == FRONTIER_BACKWARD) {
+            // the forward launch's rows: its depth, and the vertices it reached
+            depth = work.depth[blockIdx.x];
+            reached = (long long)start[depth + 1];
+        } else {
             if (threadIdx.x == 0) {
-                may_overflow = 0;
-                max_bits = 0;
+                level[s] = 0;
+                sigma[s] = 1.0;
+                order[0] = s;
+                start[0] = 0;
+                start[1] = 1;
+                shifts[0] = 0;
+                count = 1;
+                too_wide = 0;
             }
-            open_level();
             __syncthreads();
-            // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
-            // unreached, and gets σ̂(v) when it is on level d + 1
-            // (lw: the level of w as read, stale only as -1 where another thread just claimed w)
-            auto push_seen = [&](I w, int lw, double x) {
-                if (lw == -1) {
-                    lw = atomicCAS(level + w, -1, d + 1);
+
+            // ---- forward: f<¬σ> = Aᵀ f ; σ += f ; S<f> = d + 1, pushed from the queue of level d
+            int d = 0;
+            while (true) {
+                const long long lo = start[d], hi = start[d + 1];
+                if (threadIdx.x == 0) {
+                    may_overflow = 0;
+                    max_bits = 0;
+                }
+                open_level();
+                __syncthreads();
+                // the edge v -> w of a vertex v of level d: w joins level d + 1 (the queue) when
+                // unreached, and gets σ̂(v) when it is on level d + 1
+                // (lw: the level of w as read, stale only as -1 where another thread just
+                // claimed w)
+                auto push_seen = [&](I w, int lw, double x) {
                     if (lw == -1) {
-                        order[atomicAdd(&count, 1ull)] = w;
-                        lw = d + 1;
+                        lw = atomicCAS(level + w, -1, d + 1);
+                        if (lw == -1) {
+                            order[atomicAdd(&count, 1ull)] = w;
+                            lw = d + 1;
+                        }
                     }
-                }
-                if (lw == d + 1) {
-                    atomicAdd(sigma + w, x);
-                    if (x > g.small_count) {
-                        may_overflow = 1;  // σ̂(w) <= in-degree · max x: the limit may be near
+                    if (lw == d + 1) {
+                        atomicAdd(sigma + w, x);
+                        if (x > g.small_count) {
+                            may_overflow = 1;  // σ̂(w) <= in-degree · max x: the limit may be near
+                        }
                     }
-                }
-            };
-            auto push = [&](I w, double x) { push_seen(w, level[w], x); };
-            tbc::block_split(
-                lo, hi, is_wide,
-                [&](long long i, int lane) {
-                    const I v = order[i];
-                    const double x = sigma[v];
-                    const I end = __ldg(ptr + v + 1);
-                    if (lane == 0) {
+                };
+                auto push = [&](I w, double x) { push_seen(w, level[w], x); };
+                tbc::block_split(
+                    lo, hi, is_wide,
+                    [&](long long i, int lane) {
+                        const I v = order[i];
+                        const double x = sigma[v];
+                        const I end = __ldg(ptr + v + 1);
+                        if (lane == 0) {
+                            count_edges(end - __ldg(ptr + v));
+                        }
+                        for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
+                            push(__ldg(idx + e), x);
+                        }
+                    },
+                    [&](long long i) {
+                        const I v = order[i];
+                        const double x = sigma[v];
+                        const I end = __ldg(ptr + v + 1);
                         count_edges(end - __ldg(ptr + v));
-                    }
-                    for (I e = __ldg(ptr + v) + (I)lane; e < end; e += 32) {
-                        push(__ldg(idx + e), x);
-                    }
-                },
-                [&](long long i) {
-                    const I v = order[i];
-                    const double x = sigma[v];
-                    const I end = __ldg(ptr + v + 1);
-                    count_edges(end - __ldg(ptr + v));
-                    // FRONTIER_BATCH edges at a time: their heads, then their levels, each a
-                    // round of independent loads, then the pushes
-                    for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
-                        I w[FRONTIER_BATCH];
-                        int lw[FRONTIER_BATCH];
-#pragma unroll
-                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                            w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
+                        // FRONTIER_BATCH edges at a time: their heads, then their levels, each a
+                        // round of independent loads, then the pushes
+                        for (I e = __ldg(ptr + v); e < end; e += FRONTIER_BATCH) {
+                            I w[FRONTIER_BATCH];
+                            int lw[FRONTIER_BATCH];
+    #pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                w[k] = e + k < end ? __ldg(idx + e + k) : I(-1);
+                            }
+    #pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                lw[k] = w[k] >= 0 ? level[w[k]] : -2;
+                            }
+    #pragma unroll
+                            for (int k = 0; k < FRONTIER_BATCH; ++k) {
+                                if (w[k] >= 0) {
+                                    push_seen(w[k], lw[k], x);
+                                }
+                            }
                         }
-#pragma unroll
-                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                            lw[k] = w[k] >= 0 ? level[w[k]] : -2;
-                        }
-#pragma unroll
-                        for (int k = 0; k < FRONTIER_BATCH; ++k) {
-                            if (w[k] >= 0) {
-                                push_seen(w[k], lw[k], x);
+                    });
+                __syncthreads();
+                const long long next_end = (long long)count;
+                if (next_end == hi) {
+                    close_level(3LL * d, hi - lo);
+                    break;  // uniform: level d + 1 is empty, d is the deepest
+                }
+                int shift = 0;
+                if (may_overflow) {  // uniform
+                    // σ̂<S==d+1> *= 2^-shift with shift = floor(log2 max σ̂<S==d+1>), exact
+                    for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
+                        atomicMax(&max_bits, tbc::order_bits(sigma[order[i]]));
+                    }
+                    __syncthreads();
+                    const double largest = tbc::from_order_bits(max_bits, 0.0);
+                    if (largest > tbc::overflow_limit<double>()) {
+                        shift = ilogb(largest);
+                        for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
+                            const I w = order[i];
+                            const double scaled = scalbn(sigma[w], -shift);
+                            sigma[w] = scaled;
+                            if (scaled < tbc::wide_below<double>()) {
+                                too_wide = 1;
                             }
                         }
                     }
-                });
-            __syncthreads();
-            const long long next_end = (long long)count;
-            if (next_end == hi) {
-                close_level(3LL * d, hi - lo);
-                break;  // uniform: level d + 1 is empty, d is the deepest
-            }
-            int shift = 0;
-            if (may_overflow) {  // uniform
-                // σ̂<S==d+1> *= 2^-shift with shift = floor(log2 max σ̂<S==d+1>), exact
-                for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
-                    atomicMax(&max_bits, tbc::order_bits(sigma[order[i]]));
+                }
+                if (threadIdx.x == 0) {
+                    start[d + 2] = (I)next_end;
+                    shifts[d + 1] = shift;
                 }
                 __syncthreads();
-                const double largest = tbc::from_order_bits(max_bits, 0.0);
-                if (largest > tbc::overflow_limit<double>()) {
-                    shift = ilogb(largest);
-                    for (long long i = hi + threadIdx.x; i < next_end; i += blockDim.x) {
-                        const I w = order[i];
-                        const double scaled = scalbn(sigma[w], -shift);
-                        sigma[w] = scaled;
-                        if (scaled < tbc::wide_below<double>()) {
-                            too_wide = 1;
-                        }
-                    }
+                close_level(3LL * d, hi - lo);
+                ++d;
+                if (too_wide) {
+                    break;  // uniform: this source goes to the exponent sweep
                 }
             }
-            if (threadIdx.x == 0) {
-                start[d + 2] = (I)next_end;
-                shifts[d + 1] = shift;
+            depth = d;
+            reached = (long long)count;
+            wide = too_wide != 0;
+            if (phase == FRONTIER_FORWARD) {
+                if (threadIdx.x == 0) {
+                    work.depth[blockIdx.x] = depth;
+                    if (wide) {  // the host declines the phased run (the rows are let go)
+                        work.wide[atomicAdd(work.wide_count, 1ull)] = (long long)s;
+                    }
+                }
+                continue;  // the rows stay for the backward launch
             }
-            __syncthreads();
-            close_level(3LL * d, hi - lo);
-            ++d;
-            if (too_wide) {
-                break;  // uniform: this source goes to the exponent sweep
-            }
-        }
-        const int depth = d;
-        const long long reached = (long long)count;
+        }  // forward
 
-        if (!too_wide) {  // uniform
+        if (!wide) {  // uniform
             // ---- backward: t<S==L> = 2^-shift_{L+1} A u, u = τ/σ̂ + t (accumulate.cuh), pulled
             // by each vertex of level L from its children on level L + 1; level 0 (the source)
             // only feeds the edge sums
@@ -265,7 +303,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                 auto pull = [&](I v, I e, double sv, double& acc) {
                     const I w = __ldg(idx + e);
                     if (level[w] == L + 1) {
-                        const double u = tbc::parent_share(run.tau, w, sigma[w], t[w]);
+                        const double u = tbc::parent_share(tau, w, sigma[w], t[w]);
                         acc += u;
                         if (edges) {
                             atomicAdd(run.edge + e, omega * sv * scale * u);
@@ -313,7 +351,7 @@ bcf_sweep(tbc::FrontierGraph<I> g, tbc::FrontierWork<I> work, tbc::FrontierRun r
                             for (int k = 0; k < FRONTIER_BATCH; ++k) {
                                 if (child[k]) {
                                     const double u =
-                                        tbc::parent_share(run.tau, w[k], sigma[w[k]], t[w[k]]);
+                                        tbc::parent_share(tau, w[k], sigma[w[k]], t[w[k]]);
                                     acc += u;
                                     if (edges) {
                                         atomicAdd(run.edge + e + k, omega * sv * scale * u);

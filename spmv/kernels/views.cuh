@@ -193,6 +193,15 @@ struct SlotLayout {             // a layers batch: slot b n + v
     double scale;               // the positions' integer unit
 };
 
+struct FrontierLayout {         // a frontiers batch: slot b of vertex v at b n + rank[v]
+    const int* level;           // levels, -1 unreached
+    const double* sigma;        // σ̂
+    const int* exponent;        // cumulative shift table E[b depths + d], or null: σ = σ̂
+    const long long* rank;      // the vertex's id in the relabeled graph
+    long long depths;           // entries of each slot's row of the shift table
+    long long n;
+};
+
 // ---- frontiers family (frontiers.cu): a source per block ----
 
 template <typename I>
@@ -218,15 +227,19 @@ struct FrontierWork {      // rows of B blocks: n entries each (start and shifts
     unsigned long long* wide_count;
     long long* profile;              // FRONTIER_PROFILE builds: block 0's first source, per
                                      // level (frontiers.cu); null otherwise
+    int* depth;                      // per block, the forward launch of a phased run: the
+                                     // depth of its source; null in a whole run
 };
 
 struct FrontierRun {
     const long long* sources;
     long long nsrc;
     const double* tau;     // target weights (accumulate.cuh); null: all ones
+    long long tau_stride;  // 0: one τ for every source; n: a row per slot (τ + b n, block b)
     const double* omega;   // source weights (accumulate.cuh); null: all ones
     double* edge;          // per stored edge sums (CSR order), added to; null: vertex sums only
     int endpoints;
+    int phase;             // FRONTIER_WHOLE, FRONTIER_FORWARD or FRONTIER_BACKWARD (frontiers.cu)
 };
 
 // ---- pair sampling (pairs.cu) ----

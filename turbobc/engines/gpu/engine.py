@@ -50,13 +50,15 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     the problem                             family    why
     ======================================  ========  =========================================
     weighted (``graph.lengths``)            layers    distances, then the DAG by layers
-    per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
+    per-slot target weights (chains), not   lanes     unweighted: the lanes' split phases
+    a deep graph nor ``"frontiers"``
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
     ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs)
     ``"auto"``, > 1, a deep graph           frontiers ``Graph.depth_estimate`` at least
                                                       ``Tuning.frontier_min_depth``, at most
                                                       ``Tuning.frontier_max_degree`` stored
-                                                      edges a vertex
+                                                      edges a vertex (per-slot target
+                                                      weights too: a phased run)
     edge BC                                 lanes     the lanes kernels sum the edges too
     more than one source                    lanes     32 sources a warp
     one source                              single    a persistent launch over the graph
@@ -67,7 +69,7 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
         raise ValueError(f"Tuning.gpu_family must be one of {FAMILIES}; got {knob!r}")
     if problem.weighted:
         return LayersFamily(problem), "weighted: distances, then the shortest-path DAG by layers"
-    if problem.slot_weights is not None:
+    if problem.slot_weights is not None and knob == "lanes":
         return LanesFamily(problem), "per-slot target weights of an unweighted graph"
     if knob == "layers" and num_sources > 1:
         return (LayersFamily(problem, hops=True),
@@ -84,6 +86,8 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
             return (FrontiersFamily(problem),
                     f"a deep graph (depth estimate at least Tuning.frontier_min_depth "
                     f"{least}): a source per block, its frontier a queue")
+    if problem.slot_weights is not None:
+        return LanesFamily(problem), "per-slot target weights of an unweighted graph"
     if problem.edges:
         return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
     if num_sources > 1:
@@ -105,10 +109,9 @@ class GpuEngine(Engine):
         if reason is not None:
             return reason
         knob = current_tuning().gpu_family
-        if (problem.slot_weights is not None and not problem.weighted
-                and knob in ("layers", "frontiers")):
-            return ("per-slot target weights serve unweighted graphs on the lanes family, "
-                    f"not the {knob} family Tuning.gpu_family asks for")
+        if problem.slot_weights is not None and not problem.weighted and knob == "layers":
+            return ("per-slot target weights serve unweighted graphs on the lanes and "
+                    "frontiers families, not the layers family Tuning.gpu_family asks for")
         usable, reason = gpu_status()
         return None if usable else f"no usable GPU: {reason}"
 

@@ -21,8 +21,9 @@ once start close together and share the graph's lines in L2); the sums come back
 graph's own order.
 
 Serves unweighted vertex and edge BC, τ (targets), ω (folded trees), endpoints, directed and
-undirected graphs; per-slot target weights (chain folding) and weighted graphs go to the lanes
-and layers families (turbobc/engines/gpu/engine.py, ``choose_family``).
+undirected graphs, and per-slot target weights (chain folding, ``Problem.slot_weights``: a
+phased run, turbobc/engines/gpu/frontiers_slots.py); weighted graphs go to the layers family
+(turbobc/engines/gpu/engine.py, ``choose_family``).
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ from turbobc._graph import index_dtype_for
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family, Plan
 from turbobc.engines.gpu.frontiers_relabel import inverse_permutation, relabeled_csr
+from turbobc.engines.gpu.frontiers_slots import SLOT_SPARE, SLOT_WAVES, sweep_slots
 from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
                                         frontiers_bytes, index_words)
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
-from turbobc.engines.protocol import Partial
+from turbobc.engines.protocol import Partial, SlotWeightsDeclined
 from turbobc.engines.wide import accumulate_wide
 
 __all__ = ["FrontiersFamily", "SOURCES_PER_BLOCK"]
@@ -61,7 +63,9 @@ class FrontiersFamily(Family):
     Parameters
     ----------
     problem : Problem
-        Unweighted; vertex or edge sums, τ and ω, endpoints, memory limit.
+        Unweighted; vertex or edge sums, τ and ω, endpoints, memory limit, and per-slot target
+        weights (``problem.slot_weights``: the plan's batches, frontiers_slots.py; the
+        sources a sweep is given are then the plan's sources of that run).
     blocks : int, optional
         Force the blocks (sources in flight) of a launch (tests); default the most that can be
         resident and fit the memory.
@@ -84,14 +88,19 @@ class FrontiersFamily(Family):
 
     def _blocks(self, graph, num_sources: int, free: int, index_dtype,
                 memory_limit: int | None) -> int:
+        """Blocks of a launch: the sources in flight of a whole run; a phased run's slots
+        (a batch), each with its τ row, up to :data:`SLOT_WAVES` times what is resident."""
         if self.blocks is not None:
             return max(1, min(int(self.blocks), num_sources))
         knobs = current_tuning()
         most = _frontiers.most_blocks(index_dtype, knobs.frontier_blocks_per_sm,
                                       _variant(knobs))
-        return choose_frontier_blocks(graph.n, graph.nnz, num_sources, free, most,
+        phased = self.problem.slot_weights is not None
+        return choose_frontier_blocks(graph.n, graph.nnz, num_sources, free,
+                                      most * (SLOT_WAVES if phased else 1),
                                       index_bytes=np.dtype(index_dtype).itemsize,
-                                      edges=self.problem.edges, memory_limit=memory_limit)
+                                      edges=self.problem.edges, memory_limit=memory_limit,
+                                      target_rows=phased)
 
     def plan(self, resident, num_sources: int) -> Plan:
         """The blocks (sources in flight) of a run of ``num_sources`` now."""
@@ -102,7 +111,9 @@ class FrontiersFamily(Family):
         return Plan(self.name, batch=blocks,
                     model_bytes=frontiers_bytes(graph.n, graph.nnz, blocks=blocks,
                                                 index_bytes=index_dtype.itemsize,
-                                                edges=self.problem.edges),
+                                                edges=self.problem.edges,
+                                                target_rows=self.problem.slot_weights
+                                                is not None),
                     shape={"blocks": blocks, "threads": _frontiers.FRONTIER_THREADS,
                            "index_dtype": str(index_dtype)})
 
@@ -113,29 +124,38 @@ class FrontiersFamily(Family):
         Raises
         ------
         ValueError
-            For repeated sources, or a weighted problem or one with per-slot target weights
-            (other families serve those).
+            For repeated sources, or a weighted problem (the layers family serves those).
         MemoryError
             When the device cannot hold the format and one block's rows.
+        SlotWeightsDeclined
+            With per-slot target weights, when a slot's counts need the wide sweep or the
+            device runs out of memory (the caller sweeps unfolded).
         """
         problem = self.problem
         spmv.check_kernel(problem.kernel)
-        if problem.weighted or problem.slot_weights is not None:
-            raise ValueError("the frontiers family sweeps unweighted graphs without per-slot "
-                             "target weights")
+        if problem.weighted:
+            raise ValueError("the frontiers family sweeps unweighted graphs")
         sources = np.asarray(sources, dtype=np.int64)
         edge = np.zeros(resident.graph.nnz, dtype=np.float64) if problem.edges else None
         facts: dict = {}
         failure = None
+        phased = problem.slot_weights is not None
         with resident.run():
-            weights = resident.accumulate_weights(problem.target_weight, problem.source_weight)
+            # a phased run's τ rows come from the plan (own weight ⊗ target weight)
+            weights = (None, None) if phased else resident.accumulate_weights(
+                problem.target_weight, problem.source_weight)
             try:
                 raw = self._run(resident, sources, weights, edge, progress, facts)
                 return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
             except DeviceFull as exc:
                 failure = exc.failure  # not exc itself: its traceback holds the run's arrays
+            finally:
+                if phased:
+                    problem.slot_weights.forget_device()  # the plan's uploads
             resident.release()
             del weights
+        if phased:  # the caller sweeps unfolded, whose own memory model says whether it fits
+            raise SlotWeightsDeclined(f"the device ran out of memory: {failure}")
         graph = resident.graph
         index = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
         raise MemoryError(
@@ -148,7 +168,8 @@ class FrontiersFamily(Family):
     def _run(self, resident: DeviceResident, sources, weights, edge_raw, progress,
              facts) -> np.ndarray:
         """The run inside :meth:`DeviceResident.run`: chunks of sources, one launch each, then
-        the sources whose counts spread too wide by the exponent sweep."""
+        the sources whose counts spread too wide by the exponent sweep; or with per-slot
+        target weights the plan's batches, two launches each (frontiers_slots.py)."""
         import cupy
 
         graph = resident.graph
@@ -179,11 +200,17 @@ class FrontiersFamily(Family):
         # the accumulate weights already on the device come out of the limit's budget
         limit = (None if self.problem.memory_limit is None else max(
             0, self.problem.memory_limit - DeviceResident.weight_bytes(weights)))
-        blocks = self._blocks(graph, sources.size, free, index_dtype, limit)
+        plan = self.problem.slot_weights
+        # a phased run's batches hold helper slots too (the other ends of their chains)
+        wanted = sources.size + (SLOT_SPARE if plan is not None else 0)
+        blocks = self._blocks(graph, wanted, free, index_dtype, limit)
         if blocks < 1:
             raise DeviceFull("not even one block's rows fit beside the graph")
         rows = allocated(lambda: labels.rows_for(n, blocks))
         rows.bc.fill(0)
+        if plan is not None:
+            return self._run_slots(resident, labels, rows, blocks, sources, bc, edge,
+                                   edge_raw, progress, facts, relabeled, order_seconds)
         chunk = blocks * SOURCES_PER_BLOCK
         # the sources in the new ids, ascending: blocks that run at once start close together
         dev_sources = cupy.asarray(np.sort(labels.rank[sources]))
@@ -247,6 +274,48 @@ class FrontiersFamily(Family):
         return raw
 
 
+    def _run_slots(self, resident, labels, rows, capacity, sources, bc, edge, edge_raw,
+                   progress, facts, relabeled: bool, order_seconds: float) -> np.ndarray:
+        """A phased run (per-slot target weights: frontiers_slots.py) into ``rows``, then its
+        sums back in the graph's own ids with the plan's closed-form credit."""
+        import cupy
+
+        graph, problem = resident.graph, self.problem
+        n, m = graph.n, graph.nnz
+        plan = problem.slot_weights
+        edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edge is not None else None
+        began = time.perf_counter()
+        try:
+            shown = sweep_slots(labels, rows, plan, sources, capacity=capacity, n=n,
+                                target_weight=problem.target_weight, edge=edge_new,
+                                max_in_degree=int(graph.in_degree.max()) if n else 0,
+                                defines=_variant(current_tuning()), progress=progress,
+                                mark=resident.mark)
+        except BaseException:
+            labels.rows = None  # a batch swept forward only leaves its rows set
+            raise
+        block_sums(rows.bc, rows.blocks, n, labels.rank_dev, bc)
+        raw = bc.get() + plan.credit
+        if edge is not None:
+            edge[labels.edge_of] = edge_new
+            edge_raw += edge.get()
+            edge_raw += plan.edge_credit()
+        index_dtype = labels.index_dtype
+        facts.update(family="frontiers", kernel="bcf_sweep", phased=True, blocks=capacity,
+                     batch=capacity, order=labels.order, order_seconds=order_seconds,
+                     sweep_seconds=time.perf_counter() - began, index_dtype=str(index_dtype),
+                     edge_sums=edge is not None, wide_sources=0,
+                     peak_pool_bytes=resident.peak - resident.baseline,
+                     model_bytes=frontiers_bytes(n, m, blocks=capacity,
+                                                 index_bytes=index_dtype.itemsize,
+                                                 edges=edge is not None, target_rows=True),
+                     **shown)
+        run = resident.run_facts()
+        facts.update(resident_reused=run["resident_reused"] and not relabeled,
+                     upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
+        return raw
+
+
 def _level_profile(profile: np.ndarray, n: int, perm: np.ndarray) -> dict:
     """The levels a ``FRONTIER_PROFILE`` build recorded (spmv/kernels/frontiers.cu): block 0's
     first source while the other blocks swept theirs. ``forward`` and ``backward``: one
@@ -287,6 +356,8 @@ class _Rows:
         self.next = cupy.zeros(1, dtype=cupy.uint64)
         self.wide = cupy.empty(blocks * SOURCES_PER_BLOCK, dtype=cupy.int64)
         self.wide_count = cupy.zeros(1, dtype=cupy.uint64)
+        self.depth = cupy.zeros(blocks, dtype=cupy.int32)  # a phased run's forward depths
+        self.tau = None  # a phased run's τ rows, made by frontiers_slots.py when first needed
 
 
 class _Labels:

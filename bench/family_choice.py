@@ -1,0 +1,125 @@
+"""Which GPU family ``"auto"`` takes, against every family forced, on one GPU: the record
+``family_choice`` (docs/deep-graphs.md, "Choosing the family").
+
+For each graph, ``turbobc._api.run_bc(A, engine="gpu")`` end to end (validation, folding,
+orders and uploads included) once with ``Tuning.gpu_family="auto"`` and once with each family
+of ``--families`` forced, exact (every source; trees and chains folded as a call folds them),
+or on K random sources (``--sources GRAPH:K``, the same sources for every family) where the
+exact run would take minutes. Every kernel is loaded before the first timed call (an untimed
+exact call on a small road network, which folds trees and chains, per family); a call under
+``--repeat-below`` seconds is repeated and its fastest time kept.
+
+The record has a row per graph: graph, device, n, nnz, sources, exact, auto_family,
+auto_seconds, best_family, best_forced_seconds, seconds_by_family, auto_over_best (at most
+1.1 is the goal), and per family the facts a cost model reads (family, batches, depth,
+folded sources, sweep seconds).
+
+Usage: python bench/family_choice.py [--graphs NAME ...] [--families lanes frontiers]
+       [--sources del20:4096 ...] [--repeat-below 2.0] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import graphs  # noqa: E402
+from records import write_record  # noqa: E402
+
+GRAPHS = (
+    # meshes
+    "delaunay_n12.mtx", "delaunay_n13.mtx", "delaunay_n14.mtx.gz", "delaunay_n15.mtx.gz",
+    "delaunay_n16.mtx.gz", "4elt.mtx.gz", "wing.mtx.gz", "del16", "rgg16",
+    # roads and grids
+    "road-luxembourg-osm.mtx.gz", "road-minnesota.mtx", "road340", "power.mtx",
+    # social, collaboration, internet
+    "facebook_combined.txt.gz", "ca-GrQc.txt.gz", "astro-ph.mtx.gz", "CA-CondMat.txt.gz",
+    "email-Enron.txt.gz", "PGPgiantcompo.mtx", "as20000102.txt", "ego-Twitter-undirected.mtx.gz",
+    "myc14",
+)
+"""The graphs of the bench that run exact in seconds (``--graphs`` adds the public road
+networks of ``.gpudata/roads`` and the 2^20 graphs with ``--sources``)."""
+
+FACT_KEYS = ("family", "kernel", "batches", "batch", "blocks", "depth", "phased",
+             "chain_folded", "folded", "sweep_seconds", "launches", "order_seconds")
+
+
+def timed_call(A, family: str, sources, repeat_below: float) -> tuple[float, dict]:
+    """The fastest of one or more end-to-end calls with ``Tuning.gpu_family=family`` (more
+    while the calls so far took under ``repeat_below`` seconds in all, three at most)."""
+    import cupy
+
+    import turbobc
+    from turbobc._api import run_bc
+
+    best, facts, spent = float("inf"), {}, 0.0
+    for _ in range(3):
+        with turbobc.tuning(gpu_family=family):
+            cupy.cuda.Device().synchronize()
+            began = time.perf_counter()
+            result = run_bc(A, engine="gpu", sources=sources)
+            cupy.cuda.Device().synchronize()
+            seconds = time.perf_counter() - began
+        if seconds < best:
+            best, facts = seconds, result.facts
+        spent += seconds
+        if spent >= repeat_below:
+            break
+    return best, facts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=list(GRAPHS))
+    parser.add_argument("--families", nargs="+", default=["lanes", "frontiers"])
+    parser.add_argument("--sources", nargs="*", default=[],
+                        help="GRAPH:K, K random sources for that graph instead of exact")
+    parser.add_argument("--repeat-below", type=float, default=2.0)
+    parser.add_argument("--warm-graph", default="road-minnesota.mtx")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+    from turbobc._engines import gpu_status
+
+    device = gpu_status()[1]
+    sampled = {name: int(k) for name, k in (item.rsplit(":", 1) for item in args.sources)}
+    warm = graphs.graph(args.warm_graph)
+    for family in ["auto", *args.families]:  # every kernel loaded before the timed calls
+        timed_call(warm, family, None, 0.0)
+    rows, path = [], None
+    for name in args.graphs:
+        A = graphs.graph(name)
+        n, nnz = A.shape[0], int(A.nnz)
+        k = sampled.get(name)
+        sources = None if k is None else np.sort(
+            np.random.default_rng(0).choice(n, min(k, n), replace=False))
+        seconds, facts = {}, {}
+        for family in ["auto", *args.families]:
+            seconds[family], got = timed_call(A, family, sources, args.repeat_below)
+            facts[family] = {key: got[key] for key in FACT_KEYS if key in got}
+        forced = {family: seconds[family] for family in args.families}
+        best = min(forced, key=forced.get)
+        label = name.split(".")[0]
+        row = {"graph": label, "device": device, "n": n, "nnz": nnz,
+               "sources": n if k is None else int(sources.size), "exact": k is None,
+               "auto_family": facts["auto"].get("family"), "auto_seconds": seconds["auto"],
+               "best_family": best, "best_forced_seconds": forced[best],
+               "seconds_by_family": forced, "auto_over_best": seconds["auto"] / forced[best],
+               "facts_by_family": facts}
+        rows.append(row)
+        print(f"{label:28s} auto={row['auto_family']:9s} {seconds['auto']:8.3f} s  "
+              + "  ".join(f"{f} {s:8.3f}" for f, s in forced.items())
+              + f"  auto/best {row['auto_over_best']:.2f}", flush=True)
+        path = write_record("family_choice", {"rows": rows}, args.out, path)
+    print(f"record: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
