@@ -6,13 +6,15 @@ orders and uploads included) once with ``Tuning.gpu_family="auto"`` and once wit
 of ``--families`` forced, exact (every source; trees and chains folded as a call folds them),
 or on K random sources (``--sources GRAPH:K``, the same sources for every family) where the
 exact run would take minutes. Every kernel is loaded before the first timed call (an untimed
-exact call on a small road network, which folds trees and chains, per family); a call under
+exact call on a small road network, which folds trees and chains, per family), and each
+graph's first call (it caches the matrix's own checks) is untimed; a call under
 ``--repeat-below`` seconds is repeated and its fastest time kept.
 
 The record has a row per graph: graph, device, n, nnz, sources, exact, auto_family,
 auto_seconds, best_family, best_forced_seconds, seconds_by_family, auto_over_best (at most
 1.1 is the goal), and per family the facts a cost model reads (family, batches, depth,
-folded sources, sweep seconds).
+folded sources, sweep seconds; the auto call's ``family_costs``: every family's prediction
+and its inputs, which bench/family_rates.py fits the rates to).
 
 Usage: python bench/family_choice.py [--graphs NAME ...] [--families lanes frontiers]
        [--sources del20:4096 ...] [--repeat-below 2.0] [--out DIR]
@@ -21,6 +23,7 @@ Usage: python bench/family_choice.py [--graphs NAME ...] [--families lanes front
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -48,7 +51,8 @@ GRAPHS = (
 networks of ``.gpudata/roads`` and the 2^20 graphs with ``--sources``)."""
 
 FACT_KEYS = ("family", "kernel", "batches", "batch", "blocks", "depth", "phased",
-             "chain_folded", "folded", "sweep_seconds", "launches", "order_seconds")
+             "chain_folded", "folded", "sweep_seconds", "launches", "order_seconds",
+             "family_costs")
 
 
 def timed_call(A, family: str, sources, repeat_below: float) -> tuple[float, dict]:
@@ -100,12 +104,14 @@ def main() -> int:
         sources = None if k is None else np.sort(
             np.random.default_rng(0).choice(n, min(k, n), replace=False))
         seconds, facts = {}, {}
+        # the matrix's own checks (sorted indices, ...) are cached on it by its first call
+        timed_call(A, "auto", np.arange(min(64, n)) if sources is None else sources[:64], 0.0)
         for family in ["auto", *args.families]:
             seconds[family], got = timed_call(A, family, sources, args.repeat_below)
             facts[family] = {key: got[key] for key in FACT_KEYS if key in got}
         forced = {family: seconds[family] for family in args.families}
         best = min(forced, key=forced.get)
-        label = name.split(".")[0]
+        label = re.sub(r"\.(mtx|txt)(\.gz)?$", "", Path(name).name)
         row = {"graph": label, "device": device, "n": n, "nnz": nnz,
                "sources": n if k is None else int(sources.size), "exact": k is None,
                "auto_family": facts["auto"].get("family"), "auto_seconds": seconds["auto"],

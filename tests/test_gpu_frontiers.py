@@ -203,49 +203,79 @@ def test_frontier_block_bytes_counts_every_row():
         graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))
 
 
-def test_auto_takes_the_frontiers_on_deep_graphs():
+def test_auto_takes_the_family_predicted_cheaper():
     """``gpu_family="auto"`` (the default) sweeps many sources of a deep graph a source per
-    block and of a shallow one 32 a warp, and says why; one source stays single."""
-    from turbobc.engines.gpu.engine import choose_family
+    block and of a large shallow one 32 a warp, as the predicted seconds say
+    (turbobc/engines/gpu/family_costs.py), and says why; a dense graph takes the lanes with
+    no prediction; one source stays single; with the frontiers' rates made a thousand times
+    dearer the deep graph takes the lanes."""
+    import dataclasses
+
+    from turbobc.engines.gpu import engine
+    from turbobc.engines.gpu.engine import choose_family, family_costs
+    from turbobc.engines.gpu.family_costs import RATES, predicted_seconds
 
     deep = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(15, 30)), directed=False)
-    shallow = make_graph(nx.to_scipy_sparse_array(nx.karate_club_graph()), directed=False)
+    shallow = make_graph(nx.to_scipy_sparse_array(nx.random_regular_graph(10, 4000, seed=1)),
+                         directed=False)
+    dense = make_graph(nx.to_scipy_sparse_array(nx.complete_graph(40)), directed=False)
     assert deep.depth_estimate >= 20 > shallow.depth_estimate
     family, reason = choose_family(Problem(deep), 100)
-    assert family.name == "frontiers" and "depth estimate" in reason
+    assert family.name == "frontiers" and "predicted cheapest" in reason
+    costs = family_costs(Problem(deep), 100)
+    assert 0 < costs["frontiers"] < costs["lanes"]
     assert choose_family(Problem(deep, edges=True), 100)[0].name == "frontiers"
     assert choose_family(Problem(deep), 1)[0].name == "single"
-    assert choose_family(Problem(shallow), 100)[0].name == "lanes"
-    with turbobc.tuning(frontier_min_depth=10**6):
-        assert choose_family(Problem(deep), 100)[0].name == "lanes"
+    assert family_costs(Problem(deep), 1) is None
+    costs = family_costs(Problem(shallow), shallow.n)
+    assert costs["lanes"] < costs["frontiers"]
+    assert choose_family(Problem(shallow), shallow.n)[0].name == "lanes"
+    assert family_costs(Problem(dense), 40) is None
+    assert choose_family(Problem(dense), 40)[0].name == "lanes"
     with turbobc.tuning(gpu_family="lanes"):
         assert choose_family(Problem(deep), 100)[0].name == "lanes"
+    dearer = dataclasses.replace(RATES, frontier_level=RATES.frontier_level * 1e3,
+                                 frontier_vertex=RATES.frontier_vertex * 1e3)
+    original = engine.predicted_seconds
+    engine.predicted_seconds = lambda *args: predicted_seconds(*args, rates=dearer)
+    try:
+        assert choose_family(Problem(deep), 100)[0].name == "lanes"
+    finally:
+        engine.predicted_seconds = original
+
+
+def test_predicted_seconds_follow_the_work():
+    """The predictions grow with the sources, the depth and the edges, and the lanes' batch
+    levels are paid once a batch of 16,384 sources."""
+    from turbobc.engines.gpu.family_costs import LANES_BATCH, RATES, predicted_seconds
+
+    base = predicted_seconds(1000, 10_000, 60_000, 50)
+    for more in (predicted_seconds(2000, 10_000, 60_000, 50),
+                 predicted_seconds(1000, 10_000, 60_000, 100),
+                 predicted_seconds(1000, 10_000, 120_000, 50)):
+        assert all(more[f] > base[f] for f in base)
+    one, two = (predicted_seconds(k, 10, 0, 7)["lanes"] for k in (LANES_BATCH, LANES_BATCH + 1))
+    assert two == 2 * one == 2 * 7 * RATES.lanes_batch_level
 
 
 def test_folded_chains_of_deep_graphs_take_the_frontiers():
     """Per-slot target weights (folded chains) of a deep graph go to the frontiers family's
     phased run on "auto" and when it is asked for, to the lanes when they are asked for or
-    the graph is shallow; the layers family is refused them (the call then sweeps unfolded)."""
+    no prediction is made (one source); the layers family is refused them (the call then
+    sweeps unfolded)."""
     from turbobc._chains import ChainFolding, find_chains
     from turbobc.engines.gpu.engine import GpuEngine, choose_family
 
-    def folded(G):
-        graph = make_graph(nx.to_scipy_sparse_array(G), directed=False)
-        plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
-        assert plan.folded > 0
-        return Problem(graph, slot_weights=plan)
-
-    deep = folded(nx.grid_2d_graph(3, 60))  # its border: chains of degree-2 vertices
-    ring = nx.cycle_graph(12)
-    ring.add_edges_from([(0, 6), (3, 9)])
-    shallow = folded(ring)
+    graph = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(3, 60)), directed=False)
+    plan = ChainFolding(graph, np.ones(graph.n), find_chains(graph))
+    assert plan.folded > 0  # the grid's corners
+    deep = Problem(graph, slot_weights=plan)
     family, reason = choose_family(deep, 100)
-    assert family.name == "frontiers" and "depth estimate" in reason
+    assert family.name == "frontiers" and "predicted cheapest" in reason
     with turbobc.tuning(gpu_family="frontiers"):
-        assert choose_family(shallow, 100)[0].name == "frontiers"
+        assert choose_family(deep, 100)[0].name == "frontiers"
     with turbobc.tuning(gpu_family="lanes"):
         assert choose_family(deep, 100)[0].name == "lanes"
-    assert choose_family(shallow, 100)[0].name == "lanes"
     assert choose_family(deep, 1)[0].name == "lanes"
     with turbobc.tuning(gpu_family="layers"):
         assert "layers family" in GpuEngine().can_serve(deep)

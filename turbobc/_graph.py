@@ -97,7 +97,7 @@ def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
     return array.astype(want)
 
 
-TRAVELLING_CACHE = ("length_scale", "depth_estimate", "_deeper_than", "_locality")
+TRAVELLING_CACHE = ("length_scale", "depth_estimate", "hub_search", "_deeper_than", "_locality")
 """What a pickled :class:`Graph` keeps of its cache (``Graph.__reduce__``): answers that cost a
 search of the graph, not arrays that are quick to rebuild (the locality orders are n
 integers each, 8 MB for a million vertices, against 0.17 to 0.4 s to compute on del20)."""
@@ -213,11 +213,23 @@ class Graph:
     def depth_estimate(self) -> int:
         """The eccentricity of the vertex of largest out-degree (its deepest breadth-first
         level along out-edges; 0 without edges): at least half the diameter of its component
-        when undirected. O(n + m) in SciPy, once per graph. Deep graphs (meshes, roads,
-        grids) give hundreds to thousands, social and Kronecker graphs a handful."""
+        when undirected. O(n + m), once per graph (:attr:`hub_search`). Deep graphs (meshes,
+        roads, grids) give hundreds to thousands, social and Kronecker graphs a handful."""
+        return self.hub_search[0]
+
+    @cached_property
+    def hub_search(self) -> tuple[int, int]:
+        """The breadth-first search from the vertex of largest out-degree (the first such):
+        its depth (:attr:`depth_estimate`) and the last vertex it reaches (a pseudo-peripheral
+        vertex: turbobc/engines/gpu/lanes_order.py starts its orders there); (0, 0) without
+        edges, (0, -1) without vertices. One search serves both."""
+        if self.n == 0:
+            return 0, -1
+        hub = int(np.argmax(self.out_degree))
         if self.nnz == 0:
-            return 0
-        return int(bfs_levels(self.pattern, int(np.argmax(self.out_degree)))[1].max())
+            return 0, hub
+        order, levels = bfs_levels(self.pattern, hub)
+        return int(levels.max()), int(order[-1])
 
     def deeper_than(self, least: int) -> bool:
         """Whether :attr:`depth_estimate` is at least ``least``, from the cached estimate when

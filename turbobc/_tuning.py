@@ -177,15 +177,11 @@ class Tuning:
         sources (turbobc/engines/gpu/lanes.py), ``"layers"``, the layer kernels with every
         length 1 (a thread per source and vertex of each level, turbobc/engines/gpu/layers.py),
         ``"frontiers"``, a source per thread block with its frontier a queue
-        (turbobc/engines/gpu/frontiers.py), or ``"auto"``: the frontiers on a graph whose
-        ``Graph.depth_estimate`` is at least ``frontier_min_depth``, else the lanes.
-    frontier_min_depth : int
-        ``gpu_family="auto"``'s line between the lanes and the frontiers: the depth estimate
-        (the eccentricity of the vertex of largest degree) is 2 to 10 on social and Kronecker
-        graphs and 29 to 2,000 on meshes, roads and geometric graphs (delaunay_n12 29, power 32,
-        road-minnesota 76, delaunay_n16 101, del20 374, rgg20 628, road-luxembourg-osm 951,
-        road1000 1,994); H200, delaunay_n16 exact: lanes 2.0 s, frontiers 1.1 s
-        (bench/results/frontier_variants-*.json, deep_vs_hybrid-*.json).
+        (turbobc/engines/gpu/frontiers.py), or ``"auto"``: the lanes or the frontiers, whichever
+        is predicted cheaper from the graph's facts (turbobc/engines/gpu/family_costs.py; on
+        an H200 the frontiers took 0.5x to 0.6x the lanes' seconds on meshes and roads,
+        delaunay_n16 1.09 s against 1.82 s, and 2x to 8x on social graphs,
+        bench/results/family_choice-20261129T090626Z.json).
     approx_sampler : str
         What an approximate run (``epsilon=``) samples: ``"sources"`` (whole source sweeps,
         turbobc/_approx.py, any engine), ``"pairs"`` (one random shortest path per sampled
@@ -210,10 +206,10 @@ class Tuning:
         of paths, and delaunay_n16 at 0.005 to 1.25 s against 0.99 s
         (approx-20261129T054622Z).
     frontier_max_degree : float
-        ...and ``"auto"`` looks for the depth only of a graph of at most this many stored edges
-        a vertex (meshes, roads and geometric graphs: 2 to 14; social and Kronecker graphs up
-        to hundreds): the breadth-first search would cost a dense graph's short run more than
-        it saves.
+        ``gpu_family="auto"`` predicts the families' seconds (a search for the graph's depth)
+        only for a graph of at most this many stored edges a vertex (meshes, roads and
+        geometric graphs: 2 to 14; social and Kronecker graphs up to hundreds), and takes the
+        lanes for a denser one.
     frontier_order : str
         The locality order the GPU's frontiers family relabels the graph in (an order of
         ``turbobc.engines.gpu.lanes_order.locality_order``: ``"rcm"``, ``"bfs"``, ``"cluster"``,
@@ -302,7 +298,6 @@ class Tuning:
     pair_cost_in_sources: float = 0.05
     pair_switch_in_sources: float = 0.2
     pair_memory_fraction: float = 0.5
-    frontier_min_depth: int = 20
     frontier_max_degree: float = 16.0
     frontier_order: str = "rcm"
     frontier_kernel: dict | None = None

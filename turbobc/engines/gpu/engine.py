@@ -29,6 +29,7 @@ import numpy as np
 from turbobc._engines import gpu_status
 from turbobc._tuning import current as current_tuning
 from turbobc.engines.gpu.family import Family
+from turbobc.engines.gpu.family_costs import predicted_seconds
 from turbobc.engines.gpu.frontiers import FrontiersFamily
 from turbobc.engines.gpu.lanes import LanesFamily
 from turbobc.engines.gpu.layers import LayersFamily
@@ -36,7 +37,7 @@ from turbobc.engines.gpu.resident import DeviceResident
 from turbobc.engines.gpu.single import SingleFamily
 from turbobc.engines.protocol import Engine, Partial, Problem, Sweeper, slot_weights_reason
 
-__all__ = ["GpuEngine", "GpuSweeper", "FAMILIES", "choose_family"]
+__all__ = ["GpuEngine", "GpuSweeper", "FAMILIES", "choose_family", "family_costs"]
 
 FAMILIES = ("auto", "lanes", "layers", "frontiers")
 """Values of ``Tuning.gpu_family``: the family of unweighted runs of many sources."""
@@ -50,15 +51,16 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     the problem                             family    why
     ======================================  ========  =========================================
     weighted (``graph.lengths``)            layers    distances, then the DAG by layers
-    per-slot target weights (chains), not   lanes     unweighted: the lanes' split phases
-    a deep graph nor ``"frontiers"``
+    ``Tuning.gpu_family="lanes"``           lanes     32 sources a warp (per-slot target
+                                                      weights too: the lanes' split phases)
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
-    ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs)
-    ``"auto"``, > 1, a deep graph           frontiers ``Graph.depth_estimate`` at least
-                                                      ``Tuning.frontier_min_depth``, at most
-                                                      ``Tuning.frontier_max_degree`` stored
-                                                      edges a vertex (per-slot target
-                                                      weights too: a phased run)
+    ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs; per-slot
+                                                      target weights: a phased run)
+    ``"auto"``, > 1, at most                lanes or  the one whose predicted seconds
+    ``Tuning.frontier_max_degree`` stored   frontiers (:func:`family_costs` and
+    edges a vertex                                    turbobc/engines/gpu/family_costs.py) are
+                                                      fewer
+    per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
     edge BC                                 lanes     the lanes kernels sum the edges too
     more than one source                    lanes     32 sources a warp
     one source                              single    a persistent launch over the graph
@@ -77,15 +79,11 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if knob == "frontiers" and num_sources > 1:
         return (FrontiersFamily(problem),
                 "Tuning.gpu_family='frontiers': a source per block, its frontier a queue")
-    graph = problem.graph
-    if (knob == "auto" and num_sources > 1
-            and graph.nnz <= current_tuning().frontier_max_degree * graph.n):
-        # (a graph of more edges a vertex is no mesh or road: no search for its depth)
-        least = current_tuning().frontier_min_depth
-        if graph.deeper_than(least):
-            return (FrontiersFamily(problem),
-                    f"a deep graph (depth estimate at least Tuning.frontier_min_depth "
-                    f"{least}): a source per block, its frontier a queue")
+    costs = family_costs(problem, num_sources) if knob == "auto" else None
+    if costs is not None and costs["frontiers"] < costs["lanes"]:
+        return (FrontiersFamily(problem),
+                f"predicted cheapest (frontiers {costs['frontiers']:.3g} s, lanes "
+                f"{costs['lanes']:.3g} s): a source per block, its frontier a queue")
     if problem.slot_weights is not None:
         return LanesFamily(problem), "per-slot target weights of an unweighted graph"
     if problem.edges:
@@ -93,6 +91,17 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     if num_sources > 1:
         return LanesFamily(problem), "many sources: 32 a warp"
     return SingleFamily(problem), "one source"
+
+
+def family_costs(problem: Problem, num_sources: int) -> dict | None:
+    """The predicted seconds of the lanes' and the frontiers' device loops for a run of
+    ``num_sources`` sources of ``problem`` (turbobc/engines/gpu/family_costs.py), or None:
+    one source, or a graph of more than ``Tuning.frontier_max_degree`` stored edges a vertex
+    (no mesh or road: the lanes, with no search for its depth)."""
+    graph = problem.graph
+    if num_sources <= 1 or graph.nnz > current_tuning().frontier_max_degree * graph.n:
+        return None
+    return predicted_seconds(num_sources, graph.n, graph.nnz, graph.depth_estimate)
 
 
 class GpuEngine(Engine):
@@ -149,7 +158,14 @@ class GpuSweeper(Sweeper):
         sources = np.asarray(sources, dtype=np.int64)
         family, reason = choose_family(self.problem, sources.size)
         part, facts = family.sweep(self.resident, sources, progress)
+        costs = (family_costs(self.problem, sources.size)
+                 if current_tuning().gpu_family == "auto" else None)
         self.facts.update(engine="gpu", family_reason=reason, **facts)
+        if costs is not None:  # every family's prediction beside the choice, and its inputs
+            graph = self.problem.graph
+            self.facts["family_costs"] = {
+                "predicted": costs, "sources": int(sources.size), "n": graph.n,
+                "m": graph.nnz, "depth": graph.depth_estimate}
         return part
 
     def planned_batch(self, num_sources: int) -> int:

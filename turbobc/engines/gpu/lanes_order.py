@@ -119,9 +119,7 @@ def _locality_order(graph: Graph, order: str) -> tuple[np.ndarray, str, int]:
     csr = sp.csr_matrix(graph.pattern)
     if order == "auto":
         # eccentricity of the vertex of largest degree: deep graphs are meshes and roads
-        start = int(np.argmax(np.diff(csr.indptr)))
-        seq, dist = bfs_levels(csr, start)
-        depth = int(dist.max())
+        depth = graph.depth_estimate
         mesh = (depth >= CLUSTER_DEPTH and graph.nnz >= CLUSTER_MIN_DEGREE * n
                 and graph.nnz <= CLUSTER_MAX_NNZ)
         order = "cluster" if mesh else "bfs" if depth <= BFS_MAX_DEPTH else "rcm"
@@ -133,11 +131,8 @@ def _locality_order(graph: Graph, order: str) -> tuple[np.ndarray, str, int]:
     if order not in ("bfs", "cluster"):
         raise ValueError(f"unknown source order {order!r}")
     # pseudo-peripheral vertex: the last one reached from the vertex of largest degree
-    if depth < 0:
-        start = int(np.argmax(np.diff(csr.indptr)))
-        seq, dist = bfs_levels(csr, start)
-        depth = int(dist.max())
-    seq1, _ = bfs_levels(csr, int(seq[-1]))
+    depth, peripheral = graph.hub_search
+    seq1, _ = bfs_levels(csr, peripheral)
     if order == "bfs":
         head = seq1
     else:
