@@ -382,9 +382,11 @@ MANY_BATCHES = {
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(MANY_BATCHES))
 def test_gpu_batches_of_32_slots(name):
-    """Many batches of 32 slots on the GPU: most chains have an end in another batch."""
+    """Many batches of 32 slots on the GPU's lanes family: most chains have an end in another
+    batch."""
     G = MANY_BATCHES[name]()
-    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32):
+    with turbobc.tuning(fold_chains=True, chain_min_share=0.0, max_batch=32,
+                        gpu_family="lanes"):
         result = run_bc(adjacency(G), normalized=False, engine="gpu")
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(result.values, [want[v] for v in G], rtol=1e-12, atol=1e-9)

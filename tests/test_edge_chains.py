@@ -301,7 +301,7 @@ def test_many_batches(engine, name, weight):
     if weight:
         G = with_lengths(G, "int3", seed=3)
     result, want = _edge_run(G, engine, weight=weight, max_batch=32, layers_max_batch=32,
-                             cpu_batch_cap=32 * len(G), **FORCED)
+                             cpu_batch_cap=32 * len(G), gpu_family="lanes", **FORCED)
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-9)
     assert result.facts["chain_folded"] > 0 and result.facts["batches"] > 2
 
@@ -330,7 +330,7 @@ def test_gpu_lanes_sum_edges_with_slot_weights(name):
     """The GPU's lanes family (unweighted chains): the EdgeSums kernels in both phases of a
     per-slot batch, the facts saying so."""
     G = EDGE_GRAPHS[name]()
-    result, want = _edge_run(G, "gpu", **FORCED)
+    result, want = _edge_run(G, "gpu", gpu_family="lanes", **FORCED)
     assert_edge_values(result.values, G, want, rtol=1e-12, atol=1e-12)
     assert result.facts["chain_folded"] > 0 and result.facts["family"] == "lanes"
     assert result.facts["edge_sums"] is True

@@ -23,6 +23,7 @@ from gpu_helpers import (Counter, family_run, graphblas_raw, make_graph, network
                          pool_limited, read_graph)
 from turbobc.engines.gpu import lanes_order, memory as _gpu_memory
 from turbobc.engines.gpu.lanes import LanesFamily
+import turbobc
 from turbobc._api import run_bc
 from turbobc.engines.gpu.memory import choose_lanes, lanes_bytes
 from turbobc._tuning import Tuning
@@ -180,7 +181,8 @@ def test_k_sampling_matches_networkx(kernel):
     A = nx.to_scipy_sparse_array(G, nodelist=list(G))
     for k, seed in ((100, 7), (499, 8)):
         expected = nx.betweenness_centrality(G, k=k, seed=seed)
-        got, facts = run_bc(A, k=k, seed=seed, engine="gpu", kernel=kernel)
+        with turbobc.tuning(gpu_family="lanes"):  # "auto" predicts, by kernel "auto" too
+            got, facts = run_bc(A, k=k, seed=seed, engine="gpu", kernel=kernel)
         np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-10, atol=1e-13)
         assert facts["family"] == "lanes" and facts["batches"] >= 1
 
@@ -202,7 +204,8 @@ def test_real_graphs_exact_match_graphblas(name, directed, kernel):
 def test_api_routes_one_source_to_single_engine_and_more_to_batched():
     graph = mixed_depths_graph(False)
     assert run_bc(graph.pattern, sources=[3], engine="gpu").facts["family"] == "single"
-    facts = run_bc(graph.pattern, sources=[3, 4], engine="gpu").facts
+    with turbobc.tuning(gpu_family="lanes"):
+        facts = run_bc(graph.pattern, sources=[3, 4], engine="gpu").facts
     assert facts["family"] == "lanes" and facts["batches"] == 1
 
 

@@ -56,9 +56,9 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
     ``Tuning.gpu_family="layers"``, > 1     layers    every edge of length 1 (deep graphs)
     ``Tuning.gpu_family="frontiers"``, > 1  frontiers a source per block (deep graphs; per-slot
                                                       target weights: a phased run)
-    ``"auto"``, > 1, at most                lanes or  the one whose predicted seconds
-    ``Tuning.frontier_max_degree`` stored   frontiers (:func:`family_costs` and
-    edges a vertex                                    turbobc/engines/gpu/family_costs.py) are
+    ``"auto"``, > 1, kernel ``"auto"``, at  lanes or  the one whose predicted seconds
+    most ``Tuning.frontier_max_degree``     frontiers (:func:`family_costs` and
+    stored edges a vertex                             turbobc/engines/gpu/family_costs.py) are
                                                       fewer
     per-slot target weights (chains)        lanes     unweighted: the lanes' split phases
     edge BC                                 lanes     the lanes kernels sum the edges too
@@ -96,10 +96,12 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
 def family_costs(problem: Problem, num_sources: int) -> dict | None:
     """The predicted seconds of the lanes' and the frontiers' device loops for a run of
     ``num_sources`` sources of ``problem`` (turbobc/engines/gpu/family_costs.py), or None:
-    one source, or a graph of more than ``Tuning.frontier_max_degree`` stored edges a vertex
-    (no mesh or road: the lanes, with no search for its depth)."""
+    one source, a kernel asked by name (``problem.kernel``: the lanes' kernels), or a graph
+    of more than ``Tuning.frontier_max_degree`` stored edges a vertex (no mesh or road: the
+    lanes, with no search for its depth)."""
     graph = problem.graph
-    if num_sources <= 1 or graph.nnz > current_tuning().frontier_max_degree * graph.n:
+    if (num_sources <= 1 or problem.kernel != "auto"
+            or graph.nnz > current_tuning().frontier_max_degree * graph.n):
         return None
     return predicted_seconds(num_sources, graph.n, graph.nnz, graph.depth_estimate)
 
