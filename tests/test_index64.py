@@ -129,7 +129,8 @@ def test_single_source_with_int64_pointers_equals_int32(name, kernel):
 def test_lanes_falling_back_to_one_source_take_the_split():
     """Where not even 32 lanes fit (Tuning.max_batch below 32 is refused, so a memory_limit
     is what forces it), the lanes family's sources run one at a time in the single family's
-    types: int32 indices with int64 pointers under "offsets64"."""
+    types: int32 indices with int64 pointers under "offsets64"; "auto" first took the
+    frontiers (predicted cheaper), whose rows did not fit either."""
     from turbobc.engines.gpu.memory import single_bytes
 
     G, A = _split_case("karate")
@@ -140,6 +141,8 @@ def test_lanes_falling_back_to_one_source_take_the_split():
     with turbobc.tuning(index_bits="offsets64"):
         split = run_bc(A, engine="gpu", normalized=False, memory_limit=limit)
     assert split.facts["family"] == "single", split.facts
+    # "auto" predicted the frontiers cheaper; not one block's rows fit the limit: the lanes
+    assert "not one block's rows fit" in split.facts["family_reason"], split.facts
     # (kernel "auto" may take scCOOC on so small a graph: it keeps no pointers, int64 both)
     expected = ("int64", "int64") if split.facts["kernel"] == "sccooc" else ("int32", "int64")
     assert (split.facts["index_dtype"], split.facts["position_dtype"]) == expected

@@ -377,9 +377,10 @@ def test_gpu_batches_follow_the_limit():
     G, A = _gpu_graph()
     n, m = A.shape[0], int(A.nnz)
     expected = nx.betweenness_centrality(G)
-    free, unlimited = run_bc(A, engine="gpu")
     limit = 2**20
-    got, run = run_bc(A, engine="gpu", memory_limit="1MiB")
+    with turbobc.tuning(gpu_family="lanes"):  # "auto" predicts the frontiers cheaper here
+        free, unlimited = run_bc(A, engine="gpu")
+        got, run = run_bc(A, engine="gpu", memory_limit="1MiB")
     assert run["batch"] == choose_lanes(n, m, n, 2**60, memory_limit=limit, kernel=run["kernel"],
                                         depth_cap=run["depth_cap"])
     assert run["batch"] < unlimited["batch"] and run["batches"] > 1
@@ -397,7 +398,8 @@ def test_gpu_goes_one_source_at_a_time_under_a_small_limit():
     limit = 100_000  # below 32 lanes (about 0.4 MB here), above the single-source model
     assert single_bytes(n, m, "sccsc", np.int32, n) < limit
     assert choose_lanes(n, m, n, 2**60, memory_limit=limit, depth_cap=n + 2) == 0
-    got, facts = run_bc(A, engine="gpu", memory_limit=limit)
+    with turbobc.tuning(gpu_family="lanes"):
+        got, facts = run_bc(A, engine="gpu", memory_limit=limit)
     assert facts["family"] == "single" and facts["peak_pool_bytes"] <= limit
     expected = nx.betweenness_centrality(G)
     np.testing.assert_allclose(got, [expected[v] for v in G], rtol=1e-12, atol=1e-15)

@@ -159,7 +159,17 @@ class GpuSweeper(Sweeper):
                                "GpuEngine().open(problem)")
         sources = np.asarray(sources, dtype=np.int64)
         family, reason = choose_family(self.problem, sources.size)
-        part, facts = family.sweep(self.resident, sources, progress)
+        try:
+            part, facts = family.sweep(self.resident, sources, progress)
+        except MemoryError as exc:
+            # "auto"'s prediction does not weigh memory: where not even one block's rows fit
+            # (a memory_limit), the lanes, which go one source at a time when 32 do not
+            if family.name != "frontiers" or current_tuning().gpu_family != "auto":
+                raise
+            family = LanesFamily(self.problem)
+            reason = (f"{reason}; but not one block's rows fit ({str(exc).split('. ')[0]}): "
+                      f"the lanes")
+            part, facts = family.sweep(self.resident, sources, progress)
         costs = (family_costs(self.problem, sources.size)
                  if current_tuning().gpu_family == "auto" else None)
         self.facts.update(engine="gpu", family_reason=reason, **facts)
