@@ -60,9 +60,11 @@ def test_all_ones_is_no_weight(engine_config, name):
         ones = _raw(engine, kernel, graph, sources, np.ones(graph.n), np.ones(graph.n),
                     endpoints=endpoints)
         if engine == "gpu":
-            # the batched kernels add lanes with atomics in no fixed order, so two GPU runs
-            # of the same problem may differ in the last bit (measured: 1 ulp, H100)
-            np.testing.assert_allclose(ones, plain, rtol=4 * np.finfo(float).eps, atol=0)
+            # the batched kernels add lanes with atomics in no fixed order, and the
+            # frontiers' blocks take the sources in no fixed order (each block sums its own
+            # row), so two GPU runs of the same problem may differ in the last bits
+            # (measured: 1 ulp, H100; 4.03 eps on a 2 x 40 grid's frontiers, H200)
+            np.testing.assert_allclose(ones, plain, rtol=8 * np.finfo(float).eps, atol=0)
         else:
             np.testing.assert_array_equal(ones, plain)
 
