@@ -503,6 +503,19 @@ def results_markdown(results: Path = RESULTS) -> str:
          "NetworKit / turbobc", "whole graph unweighted s", "whole graph weighted s",
          "whole graph ratio", "NetworKit / whole graph"], _weighted_row)
     parts += _latest_rows_section(
+        records, "family_choice", "The GPU family \"auto\" takes, against each forced",
+        "Exact BC end to end, the fastest of each family's calls (bench/family_choice.py; "
+        "docs/deep-graphs.md, \"Choosing the family\"): \"auto\" within 10% of the best "
+        "forced family is the goal.",
+        ["GPU", "graph", "n", "auto took", "auto s", "lanes s", "frontiers s", "best",
+         "auto / best"],
+        lambda device, g: [device, g["graph"], g["n"], g["auto_family"],
+                           f"{g['auto_seconds']:.3f}",
+                           f"{g['seconds_by_family'].get('lanes', float('nan')):.3f}",
+                           f"{g['seconds_by_family'].get('frontiers', float('nan')):.3f}",
+                           g["best_family"], f"{g['auto_over_best']:.2f}"],
+        key=lambda g: (g["graph"],))
+    parts += _latest_rows_section(
         records, "edge_folding", "Exact edge BC with the trees folded",
         "Whole graphs, end to end, best of the record's repeats: vertex BC (trees, and on the "
         "GPU chains, folded), edge BC with the trees folded and without "
