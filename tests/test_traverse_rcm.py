@@ -80,29 +80,28 @@ def test_locality_order_ranks_by_it():
     np.testing.assert_array_equal(np.argsort(rank), scipy_rcm(A, symmetric_mode=True))
 
 
-def _no_search(*args):
-    raise AssertionError("searched again for an answer already kept")
-
-
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_deeper_than_agrees_with_the_depth_estimate(seed, directed, monkeypatch):
-    """``Graph.deeper_than`` (a compiled search stopped at the level asked) answers as the
-    whole search's ``depth_estimate`` does, at every level around it: paths, grids, random
-    sparse patterns with several components, and the empty graph."""
-    monkeypatch.setattr("turbobc._graph.CAPPED_SEARCH_FROM", 1)  # the compiled search
+def test_hub_search_gives_the_depth_and_the_last_vertex(seed, directed):
+    """``Graph.hub_search`` (one search from the vertex of largest out-degree) gives networkx's
+    eccentricity of that vertex along out-edges (``depth_estimate``) and a vertex at that
+    depth, the last the search reached; paths, grids, random sparse patterns with several
+    components, a graph without edges and one without vertices; and it travels in a pickle."""
+    import pickle
+
     rng = np.random.default_rng(seed)
     patterns = [sp.csr_matrix(nx.to_scipy_sparse_array(nx.path_graph(30 + seed))),
                 sp.csr_matrix(nx.to_scipy_sparse_array(nx.grid_2d_graph(8, 5 + seed))),
-                _random_pattern(rng, 300, 330, symmetric=not directed),
-                sp.csr_matrix((5, 5))]
+                _random_pattern(rng, 300, 330, symmetric=not directed)]
     for pattern in patterns:
         pattern.data[:] = 1.0
-        depth = Graph(pattern=pattern, directed=directed).depth_estimate
-        for least in sorted({0, 1, max(depth - 1, 0), depth, depth + 1, 20}):
-            fresh = Graph(pattern=pattern, directed=directed)  # no cached estimate
-            assert fresh.deeper_than(least) == (depth >= least), (depth, least)
-            assert "depth_estimate" not in fresh.__dict__ or pattern.nnz == 0
-            with monkeypatch.context() as patched:  # asked again: the kept answer
-                patched.setattr("turbobc._traverse.depth_reached", _no_search)
-                assert fresh.deeper_than(least) == (depth >= least), (depth, least)
+        graph = Graph(pattern=pattern, directed=directed)
+        depth, last = graph.hub_search
+        hub = int(np.argmax(graph.out_degree))
+        G = nx.from_scipy_sparse_array(pattern, create_using=nx.DiGraph)
+        reached = nx.single_source_shortest_path_length(G, hub)
+        assert depth == graph.depth_estimate == max(reached.values())
+        assert reached[last] == depth
+        assert pickle.loads(pickle.dumps(graph)).__dict__["hub_search"] == (depth, last)
+    assert Graph(pattern=sp.csr_matrix((5, 5)), directed=directed).hub_search == (0, 0)
+    assert Graph(pattern=sp.csr_matrix((0, 0)), directed=directed).hub_search == (0, -1)

@@ -66,8 +66,7 @@ ENTRY_POINTS = {
                      "int64({P}, {I}, {P}, {I}, uint64, int64, int64, boolean, "
                      "int32[:, ::1], float64[:, ::1], int64[:, ::1], uint64[::1])"),
     "bfs": ("turbobc._traverse", "_bfs_loop",
-            "Tuple((int64[::1], int64, int64[::1]))({P}, {I}, int64[::1], int64, boolean, "
-            "int64)"),
+            "Tuple((int64[::1], int64, int64[::1]))({P}, {I}, int64[::1], int64, boolean)"),
     "degrees_counting_loops": ("turbobc._traverse", "_degrees_counting_loops_loop",
                                "int64[::1]({P}, {I}, int64)"),
     "cuthill_mckee": ("turbobc._traverse", "_cuthill_mckee_loop",

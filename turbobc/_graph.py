@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Graph", "CAPPED_SEARCH_FROM", "TRAVELLING_CACHE", "bfs_levels", "canonical_csr",
+__all__ = ["Graph", "TRAVELLING_CACHE", "bfs_levels", "canonical_csr",
            "index_dtype_for", "mapped_graph", "single_index_types", "in_index_type",
            "INT32_LIMIT", "INDEX_BITS", "reverse_edge_positions", "exact_length_scale",
            "vanishing_length_error"]
@@ -97,14 +97,10 @@ def in_index_type(array: np.ndarray, n: int, nnz: int) -> np.ndarray:
     return array.astype(want)
 
 
-TRAVELLING_CACHE = ("length_scale", "depth_estimate", "hub_search", "_deeper_than", "_locality")
+TRAVELLING_CACHE = ("length_scale", "depth_estimate", "hub_search", "_locality")
 """What a pickled :class:`Graph` keeps of its cache (``Graph.__reduce__``): answers that cost a
 search of the graph, not arrays that are quick to rebuild (the locality orders are n
 integers each, 8 MB for a million vertices, against 0.17 to 0.4 s to compute on del20)."""
-
-CAPPED_SEARCH_FROM = 2**22
-"""Stored edges from which :meth:`Graph.deeper_than` searches compiled and stops at the level
-asked (numba loaded once a process, tenths of a second); below, SciPy's whole search."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,8 +131,8 @@ class Graph:
         indices, each in the smallest type that holds them (int32 up to 2^31 entries), and
         the lengths; not its values (ones) nor the cached arrays (``csc``, the degrees). What
         :data:`TRAVELLING_CACHE` names travels when computed: the cached scalars
-        (:attr:`length_scale`, :attr:`depth_estimate`), the answers of :meth:`deeper_than`
-        and the locality orders (turbobc/engines/gpu/lanes_order.py), which a Dask client
+        (:attr:`length_scale`, :attr:`depth_estimate`, :attr:`hub_search`) and the locality
+        orders (turbobc/engines/gpu/lanes_order.py), which a Dask client
         computes once for every worker (turbobc/_dask.py, ``built_ahead``).
         This is what a Dask worker receives of a call's graph (turbobc/_dask.py): 4 bytes a
         stored edge and a vertex below 2^31 - 64 of either (8 beyond), where the pattern
@@ -230,25 +226,6 @@ class Graph:
             return 0, hub
         order, levels = bfs_levels(self.pattern, hub)
         return int(levels.max()), int(order[-1])
-
-    def deeper_than(self, least: int) -> bool:
-        """Whether :attr:`depth_estimate` is at least ``least``, from the cached estimate when
-        there is one, else from a compiled breadth-first search that stops at level ``least``
-        (turbobc/_traverse.py ``depth_reached``): a mesh's answer costs a ball of radius
-        ``least``, not the whole search (del20, least 20: milliseconds against 0.4 s); below
-        :data:`CAPPED_SEARCH_FROM` stored edges the whole search, which costs less than
-        loading the compiled one in a fresh process. The answer is kept: the GPU engine asks
-        at every run, and a Dask call's chunks are runs (del20: 8 ms a chunk otherwise)."""
-        if "depth_estimate" in self.__dict__ or self.nnz < CAPPED_SEARCH_FROM:
-            return self.depth_estimate >= least  # (SciPy's whole search: milliseconds)
-        answers = self.__dict__.setdefault("_deeper_than", {})
-        if least not in answers:
-            from turbobc._traverse import depth_reached
-
-            root = int(np.argmax(self.out_degree))
-            answers[least] = depth_reached(self.pattern.indptr, self.pattern.indices, root,
-                                           least) >= least
-        return answers[least]
 
 
 def _unpickled_graph(n, indptr, indices, indptr_type, indices_type, directed, lengths,

@@ -10,8 +10,8 @@ for the reverse Cuthill-McKee order of del20, a quarter of it for a search of
 road-luxembourg-osm), so they run whenever they are shipped ahead; without the extension each
 function below runs SciPy below :data:`SCIPY_BELOW_NNZ` stored edges (milliseconds there: the
 graphs a first call meets) and the loop, compiled at first use, from there on, where its
-compile is small beside the graph's work. ``component_order_levels``
-and the capped search of ``depth_reached`` are compiled at every size (SciPy has neither);
+compile is small beside the graph's work. ``component_order_levels`` is compiled at every
+size (SciPy has none);
 ``peel_trees`` (turbobc/_reduce.py's folding of hanging trees) runs compiled when shipped
 and as plain Python otherwise (4.5 ms of ca-GrQc's 10.4 ms exact run on an H200 host had been
 its Python loop).
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["CSGRAPH_LIMIT", "SCIPY_BELOW_NNZ", "PREFER_SHIPPED", "past_csgraph", "scipy_serves",
-           "scipy_order_levels", "bfs_order_levels", "bfs_depths", "depth_reached",
+           "scipy_order_levels", "bfs_order_levels", "bfs_depths",
            "component_order_levels", "component_depths", "component_labels", "peel_trees",
            "reverse_cuthill_mckee"]
 
@@ -122,17 +122,6 @@ def bfs_depths(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray) -> np
     return _search(indptr, indices, np.asarray(roots, dtype=np.int64), False)[2]
 
 
-def depth_reached(indptr: np.ndarray, indices: np.ndarray, root: int, cap: int) -> int:
-    """The deepest breadth-first level from ``root`` along out-edges, or ``cap`` once the
-    search reaches it (it stops there): whether a graph is deep costs a ball of radius ``cap``
-    around ``root``, not the whole graph (del20: 0.4 s for the whole search in SciPy)."""
-    if cap <= 0:
-        return 0
-    order, count, level = _search(indptr, indices, np.array([root], dtype=np.int64), False,
-                                  cap)
-    return int(level[order[count - 1]])  # the last queued is the deepest (or at cap)
-
-
 def component_order_levels(indptr: np.ndarray, indices: np.ndarray):
     """A breadth-first order of the whole pattern (a search from each vertex not yet reached,
     in vertex order, so every component from its least vertex) and every vertex's depth in
@@ -153,12 +142,12 @@ def component_depths(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return component_order_levels(indptr, indices)[1]
 
 
-def _search(indptr, indices, roots, each_component: bool, cap: int | None = None):
+def _search(indptr, indices, roots, each_component: bool):
     """The compiled breadth-first search behind the functions above: (order, its length,
-    levels); with ``cap``, it stops once it queues a vertex at that level."""
+    levels)."""
     n = indptr.size - 1
     return _bfs(np.ascontiguousarray(indptr), np.ascontiguousarray(indices), roots,
-                np.int64(n), each_component, np.int64(n + 1 if cap is None else cap))
+                np.int64(n), each_component)
 
 
 def component_labels(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -249,7 +238,7 @@ def _cuthill_mckee_loop(indptr, indices, degree, seeds, n):
     return order
 
 
-def _bfs_loop(indptr, indices, roots, n, each_component, cap):
+def _bfs_loop(indptr, indices, roots, n, each_component):
     level = np.full(n, -1, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     tail = 0
@@ -269,8 +258,6 @@ def _bfs_loop(indptr, indices, roots, n, each_component, cap):
                     level[w] = level[v] + 1
                     order[tail] = w
                     tail += 1
-                    if level[w] >= cap:  # deep enough: the caller asked no further
-                        return order, tail, level
         if not each_component:
             break
         while next_root < n and level[next_root] >= 0:  # the next component's least vertex
