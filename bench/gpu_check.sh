@@ -44,7 +44,9 @@
 # myc16 kron18 sw100000 del16 road340 ego-Facebook --only-single --rounds 4": the
 # single-source suites of both trees in the same turns). DEEP="GRAPH ..." the deep graphs
 # beside hybrid_BC (bench/deep_vs_hybrid.py; the binary from HYBRID_BC, default
-# .peers/hybrid_bc when carried; DEEP_ARGS; record deep_vs_hybrid).
+# .peers/hybrid_bc when carried; DEEP_ARGS; record deep_vs_hybrid). FAMILY="GRAPH ..." (or
+# "all": bench/family_choice.py's own list) times "auto" against every GPU family forced
+# (FAMILY_ARGS, FAMILY_TIMEOUT; record family_choice; bench/family_rates.py fits the rates).
 # BEFORE_DIR=<an older tree> measures that tree and this one in the same run, into $OUT/before
 # and $OUT/after: a person's first call against the tenth (this tree's bench/cold_start.py
 # for both, GPU families only, with PYTHONPATH at the tree measured), the single-source suite on COMPARE_SINGLE_GRAPHS and exact
@@ -219,6 +221,13 @@ if [ -n "${DEEP:-}" ]; then  # DEEP="GRAPH ...": the GPU families beside hybrid_
         | tee "$OUT/deep_vs_hybrid.log" | tail -n 20
     [ $? -eq 0 ] || bstatus=1
     echo "[gpu_check ${SECONDS} s] deep_vs_hybrid done"
+fi
+if [ -n "${FAMILY:-}" ]; then  # FAMILY="GRAPH ..." (or "all"): "auto" against each family
+    timeout ${FAMILY_TIMEOUT:-400} python3 bench/family_choice.py \
+        $([ "$FAMILY" != all ] && echo --graphs $FAMILY) --out "$OUT" ${FAMILY_ARGS:-} 2>&1 \
+        | tee "$OUT/family_choice.log" | tail -n 32
+    [ $? -eq 0 ] || bstatus=1
+    echo "[gpu_check ${SECONDS} s] family_choice done"
 fi
 if [ "${SINGLE:-1}" != 0 ]; then
     timeout ${BENCH_TIMEOUT:-200} python3 bench/single_source.py --out "$OUT/single_source.json" \
