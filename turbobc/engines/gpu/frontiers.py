@@ -131,6 +131,8 @@ class FrontiersFamily(Family):
             With per-slot target weights, when a slot's counts need the wide sweep or the
             device runs out of memory (the caller sweeps unfolded).
         """
+        import cupy
+
         problem = self.problem
         spmv.check_kernel(problem.kernel)
         if problem.weighted:
@@ -149,6 +151,10 @@ class FrontiersFamily(Family):
                 return Partial(vertex=raw, sources=int(sources.size), edge=edge), facts
             except DeviceFull as exc:
                 failure = exc.failure  # not exc itself: its traceback holds the run's arrays
+            except cupy.cuda.memory.OutOfMemoryError as exc:  # outside allocated(): the
+                if not phased:  # phased run's shift tables (frontiers_slots.FrontierCounts)
+                    raise
+                failure = str(exc)
             finally:
                 if phased:
                     problem.slot_weights.forget_device()  # the plan's uploads
