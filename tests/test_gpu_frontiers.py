@@ -229,7 +229,8 @@ def test_auto_takes_the_family_predicted_cheaper():
     assert family_costs(Problem(deep), 1) is None
     costs = family_costs(Problem(shallow), shallow.n)
     assert costs["lanes"] < costs["frontiers"]
-    assert choose_family(Problem(shallow), shallow.n)[0].name == "lanes"
+    family, reason = choose_family(Problem(shallow), shallow.n)
+    assert family.name == "lanes" and reason.startswith("predicted cheapest (lanes")
     assert family_costs(Problem(dense), 40) is None
     assert choose_family(Problem(dense), 40)[0].name == "lanes"
     with turbobc.tuning(gpu_family="lanes"):

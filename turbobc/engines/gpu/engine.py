@@ -84,12 +84,14 @@ def choose_family(problem: Problem, num_sources: int) -> tuple[Family, str]:
         return (FrontiersFamily(problem),
                 f"predicted cheapest (frontiers {costs['frontiers']:.3g} s, lanes "
                 f"{costs['lanes']:.3g} s): a source per block, its frontier a queue")
+    predicted = ("" if costs is None else f"predicted cheapest (lanes {costs['lanes']:.3g} s, "
+                 f"frontiers {costs['frontiers']:.3g} s): ")
     if problem.slot_weights is not None:
-        return LanesFamily(problem), "per-slot target weights of an unweighted graph"
+        return LanesFamily(problem), predicted + "per-slot target weights of an unweighted graph"
     if problem.edges:
-        return LanesFamily(problem), "edge BC: the lanes kernels sum the edges"
+        return LanesFamily(problem), predicted + "edge BC: the lanes kernels sum the edges"
     if num_sources > 1:
-        return LanesFamily(problem), "many sources: 32 a warp"
+        return LanesFamily(problem), predicted + "many sources: 32 a warp"
     return SingleFamily(problem), "one source"
 
 
