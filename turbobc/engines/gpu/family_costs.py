@@ -11,9 +11,11 @@ For a run of S sources over a graph of n vertices and m stored edges whose depth
 - **lanes** (32 sources a warp): every level of a batch passes over the edges for every unit of
   32 sources, and each batch pays its levels' launches: ``β S D m + γ S m + φ ⌈S / 16,384⌉ D``.
 
-The rates (:data:`RATES`) are fitted by ``bench/family_rates.py`` to the seconds of the device
-loops (``sweep_seconds``) in a ``bench/results/family_choice-*.json`` record, least squares on
-the logarithm of the predicted over the measured seconds. On the H200 record
+The rates (:data:`RATES`) were fitted to the seconds of the device loops (``sweep_seconds``) in
+a ``bench/results/family_choice-*.json`` record, least squares on the logarithm of the predicted
+over the measured seconds, each family alone (``bench/family_rates.py`` now fits both at once
+with the error of their ratio weighed in; docs/deep-graphs.md, "Choosing the family", says why
+the first fit is kept). On the H200 record
 ``family_choice-20261129T090626Z`` (22 graphs: meshes, roads, social, Kronecker-like)
 the predictions are within 2.3x (frontiers) and 3.6x (lanes) of the measured loops and the
 cheaper prediction is the faster family on every graph but those whose two families are
