@@ -214,14 +214,15 @@ class FrontiersFamily(Family):
             raise DeviceFull("not even one block's rows fit beside the graph")
         rows = allocated(lambda: labels.rows_for(n, blocks))
         rows.bc.fill(0)
+        # the edge sums in the relabeled pattern's order
+        edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
         if plan is not None:
-            return self._run_slots(resident, labels, rows, blocks, sources, bc, edge,
+            return self._run_slots(resident, labels, rows, blocks, sources, bc, edge, edge_new,
                                    edge_raw, progress, facts, relabeled, order_seconds)
         chunk = blocks * SOURCES_PER_BLOCK
         # the sources in the new ids, ascending: blocks that run at once start close together
         dev_sources = cupy.asarray(np.sort(labels.rank[sources]))
         tau, omega = (None if w is None else w[labels.perm_dev] for w in weights)
-        edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
         wide_sources: list = []
         max_in_degree = int(graph.in_degree.max()) if n else 0
         variant = _variant(current_tuning())
@@ -250,10 +251,7 @@ class FrontiersFamily(Family):
             if progress is not None:
                 progress.update(int(part.size) - widened)
         resident.mark()
-        # the blocks' own sums, then back in the graph's own ids (v's sum is at rank[v])
-        block_sums(rows.bc, rows.blocks, n, labels.rank_dev, bc)
-        if edges:
-            edge[labels.edge_of] = edge_new  # each new entry's position in the pattern
+        _back_in_graph_ids(rows, labels, bc, edge, edge_new)
         del edge_new
         sweep_seconds = time.perf_counter() - began
         if wide_sources:
@@ -265,31 +263,21 @@ class FrontiersFamily(Family):
         raw = bc.get()
         if edges:
             edge_raw += edge.get()
-        facts.update(family="frontiers", kernel="bcf_sweep", blocks=blocks, launches=launches,
-                     order=labels.order, order_seconds=order_seconds,
-                     batch=blocks, sweep_seconds=sweep_seconds, index_dtype=str(index_dtype),
-                     wide_sources=len(wide_sources), edge_sums=edges,
-                     peak_pool_bytes=resident.peak - resident.baseline,
-                     model_bytes=frontiers_bytes(n, m, blocks=blocks,
-                                                 index_bytes=index_dtype.itemsize, edges=edges))
+        facts.update(_run_facts(resident, labels, blocks=blocks, edges=edges, phased=False,
+                                sweep_seconds=sweep_seconds, order_seconds=order_seconds,
+                                relabeled=relabeled),
+                     launches=launches, wide_sources=len(wide_sources))
         if profile is not None:
             facts["level_profile"] = _level_profile(profile.get(), n, labels.perm)
-        run = resident.run_facts()
-        facts.update(resident_reused=run["resident_reused"] and not relabeled,
-                     upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
         return raw
 
-
-    def _run_slots(self, resident, labels, rows, capacity, sources, bc, edge, edge_raw,
-                   progress, facts, relabeled: bool, order_seconds: float) -> np.ndarray:
+    def _run_slots(self, resident, labels, rows, capacity, sources, bc, edge, edge_new,
+                   edge_raw, progress, facts, relabeled: bool, order_seconds: float) -> np.ndarray:
         """A phased run (per-slot target weights: frontiers_slots.py) into ``rows``, then its
         sums back in the graph's own ids with the plan's closed-form credit."""
-        import cupy
-
         graph, problem = resident.graph, self.problem
-        n, m = graph.n, graph.nnz
+        n = graph.n
         plan = problem.slot_weights
-        edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edge is not None else None
         began = time.perf_counter()
         try:
             shown = sweep_slots(labels, rows, plan, sources, capacity=capacity, n=n,
@@ -300,26 +288,44 @@ class FrontiersFamily(Family):
         except BaseException:
             labels.rows = None  # a batch swept forward only leaves its rows set
             raise
-        block_sums(rows.bc, rows.blocks, n, labels.rank_dev, bc)
+        _back_in_graph_ids(rows, labels, bc, edge, edge_new)
         raw = bc.get() + plan.credit
         if edge is not None:
-            edge[labels.edge_of] = edge_new
             edge_raw += edge.get()
             edge_raw += plan.edge_credit()
-        index_dtype = labels.index_dtype
-        facts.update(family="frontiers", kernel="bcf_sweep", phased=True, blocks=capacity,
-                     batch=capacity, order=labels.order, order_seconds=order_seconds,
-                     sweep_seconds=time.perf_counter() - began, index_dtype=str(index_dtype),
-                     edge_sums=edge is not None, wide_sources=0,
-                     peak_pool_bytes=resident.peak - resident.baseline,
-                     model_bytes=frontiers_bytes(n, m, blocks=capacity,
-                                                 index_bytes=index_dtype.itemsize,
-                                                 edges=edge is not None, target_rows=True),
-                     **shown)
-        run = resident.run_facts()
-        facts.update(resident_reused=run["resident_reused"] and not relabeled,
-                     upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
+        facts.update(_run_facts(resident, labels, blocks=capacity, edges=edge is not None,
+                                phased=True, sweep_seconds=time.perf_counter() - began,
+                                order_seconds=order_seconds, relabeled=relabeled),
+                     phased=True, wide_sources=0, **shown)
         return raw
+
+
+def _back_in_graph_ids(rows, labels, bc, edge, edge_new) -> None:
+    """The blocks' own sums added into ``bc`` in the graph's own ids (v's sum is at rank[v]),
+    and the relabeled edge sums ``edge_new`` put into ``edge`` (each new entry's position in
+    the pattern), where there are edge sums."""
+    block_sums(rows.bc, rows.blocks, labels.rank.size, labels.rank_dev, bc)
+    if edge is not None:
+        edge[labels.edge_of] = edge_new
+
+
+def _run_facts(resident, labels, *, blocks: int, edges: bool, phased: bool,
+               sweep_seconds: float, order_seconds: float, relabeled: bool) -> dict:
+    """The facts a whole or a phased run share: the family and kernel, the blocks, the order
+    and its seconds, the seconds of the sweeps, the index type, the pool's peak and the
+    memory model, and whether the run found the graph on the device (``relabeled``: this run
+    built the relabeled graph, its order's seconds counted as upload)."""
+    graph, index_dtype = resident.graph, labels.index_dtype
+    run = resident.run_facts()
+    return dict(family="frontiers", kernel="bcf_sweep", blocks=blocks, batch=blocks,
+                order=labels.order, order_seconds=order_seconds, sweep_seconds=sweep_seconds,
+                index_dtype=str(index_dtype), edge_sums=edges,
+                peak_pool_bytes=resident.peak - resident.baseline,
+                model_bytes=frontiers_bytes(graph.n, graph.nnz, blocks=blocks,
+                                            index_bytes=index_dtype.itemsize, edges=edges,
+                                            target_rows=phased),
+                resident_reused=run["resident_reused"] and not relabeled,
+                upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
 
 
 def _level_profile(profile: np.ndarray, n: int, perm: np.ndarray) -> dict:

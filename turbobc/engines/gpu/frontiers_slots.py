@@ -86,9 +86,9 @@ def sweep_slots(labels, rows, plan, sources, *, capacity: int, n: int, target_we
         depth = max(depth, batch_depth)
         began = time.perf_counter()
         # τ of slot b = own(b) r, then the chains' terms (turbobc/_chains.py)
+        own = plan.own_weights(index)
         tau = rows.tau[:size * n].reshape(size, n)
-        cupy.multiply(cupy.asarray(plan.own_weights(index)).reshape(-1, 1), base[None, :],
-                      out=tau)
+        cupy.multiply(cupy.asarray(own).reshape(-1, 1), base[None, :], out=tau)
         counts = FrontierCounts(rows, tau, labels.rank_dev, n, size, depths, batch_depth)
         add_credits = plan.add_target_weights(index, counts)
         target_seconds += time.perf_counter() - began
@@ -98,7 +98,7 @@ def sweep_slots(labels, rows, plan, sources, *, capacity: int, n: int, target_we
                                    phase=_frontiers.BACKWARD, **launch)
         add_credits()  # on the host while the backward sweep runs
         if progress is not None:
-            swept = int(np.count_nonzero(plan.own_weights(index)))
+            swept = int(np.count_nonzero(own))  # the helper slots weigh nothing
             if swept:
                 progress.update(swept)
     return {"batches": len(batches), "depth": depth, "slot_weight_seconds": target_seconds}
