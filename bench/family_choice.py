@@ -11,7 +11,11 @@ graph's first call (it caches the matrix's own checks and grows the device's mem
 an exact call up to 2^17 vertices) is untimed; the families are then called in rounds, each
 round in another order (``"auto"`` was timed first after the untimed call and came out up to
 20% slower than the same family forced: family_choice-20261129T092813Z), up to three rounds
-while every call took under ``--repeat-below`` seconds, and each family's fastest call is kept.
+while the fastest call took under ``--repeat-below`` seconds, and each family's fastest call is
+kept. A family forced over :data:`OUT_OF_RACE` times the fastest call is not called again (it
+cannot be the best; road-luxembourg-osm's lanes at 2.7 s once stopped the rounds after one,
+and a single call of ``"auto"`` came out 1.16x the same family forced:
+family_choice-20261129T115110Z).
 
 The record has a row per graph: graph, device, n, nnz, sources, exact, auto_family,
 auto_seconds, best_family, best_forced_seconds, seconds_by_family, auto_over_best (at most
@@ -58,6 +62,9 @@ WARM_EXACT_UP_TO = 2**17
 to the run's rows took road-luxembourg-osm's first exact call 0.77 s against 0.66 s); larger
 ones an untimed call of 64 sources."""
 
+OUT_OF_RACE = 1.5
+"""A forced family this many times slower than the fastest call sits out the later rounds."""
+
 FACT_KEYS = ("family", "kernel", "batches", "batch", "blocks", "depth", "phased",
              "chain_folded", "folded", "sweep_seconds", "launches", "order_seconds",
              "family_costs")
@@ -81,16 +88,20 @@ def timed_call(A, family: str, sources) -> tuple[float, dict]:
 def fastest_calls(A, families: list[str], sources, repeat_below: float) -> tuple[dict, dict]:
     """The fastest seconds of each family's calls and the facts of that call, in rounds of one
     call each, every round in another order (a rotation: the family timed first in one round
-    is timed last in the next), up to three rounds while the slowest family took under
-    ``repeat_below`` seconds."""
+    is timed last in the next), up to three rounds while the fastest call took under
+    ``repeat_below`` seconds; a forced family :data:`OUT_OF_RACE` times slower than the fastest
+    call sits out the later rounds ("auto" never does)."""
     best, facts = {family: float("inf") for family in families}, {}
     for turn in range(3):
-        order = families[turn % len(families):] + families[:turn % len(families)]
+        fastest = min(best.values())
+        racing = [family for family in families
+                  if family == "auto" or best[family] <= OUT_OF_RACE * fastest]
+        order = racing[turn % len(racing):] + racing[:turn % len(racing)]
         for family in order:
             seconds, got = timed_call(A, family, sources)
             if seconds < best[family]:
                 best[family], facts[family] = seconds, got
-        if max(best.values()) >= repeat_below:
+        if min(best.values()) >= repeat_below:
             break
     return best, facts
 

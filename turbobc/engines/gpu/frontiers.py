@@ -45,7 +45,7 @@ from turbobc.engines.gpu.frontiers_slots import SLOT_SPARE, SLOT_WAVES, sweep_sl
 from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
-                                        frontiers_bytes, index_words)
+                                        frontier_dag_words, frontiers_bytes, index_words)
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.protocol import Partial, SlotWeightsDeclined
 from turbobc.engines.wide import accumulate_wide
@@ -166,7 +166,8 @@ class FrontiersFamily(Family):
         index = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
         raise MemoryError(
             f"the frontiers family of the GPU engine needs about "
-            f"{frontier_block_bytes(graph.n, index.itemsize)} bytes of device memory per source "
+            f"{frontier_block_bytes(graph.n, index.itemsize, m=graph.nnz)} bytes of device "
+            f"memory per source "
             f"in flight beside the graph (n={graph.n}, {graph.nnz} stored edges, "
             f"{index_words(index)}); "
             f"{device_memory_text()}. CuPy said: {failure}")
@@ -212,7 +213,7 @@ class FrontiersFamily(Family):
         blocks = self._blocks(graph, wanted, free, index_dtype, limit)
         if blocks < 1:
             raise DeviceFull("not even one block's rows fit beside the graph")
-        rows = allocated(lambda: labels.rows_for(n, blocks))
+        rows = allocated(lambda: labels.rows_for(n, m, blocks))
         rows.bc.fill(0)
         # the edge sums in the relabeled pattern's order
         edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
@@ -237,10 +238,7 @@ class FrontiersFamily(Family):
             rows.wide_count.fill(0)
             _frontiers.sweep_frontiers(
                 {"ptr": ptr, "idx": idx, "n": n},
-                {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
-                 "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
-                 "wide": rows.wide, "wide_count": rows.wide_count,
-                 "profile": profile if launches == 0 else None},
+                rows.work(profile if launches == 0 else None),
                 blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
                 edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree,
                 defines=variant)
@@ -352,12 +350,15 @@ def _variant(knobs) -> tuple:
 
 class _Rows:
     """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork):
-    level -1 and σ̂, t 0 between sources (each source clears what it touched)."""
+    level -1 and σ̂, t and the DAG bits 0 between sources (each source clears what it
+    touched)."""
 
-    def __init__(self, n: int, blocks: int, index_dtype):
+    def __init__(self, n: int, m: int, blocks: int, index_dtype):
         import cupy
 
         self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
+        self.dag_words = frontier_dag_words(m)
+        self.dag = cupy.zeros(blocks * self.dag_words, dtype=cupy.uint32)
         self.level = all_bits_set(blocks * n, cupy.int32)  # -1
         self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
@@ -370,6 +371,13 @@ class _Rows:
         self.wide_count = cupy.zeros(1, dtype=cupy.uint64)
         self.depth = cupy.zeros(blocks, dtype=cupy.int32)  # a phased run's forward depths
         self.tau = None  # a phased run's τ rows, made by frontiers_slots.py when first needed
+
+    def work(self, profile=None) -> dict:
+        """The ``FrontierWork`` arrays of these rows (``profile``: a FRONTIER_PROFILE build's)."""
+        return {"level": self.level, "sigma": self.sigma, "t": self.t, "order": self.order,
+                "start": self.start, "shifts": self.shifts, "bc": self.bc, "next": self.next,
+                "wide": self.wide, "wide_count": self.wide_count, "profile": profile,
+                "depth": self.depth, "dag": self.dag, "dag_words": self.dag_words}
 
 
 class _Labels:
@@ -405,11 +413,11 @@ class _Labels:
             arrays += [value for value in vars(self.rows).values() if hasattr(value, "nbytes")]
         return sum(int(a.nbytes) for a in arrays)
 
-    def rows_for(self, n: int, blocks: int) -> _Rows:
+    def rows_for(self, n: int, m: int, blocks: int) -> _Rows:
         """The rows when they serve ``blocks`` blocks, else new ones (the old let go first)."""
         if self.rows is None or self.rows.blocks < blocks:
             self.rows = None
-            self.rows = _Rows(n, blocks, self.index_dtype)
+            self.rows = _Rows(n, m, blocks, self.index_dtype)
         return self.rows
 
 

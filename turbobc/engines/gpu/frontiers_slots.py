@@ -65,10 +65,7 @@ def sweep_slots(labels, rows, plan, sources, *, capacity: int, n: int, target_we
     base = (cupy.ones(n) if target_weight is None
             else cupy.asarray(np.asarray(target_weight, dtype=np.float64))[labels.perm_dev])
     graph = {"ptr": labels.ptr, "idx": labels.idx, "n": n}
-    work = {"level": rows.level, "sigma": rows.sigma, "t": rows.t, "order": rows.order,
-            "start": rows.start, "shifts": rows.shifts, "bc": rows.bc, "next": rows.next,
-            "wide": rows.wide, "wide_count": rows.wide_count, "profile": None,
-            "depth": rows.depth}
+    work = rows.work()
     depth, target_seconds = 0, 0.0
     for index, slots in enumerate(batches):
         size = int(slots.size)
