@@ -189,23 +189,18 @@ def test_choose_frontier_blocks_fits(n, m, free):
 
 def test_frontier_block_bytes_counts_every_row():
     n = 1000
-    # (with no stored edges, one word of DAG bits)
-    assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4) + 4
+    assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
     # a phased run's slot: its τ row and its cumulative shifts too
     assert frontier_block_bytes(n, 4, True) == frontier_block_bytes(n, 4) + 8 * n + 4 * (n + 2)
-    # a bit per stored edge for the DAG edges, in 32-bit words, one spare
-    assert frontier_block_bytes(n, 4, m=64) == frontier_block_bytes(n, 4) + 4 * 1
-    assert frontier_block_bytes(n, 4, m=65) == frontier_block_bytes(n, 4) + 4 * 2
     assert frontiers_bytes(n, 50, blocks=3, index_bytes=4, target_rows=True) == (
-        frontiers_bytes(n, 50, blocks=0, index_bytes=4)
-        + 3 * frontier_block_bytes(n, 4, True, m=50))
+        frontiers_bytes(n, 50, blocks=0, index_bytes=4) + 3 * frontier_block_bytes(n, 4, True))
     free = 2**26
     plain = choose_frontier_blocks(n, 50, 10**6, free, 10**6)
     phased = choose_frontier_blocks(n, 50, 10**6, free, 10**6, target_rows=True)
     assert 0 < phased < plain
     graph = 4 * (n + 51) + 8 * 50 + 16 * n  # relabeled CSR, entry positions, labels
     assert frontiers_bytes(n, 50, blocks=2, index_bytes=4, edges=True) == (
-        graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4, m=50))
+        graph + 8 * n + 16 * 50 + 2 * frontier_block_bytes(n, 4))
 
 
 def test_auto_takes_the_family_predicted_cheaper():

@@ -229,9 +229,6 @@ struct FrontierWork {      // rows of B blocks: n entries each (start and shifts
                                      // level (frontiers.cu); null otherwise
     int* depth;                      // per block, the forward launch of a phased run: the
                                      // depth of its source; null in a whole run
-    unsigned int* dag;               // per block, a bit per stored edge: a DAG edge of its
-                                     // source (FRONTIER_DAG_BITS builds), 0 between sources
-    long long dag_words;             // words of a block's bits: ⌈stored edges / 32⌉, ≥ 1
 };
 
 struct FrontierRun {

@@ -45,7 +45,7 @@ from turbobc.engines.gpu.frontiers_slots import SLOT_SPARE, SLOT_WAVES, sweep_sl
 from turbobc.engines.gpu.lanes_order import locality_order
 from turbobc.engines.gpu.memory import (choose_frontier_blocks, device_free_bytes,
                                         device_memory_text, frontier_block_bytes,
-                                        frontier_dag_words, frontiers_bytes, index_words)
+                                        frontiers_bytes, index_words)
 from turbobc.engines.gpu.resident import DeviceFull, DeviceResident, allocated
 from turbobc.engines.protocol import Partial, SlotWeightsDeclined
 from turbobc.engines.wide import accumulate_wide
@@ -166,8 +166,7 @@ class FrontiersFamily(Family):
         index = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
         raise MemoryError(
             f"the frontiers family of the GPU engine needs about "
-            f"{frontier_block_bytes(graph.n, index.itemsize, m=graph.nnz)} bytes of device "
-            f"memory per source "
+            f"{frontier_block_bytes(graph.n, index.itemsize)} bytes of device memory per source "
             f"in flight beside the graph (n={graph.n}, {graph.nnz} stored edges, "
             f"{index_words(index)}); "
             f"{device_memory_text()}. CuPy said: {failure}")
@@ -213,7 +212,7 @@ class FrontiersFamily(Family):
         blocks = self._blocks(graph, wanted, free, index_dtype, limit)
         if blocks < 1:
             raise DeviceFull("not even one block's rows fit beside the graph")
-        rows = allocated(lambda: labels.rows_for(n, m, blocks))
+        rows = allocated(lambda: labels.rows_for(n, blocks))
         rows.bc.fill(0)
         # the edge sums in the relabeled pattern's order
         edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
@@ -350,15 +349,13 @@ def _variant(knobs) -> tuple:
 
 class _Rows:
     """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork):
-    level -1 and σ̂, t and the DAG bits 0 between sources (each source clears what it
-    touched)."""
+    level -1 and σ̂ 0 between sources (each source clears what it touched); t is written
+    before it is read."""
 
-    def __init__(self, n: int, m: int, blocks: int, index_dtype):
+    def __init__(self, n: int, blocks: int, index_dtype):
         import cupy
 
         self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
-        self.dag_words = frontier_dag_words(m)
-        self.dag = cupy.zeros(blocks * self.dag_words, dtype=cupy.uint32)
         self.level = all_bits_set(blocks * n, cupy.int32)  # -1
         self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
@@ -377,7 +374,7 @@ class _Rows:
         return {"level": self.level, "sigma": self.sigma, "t": self.t, "order": self.order,
                 "start": self.start, "shifts": self.shifts, "bc": self.bc, "next": self.next,
                 "wide": self.wide, "wide_count": self.wide_count, "profile": profile,
-                "depth": self.depth, "dag": self.dag, "dag_words": self.dag_words}
+                "depth": self.depth}
 
 
 class _Labels:
@@ -413,11 +410,11 @@ class _Labels:
             arrays += [value for value in vars(self.rows).values() if hasattr(value, "nbytes")]
         return sum(int(a.nbytes) for a in arrays)
 
-    def rows_for(self, n: int, m: int, blocks: int) -> _Rows:
+    def rows_for(self, n: int, blocks: int) -> _Rows:
         """The rows when they serve ``blocks`` blocks, else new ones (the old let go first)."""
         if self.rows is None or self.rows.blocks < blocks:
             self.rows = None
-            self.rows = _Rows(n, m, blocks, self.index_dtype)
+            self.rows = _Rows(n, blocks, self.index_dtype)
         return self.rows
 
 

@@ -44,8 +44,7 @@ __all__ = ["LANES", "DEPTH_CAP", "device_free_bytes", "device_memory_text", "sin
            "lanes_bytes", "choose_lanes", "slot_lanes", "layers_format_bytes",
            "hop_source_bytes", "layers_bytes", "choose_layers_batch", "chain_scratch_bytes",
            "BYTES_PER_SLOT", "BYTES_PER_HOP_SLOT", "BYTES_PER_EDGE_SLOT", "round_up",
-           "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontier_dag_words",
-           "frontiers_bytes",
+           "pair_block_bytes", "pair_blocks", "frontier_block_bytes", "frontiers_bytes",
            "choose_frontier_blocks", "frontier_graph_bytes", "single_model", "index_words"]
 
 LANES = _batched.LANES
@@ -377,21 +376,13 @@ def pair_blocks(n: int, index_bytes: int, free_bytes: int, most: int,
 
 # ---- frontiers: a source per block ---------------------------------------------------------
 
-def frontier_block_bytes(n: int, index_bytes: int, target_row: bool = False, m: int = 0) -> int:
+def frontier_block_bytes(n: int, index_bytes: int, target_row: bool = False) -> int:
     """Device bytes of one block's rows of the frontiers family: level 4, σ̂ 8, t 8, its own
-    bc 8 and the queue (the index type) per vertex, the level starts (the index type) and
-    shifts (4) per level (at most n + 2 levels), and a bit per stored edge of the graph's
-    ``m`` (its DAG edges: :func:`frontier_dag_words` words of 4 bytes); with ``target_row`` (a
-    phased run, per-slot target weights) a τ row (8 n) and the slot's cumulative shifts (4 per
-    level)."""
-    own = (n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
-           + 4 * frontier_dag_words(m))
+    bc 8 and the queue (the index type) per vertex, and the level starts (the index type) and
+    shifts (4) per level (at most n + 2 levels); with ``target_row`` (a phased run, per-slot
+    target weights) a τ row (8 n) and the slot's cumulative shifts (4 per level)."""
+    own = n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
     return own + (8 * n + 4 * (n + 2) if target_row else 0)
-
-
-def frontier_dag_words(m: int) -> int:
-    """32-bit words of a frontiers block's DAG bits for ``m`` stored edges (at least one)."""
-    return max(1, -(-m // 32))
 
 
 def frontier_graph_bytes(n: int, m: int, index_bytes: int) -> int:
@@ -407,7 +398,7 @@ def frontiers_bytes(n: int, m: int, *, blocks: int, index_bytes: int,
     rows (with ``target_rows``, a phased run's: :func:`frontier_block_bytes`)."""
     return (frontier_graph_bytes(n, m, index_bytes) + sums_bytes(n, m, edges)
             + (8 * m if edges else 0)
-            + blocks * frontier_block_bytes(n, index_bytes, target_rows, m))
+            + blocks * frontier_block_bytes(n, index_bytes, target_rows))
 
 
 def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, most: int, *,
@@ -423,5 +414,5 @@ def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, mo
         return 0
     budget = (_budget(free_bytes, memory_limit, memory_fraction)
               - frontiers_bytes(n, m, blocks=0, index_bytes=index_bytes, edges=edges) - 1024)
-    fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes, target_rows, m)
+    fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes, target_rows)
     return int(min(most, num_sources, fits))
