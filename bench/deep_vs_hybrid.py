@@ -99,7 +99,7 @@ def main() -> int:
             A = graphs.graph(name)
             n, nnz = A.shape[0], int(A.nnz)
             exact = n <= EXACT_UP_TO
-            label = name.split(".")[0]
+            label = Path(name).name.split(".")[0]
             hybrid = None
             if args.hybrid is not None:
                 file = Path(tmp) / f"{label}.graph"

@@ -54,7 +54,7 @@
 #define FRONTIER_MIN_BLOCKS 3  // blocks a multiprocessor is compiled to hold (80 registers)
 #endif
 #ifndef FRONTIER_BATCH
-#define FRONTIER_BATCH 4  // a thread reads this many edges' heads (and their levels) at once
+#define FRONTIER_BATCH 6  // a thread reads this many edges' heads (and their levels) at once
 #endif
 #ifndef FRONTIER_WARP_SPLIT
 #define FRONTIER_WARP_SPLIT 1  // vertices of more than 32 out-edges worked by a whole warp
