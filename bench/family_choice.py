@@ -11,8 +11,8 @@ graph's first call (it caches the matrix's own checks and grows the device's mem
 an exact call up to 2^17 vertices) is untimed; the families are then called in rounds, each
 round in another order (``"auto"`` was timed first after the untimed call and came out up to
 20% slower than the same family forced: family_choice-20261129T092813Z), up to three rounds
-while the fastest call took under ``--repeat-below`` seconds, and each family's fastest call is
-kept. A family forced over :data:`OUT_OF_RACE` times the fastest call is not called again (it
+while the fastest call took under ``--repeat-below`` seconds (:data:`SHORT_ROUNDS` while it
+took under :data:`SHORT_CALL`), and each family's fastest call is kept. A family forced over :data:`OUT_OF_RACE` times the fastest call is not called again (it
 cannot be the best; road-luxembourg-osm's lanes at 2.7 s once stopped the rounds after one,
 and a single call of ``"auto"`` came out 1.16x the same family forced:
 family_choice-20261129T115110Z).
@@ -62,6 +62,10 @@ WARM_EXACT_UP_TO = 2**17
 to the run's rows took road-luxembourg-osm's first exact call 0.77 s against 0.66 s); larger
 ones an untimed call of 64 sources."""
 
+SHORT_CALL, SHORT_ROUNDS = 0.5, 5
+"""Calls this short (seconds) get this many rounds: CA-CondMat's lanes took 0.116 s forced and
+0.133 s as "auto"'s choice, the fastest of three each (family_choice-20261129T121408Z)."""
+
 OUT_OF_RACE = 1.5
 """A forced family this many times slower than the fastest call sits out the later rounds."""
 
@@ -89,11 +93,13 @@ def fastest_calls(A, families: list[str], sources, repeat_below: float) -> tuple
     """The fastest seconds of each family's calls and the facts of that call, in rounds of one
     call each, every round in another order (a rotation: the family timed first in one round
     is timed last in the next), up to three rounds while the fastest call took under
-    ``repeat_below`` seconds; a forced family :data:`OUT_OF_RACE` times slower than the fastest
+    ``repeat_below`` seconds (:data:`SHORT_ROUNDS` under :data:`SHORT_CALL`); a forced family :data:`OUT_OF_RACE` times slower than the fastest
     call sits out the later rounds ("auto" never does)."""
     best, facts = {family: float("inf") for family in families}, {}
-    for turn in range(3):
+    for turn in range(SHORT_ROUNDS):
         fastest = min(best.values())
+        if turn >= 3 and fastest >= SHORT_CALL:
+            break
         racing = [family for family in families
                   if family == "auto" or best[family] <= OUT_OF_RACE * fastest]
         order = racing[turn % len(racing):] + racing[:turn % len(racing)]
