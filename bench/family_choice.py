@@ -93,8 +93,11 @@ def fastest_calls(A, families: list[str], sources, repeat_below: float) -> tuple
     """The fastest seconds of each family's calls and the facts of that call, in rounds of one
     call each, every round in another order (a rotation: the family timed first in one round
     is timed last in the next), up to three rounds while the fastest call took under
-    ``repeat_below`` seconds (:data:`SHORT_ROUNDS` under :data:`SHORT_CALL`); a forced family :data:`OUT_OF_RACE` times slower than the fastest
-    call sits out the later rounds ("auto" never does)."""
+    ``repeat_below`` seconds (:data:`SHORT_ROUNDS` under :data:`SHORT_CALL`); a forced family
+    :data:`OUT_OF_RACE` times slower than the fastest call sits out the later rounds ("auto"
+    never does) and keeps its one call's seconds, which may include compiling what only it
+    needs in the process (ego-Facebook's frontiers: CuPy's sort, 3.8 s once,
+    family_choice-20261129T122112Z)."""
     best, facts = {family: float("inf") for family in families}, {}
     for turn in range(SHORT_ROUNDS):
         fastest = min(best.values())
