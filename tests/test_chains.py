@@ -263,6 +263,53 @@ def test_find_chains():
         plan.batches(1)  # 0 and the other end of its chains, 1, take two slots
 
 
+def _walked_chains(graph: Graph) -> list[tuple[int, int, tuple]]:
+    """The chains found by walking them one vertex at a time (find_chains' first form, the
+    oracle of its array passes): from each end pair (a, x), a of another degree beside a
+    degree-2 x, in (a, x) order, unless x was walked already."""
+    ptr, idx = graph.pattern.indptr, graph.pattern.indices
+    degree = np.diff(ptr)
+    pairs = sorted((int(a), int(x)) for x in np.flatnonzero(degree == 2)
+                   for a in idx[ptr[x]:ptr[x + 1]] if degree[a] != 2)
+    seen, chains = set(), []
+    for a, x in pairs:
+        if x in seen:
+            continue
+        prev, walk = a, []
+        while degree[x] == 2 and x not in seen:
+            seen.add(x)
+            walk.append(x)
+            y, z = (int(w) for w in idx[ptr[x]:ptr[x + 1]])
+            prev, x = x, (z if y == prev else y)
+        chains.append((a, x, tuple(walk)))
+    return chains
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_find_chains_walks_each_chain_from_its_first_end(seed):
+    """Every chain, its ends and its vertices from a to b, in the order of the chains' first
+    end pairs, as the walk finds them: random chain graphs, cycles without ends, lone
+    vertices, paths, grids."""
+    rng = np.random.default_rng(seed)
+    G = random_chain_graph(seed)
+    if seed % 4 == 1:
+        G = nx.disjoint_union_all([G, nx.cycle_graph(int(rng.integers(3, 9))),
+                                   nx.path_graph(int(rng.integers(1, 7))), nx.empty_graph(2)])
+    elif seed % 4 == 2:
+        G = shuffled(nx.grid_2d_graph(int(rng.integers(1, 5)), int(rng.integers(2, 6))), seed)
+    elif seed % 4 == 3:
+        G = shuffled(_subdivided(nx.cycle_graph(int(rng.integers(3, 8))), 0.5, 4, seed), seed)
+    G = nx.convert_node_labels_to_integers(G)
+    A = nx.to_scipy_sparse_array(G, nodelist=range(G.number_of_nodes()), format="csr")
+    graph = Graph(pattern=sp.csr_array(A, dtype=np.float64), directed=False)
+    chains = find_chains(graph)
+    got = [(int(a), int(b), tuple(chains.inner[lo:hi].tolist()))
+           for a, b, lo, hi in zip(chains.first, chains.last, chains.offsets[:-1],
+                                   chains.offsets[1:])]
+    assert got == _walked_chains(graph)
+    assert chains.inner.dtype == chains.first.dtype == chains.last.dtype == np.int64
+
+
 def test_bad_knob_is_refused():
     G = GRAPHS["subdivided_k5"]()
     with turbobc.tuning(fold_chains="yes"), pytest.raises(ValueError, match="fold_chains"):

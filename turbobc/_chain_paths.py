@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from turbobc._graph import Graph
 
@@ -56,40 +57,64 @@ class Chains:
 
 
 def find_chains(graph: Graph) -> Chains:
-    """The chains of an undirected graph: every path x_1 .. x_k of degree-2 vertices whose
-    outer neighbours a and b have another degree. The vertices of a component that is a
-    cycle belong to no chain (it has no end). Python steps only along the chains."""
-    pattern = graph.pattern
-    degree = np.diff(pattern.indptr)
-    inner = np.flatnonzero(degree == 2)
-    # each chain starts at an end a beside an inner vertex x: (a, x) for x of degree 2 with a
-    # neighbour a of another degree
-    ends = np.concatenate([pattern.indices[pattern.indptr[inner]],
-                           pattern.indices[pattern.indptr[inner] + 1]])
+    """The chains of an undirected graph (no self loops: the canonical pattern): every path
+    x_1 .. x_k of degree-2 vertices whose outer neighbours a and b have another degree. The
+    vertices of a component that is a cycle belong to no chain (it has no end).
+
+    A chain is walked from the end pair (a, x_1) that comes first in (end, inner vertex)
+    order, and the chains are listed in the order of those pairs. Array passes only: the
+    chains are the components of the graph the degree-2 vertices induce that have an end
+    (scipy.sparse.csgraph), and a breadth-first search from a root joined to every chain's
+    x_1 ranks each chain's vertices from a to b (road-luxembourg-osm: 15,143 chains in
+    0.02 s, where a Python walk along them took 0.24 s on 2 cores)."""
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    pattern, n = graph.pattern, graph.n
+    ptr, idx = pattern.indptr, pattern.indices
+    degree = np.diff(ptr)
+    is_inner = degree == 2
+    inner = np.flatnonzero(is_inner)
+    # the two neighbours of each degree-2 vertex
+    left = idx[ptr[inner]].astype(np.int64)
+    right = idx[ptr[inner] + 1].astype(np.int64)
+    # end pairs (a, x): a neighbour a of another degree beside a degree-2 vertex x, in order
+    ends = np.concatenate([left, right])
     beside = np.concatenate([inner, inner])
-    starts = degree[ends] != 2
-    order = np.lexsort((beside[starts], ends[starts]))
-    ptr, idx, deg = pattern.indptr, pattern.indices, degree
-    seen = bytearray(graph.n)
-    first, last, lengths, walked = [], [], [], []
-    for a, x in zip(ends[starts][order].tolist(), beside[starts][order].tolist()):
-        if seen[x]:
-            continue  # the chain was walked from its other end
-        prev, walk = a, []
-        while deg[x] == 2 and not seen[x]:
-            seen[x] = 1
-            walk.append(x)
-            y, z = int(idx[ptr[x]]), int(idx[ptr[x] + 1])
-            prev, x = x, (z if y == prev else y)
-        first.append(a)
-        last.append(x)
-        lengths.append(len(walk))
-        walked.extend(walk)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    outer = ~is_inner[ends]
+    ends, beside = ends[outer], beside[outer]
+    order = np.lexsort((beside, ends))
+    ends, beside = ends[order], beside[order]
+    # the graph the degree-2 vertices induce, and a root (vertex n) joined to each chain's x_1
+    linked = np.concatenate([is_inner[left], is_inner[right]])
+    tails = np.concatenate([inner, inner])[linked]
+    heads = np.concatenate([left, right])[linked]
+    induced = sp.csr_array((np.ones(tails.size, dtype=np.int8), (tails, heads)),
+                           shape=(n + 1, n + 1))
+    _, component = connected_components(induced, directed=False)
+    # a chain's start: its first end pair in that order (its other end pair comes later)
+    _, first_pair = np.unique(component[beside], return_index=True)
+    first_pair.sort()
+    first, x1 = ends[first_pair], beside[first_pair]
+    chain_of_component = np.full(n + 1, -1, dtype=np.int64)
+    chain_of_component[component[x1]] = np.arange(x1.size)
+    root = np.full(x1.size, n)
+    rooted = sp.csr_array((np.ones(tails.size + 2 * x1.size, dtype=np.int8),
+                           (np.concatenate([tails, root, x1]), np.concatenate([heads, x1, root]))),
+                          shape=(n + 1, n + 1))
+    walk = breadth_first_order(rooted, n, directed=True, return_predecessors=False)[1:]
+    # the chains' vertices in chain order, each chain's from a to b (search order along it)
+    chain = chain_of_component[component[walk]]
+    walk = walk[np.argsort(chain, kind="stable")].astype(np.int64)
+    lengths = np.bincount(chain, minlength=x1.size)
+    offsets = np.zeros(x1.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return Chains(first=np.asarray(first, dtype=np.int64),
-                  last=np.asarray(last, dtype=np.int64), offsets=offsets,
-                  inner=np.asarray(walked, dtype=np.int64))
+    # b: the neighbour of x_k of another degree (with k = 1, the one that is not a)
+    xk = walk[offsets[1:] - 1]
+    at = np.searchsorted(inner, xk)
+    left_k, right_k = left[at], right[at]
+    last = np.where(is_inner[left_k] | ((lengths == 1) & (left_k == first)), right_k, left_k)
+    return Chains(first=first.astype(np.int64), last=last.astype(np.int64), offsets=offsets,
+                  inner=walk)
 
 
 @dataclass
