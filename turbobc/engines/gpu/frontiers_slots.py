@@ -35,7 +35,9 @@ from turbobc.engines.protocol import SlotCounts, SlotWeightsDeclined
 __all__ = ["SLOT_SPARE", "SLOT_WAVES", "FrontierCounts", "sweep_slots"]
 
 SLOT_WAVES = 4
-"""A batch of a phased run holds up to this many times the blocks that can be resident."""
+"""A batch of a phased run holds up to this many times the blocks that can be resident. 8, 16
+and 48 were slower on road-luxembourg-osm and NA-road, faster only on usroads (one H200,
+docs/deep-graphs.md, "The frontiers family on folded graphs")."""
 
 SLOT_SPARE = 64
 """Slots a phased run's batch may hold beyond its sources: helpers, the other ends of the
