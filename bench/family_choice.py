@@ -12,10 +12,10 @@ an exact call up to 2^17 vertices) is untimed; the families are then called in r
 round in another order (``"auto"`` was timed first after the untimed call and came out up to
 20% slower than the same family forced: family_choice-20261129T092813Z), up to three rounds
 while the fastest call took under ``--repeat-below`` seconds (:data:`SHORT_ROUNDS` while it
-took under :data:`SHORT_CALL`), and each family's fastest call is kept. A family forced over :data:`OUT_OF_RACE` times the fastest call is not called again (it
-cannot be the best; road-luxembourg-osm's lanes at 2.7 s once stopped the rounds after one,
-and a single call of ``"auto"`` came out 1.16x the same family forced:
-family_choice-20261129T115110Z).
+took under :data:`SHORT_CALL`), and each family's fastest call is kept. A family forced over
+:data:`OUT_OF_RACE` times the fastest call is not called again (it cannot be the best;
+road-luxembourg-osm's lanes at 2.7 s once stopped the rounds after one, and a single call of
+``"auto"`` came out 1.16x the same family forced: family_choice-20261129T115110Z).
 
 The record has a row per graph: graph, device, n, nnz, sources, exact, auto_family,
 auto_seconds, best_family, best_forced_seconds, seconds_by_family, auto_over_best (at most

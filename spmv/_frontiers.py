@@ -43,12 +43,11 @@ def sweep_frontiers(graph: dict, work: dict, *, blocks: int, sources, tau, omega
     blocks taking them from the counter ``work["next"]`` (zeroed by the caller); or with
     ``phase`` FORWARD or BACKWARD, block b sweeps ``sources[b]`` one way (``blocks`` is then
     ``sources.size``) with ``tau + b tau_stride`` its target weights. ``graph``: ptr, idx
-    (device CSR of one index type) and n; ``work``: the FrontierWork arrays (``depth`` only
-    for a phased run)."""
+    (device CSR of one index type) and n; ``work``: every FrontierWork array by name
+    (``depth`` written and read by a phased run only, ``profile`` None but in a
+    FRONTIER_PROFILE build)."""
     kernel = kernel_for(graph["ptr"].dtype, defines)
     small = math.ldexp(1.0, _ctl.OVERFLOW_EXP) / max(1, max_in_degree)
-    work = dict(work)
-    work.setdefault("depth", None)
     kernel((blocks,), (FRONTIER_THREADS,),
            (record(FRONTIER_GRAPH, **graph, small_count=small), record(FRONTIER_WORK, **work),
             record(FRONTIER_RUN, sources=sources, nsrc=int(sources.size), tau=tau,

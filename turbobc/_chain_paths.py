@@ -66,7 +66,7 @@ def find_chains(graph: Graph) -> Chains:
     chains are the components of the graph the degree-2 vertices induce that have an end
     (scipy.sparse.csgraph), and a breadth-first search from a root joined to every chain's
     x_1 ranks each chain's vertices from a to b (road-luxembourg-osm: 15,143 chains in
-    0.02 s, where a Python walk along them took 0.24 s on 2 cores)."""
+    0.07 s, where a Python walk along them took 0.25 s on 2 cores)."""
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
     pattern, n = graph.pattern, graph.n
@@ -113,8 +113,7 @@ def find_chains(graph: Graph) -> Chains:
     at = np.searchsorted(inner, xk)
     left_k, right_k = left[at], right[at]
     last = np.where(is_inner[left_k] | ((lengths == 1) & (left_k == first)), right_k, left_k)
-    return Chains(first=first.astype(np.int64), last=last.astype(np.int64), offsets=offsets,
-                  inner=walk)
+    return Chains(first=first, last=last, offsets=offsets, inner=walk)
 
 
 @dataclass
