@@ -18,8 +18,11 @@ time, unperturbed), then by the profiling build, from which the record keeps:
   latency-bound (time per source stays, rate falls with the blocks) from bandwidth-bound
   (time per source falls as blocks leave).
 
+``--variant BATCH=4,MIN_BLOCKS=3`` profiles a compile-time variant of the kernel (its
+FRONTIER_* macros, in every run above).
+
 Usage: python bench/frontier_profile.py [--graphs delaunay_n16.mtx.gz road1000 del20] [-k 2048]
-       [--blocks-per-sm 1 2] [--out DIR]
+       [--blocks-per-sm 1 2] [--variant BATCH=4] [--out DIR]
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ def _levels(rows: list, clock_hz: float) -> dict:
 
 
 def profile_graph(name: str, A, k: int, blocks_per_sm: list[int], peak: float | None,
-                  clock_hz: float) -> dict:
+                  clock_hz: float, macros: dict | None = None) -> dict:
     import cupy
 
     import turbobc
@@ -81,8 +84,10 @@ def profile_graph(name: str, A, k: int, blocks_per_sm: list[int], peak: float | 
 
     n, m = A.shape[0], A.nnz
     sources = np.sort(np.random.default_rng(0).choice(n, min(k, n), replace=False))
-    row = {"graph": LABELS.get(name, name), "n": n, "nnz": m, "sources": int(sources.size)}
-    with turbobc.tuning(gpu_family="frontiers"):
+    macros = dict(macros or {})
+    row = {"graph": LABELS.get(name, name), "n": n, "nnz": m, "sources": int(sources.size),
+           "variant": macros}
+    with turbobc.tuning(gpu_family="frontiers", frontier_kernel=macros or None):
         run_bc(A, engine="gpu", sources=sources[:64])  # compile, relabel
         cupy.cuda.Device().synchronize()
         facts = run_bc(A, engine="gpu", sources=sources).facts
@@ -90,7 +95,7 @@ def profile_graph(name: str, A, k: int, blocks_per_sm: list[int], peak: float | 
     row.update(blocks=facts.get("blocks"), sweep_seconds=sweep,
                seconds_per_source=sweep / sources.size,
                estimate_all_sources_seconds=sweep * n / sources.size)
-    with turbobc.tuning(gpu_family="frontiers", frontier_kernel={"PROFILE": 1}):
+    with turbobc.tuning(gpu_family="frontiers", frontier_kernel={**macros, "PROFILE": 1}):
         profiled = run_bc(A, engine="gpu", sources=sources).facts
     levels = profiled["level_profile"]
     forward, backward = levels["forward"], levels["backward"]
@@ -113,7 +118,8 @@ def profile_graph(name: str, A, k: int, blocks_per_sm: list[int], peak: float | 
                      "per_block_source_seconds": sweep * facts.get("blocks", 1) / sources.size}
     row["fewer_blocks"] = []
     for bps in blocks_per_sm:
-        with turbobc.tuning(gpu_family="frontiers", frontier_blocks_per_sm=bps):
+        with turbobc.tuning(gpu_family="frontiers", frontier_blocks_per_sm=bps,
+                            frontier_kernel=macros or None):
             run_bc(A, engine="gpu", sources=sources[:64])
             cupy.cuda.Device().synchronize()
             less = run_bc(A, engine="gpu", sources=sources).facts
@@ -146,8 +152,10 @@ def main() -> int:
     parser.add_argument("--graphs", nargs="+", default=list(GRAPHS))
     parser.add_argument("-k", type=int, default=2048)
     parser.add_argument("--blocks-per-sm", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--variant", default="", help="FRONTIER_* macros: BATCH=4,MIN_BLOCKS=3")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
+    macros = dict(item.split("=") for item in args.variant.split(",") if item)
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     clock_hz = props["clockRate"] * 1e3
@@ -157,7 +165,8 @@ def main() -> int:
         began = time.perf_counter()
         A = cached_graph(graph)
         print(f"{graph}: loaded in {time.perf_counter() - began:.1f} s", flush=True)
-        rows.append(profile_graph(graph, A, args.k, args.blocks_per_sm, peak, clock_hz))
+        rows.append(profile_graph(graph, A, args.k, args.blocks_per_sm, peak, clock_hz,
+                                  macros))
         path = write_record("frontier_profile", {
             "device": name, "sm_clock_hz": clock_hz, "k": args.k,
             "sectors_per_edge": SECTORS_PER_EDGE, "rows": rows}, results=args.out, path=path)

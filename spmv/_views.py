@@ -66,8 +66,7 @@ FRONTIER_LAYOUT = _struct(("level", _P), ("sigma", _P), ("exponent", _P), ("rank
 FRONTIER_GRAPH = _struct(("ptr", _P), ("idx", _P), ("n", _N), ("small_count", _F))
 FRONTIER_WORK = _struct(("level", _P), ("sigma", _P), ("t", _P), ("order", _P), ("start", _P),
                         ("shifts", _P), ("bc", _P), ("next", _P), ("wide", _P),
-                        ("wide_count", _P), ("profile", _P), ("depth", _P),
-                        ("queued", _P))
+                        ("wide_count", _P), ("profile", _P), ("depth", _P))
 FRONTIER_RUN = _struct(("sources", _P), ("nsrc", _N), ("tau", _P), ("tau_stride", _N),
                        ("omega", _P), ("edge", _P), ("endpoints", _I), ("phase", _I))
 

@@ -61,97 +61,6 @@ def test_blocks_and_launches_equal_the_cpu_engine(directed, blocks):
         assert facts["launches"] == -(-graph.n // (16 * blocks))
 
 
-GROUPS = pytest.mark.parametrize("variant", [
-    {"GROUP": 2, "BATCH": 2}, {"GROUP": 3, "BATCH": 2}, {"GROUP": 4, "BATCH": 2, "MIN_BLOCKS": 2},
-    {"GROUP": 8, "BATCH": 1, "MIN_BLOCKS": 2}], ids=["group2", "group3", "group4", "group8"])
-"""Blocks that sweep several sources together (``FRONTIER_GROUP``, their rows interleaved):
-2 and 4 read a vertex's levels in one load, 3 one by one, 8 in two."""
-
-
-@gpu
-@DIRECTED
-@GROUPS
-@pytest.mark.parametrize("blocks", [1, None])
-@pytest.mark.parametrize("every", [1, 3])
-def test_groups_of_sources_equal_the_cpu_engine(directed, variant, blocks, every):
-    """A block's group of sources (every source, or every third: groups of far-apart
-    sources, the last one short) with τ, ω, endpoints and edge sums, on components of very
-    different depths with a hub (a warp's vertex); progress counts every source once."""
-    from turbobc.engines.gpu.frontiers import FrontiersFamily
-
-    graph = mixed_depths_graph(directed)
-    rng = np.random.default_rng(5)
-    tau = rng.integers(0, 3, graph.n).astype(np.float64)
-    omega = rng.uniform(0.5, 2.0, graph.n)
-    sources = np.arange(0, graph.n, every)
-    want = cpu_sums(graph, sources, endpoints=True, target_weight=tau, source_weight=omega)
-    edge, facts, bar = np.zeros(graph.nnz), {}, Counter()
-    with turbobc.tuning(frontier_kernel=variant):
-        got = family_run(FrontiersFamily, graph, sources, endpoints=True, target_weight=tau,
-                         source_weight=omega, edge_raw=edge, facts=facts, progress=bar,
-                         blocks=blocks)
-    np.testing.assert_allclose(got, want.vertex, rtol=1e-12, atol=1e-10)
-    np.testing.assert_allclose(edge, want.edge, rtol=1e-12, atol=1e-10)
-    assert bar.n == sources.size and facts["group"] == variant["GROUP"]
-    if blocks is not None:
-        assert facts["launches"] == -(-sources.size // (16 * variant["GROUP"] * blocks))
-
-
-@gpu
-@GROUPS
-def test_groups_scale_their_counts_and_hand_wide_sources_on(variant):
-    """Counts past float64 scaled per source and level in a group (a 600 x 600 grid from a
-    corner and beside it, 1e358 paths), and a group one of whose sources spreads wider than
-    per-level scaling holds (tests above: the chain of diamonds): the whole group goes to
-    the exponent sweep; both equal the CPU engine."""
-    from turbobc.engines.gpu.frontiers import FrontiersFamily
-
-    grid = make_graph(nx.to_scipy_sparse_array(nx.grid_2d_graph(600, 600)), directed=False)
-    sources = np.array([0, 1, 600, 300, 301])
-    facts = {}
-    with turbobc.tuning(frontier_kernel=variant):
-        got = family_run(FrontiersFamily, grid, sources, facts=facts, endpoints=True)
-    want = cpu_sums(grid, sources, endpoints=True).vertex
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
-    assert facts["wide_sources"] == 0
-    G = nx.Graph()
-    joint, nxt = 0, 1
-    for _ in range(1800):
-        G.add_edges_from([(joint, nxt), (joint, nxt + 1), (nxt, nxt + 2), (nxt + 1, nxt + 2)])
-        joint, nxt = nxt + 2, nxt + 3
-    end = 0
-    for _ in range(3600):
-        G.add_edge(end, nxt)
-        end, nxt = nxt, nxt + 1
-    G.add_edges_from([(joint, nxt), (end, nxt)])
-    chain = make_graph(nx.to_scipy_sparse_array(G, nodelist=sorted(G)), directed=False)
-    sources = np.array([0, 1, 2, 5, 9000])
-    facts = {}
-    with turbobc.tuning(frontier_kernel=variant):
-        got = family_run(FrontiersFamily, chain, sources, facts=facts)
-    assert facts["wide_sources"] >= 1
-    np.testing.assert_allclose(got, cpu_sums(chain, sources).vertex, rtol=1e-9, atol=1e-9)
-
-
-@gpu
-def test_group_rows_are_kept_clean():
-    """After a grouped run every block's rows are clear again: levels -1, σ̂ 0 and the steps
-    the vertices were queued at -1."""
-    from turbobc.engines.gpu.frontiers import FrontiersFamily
-    from turbobc.engines.gpu.resident import DeviceResident
-
-    graph = mixed_depths_graph(False)
-    with turbobc.tuning(frontier_kernel={"GROUP": 4, "BATCH": 2, "MIN_BLOCKS": 2}):
-        with DeviceResident(graph) as resident:
-            got = family_run(FrontiersFamily, resident, np.arange(graph.n))
-            rows = resident.workspace("frontiers").rows
-            assert rows.group == 4
-            assert bool((rows.level == -1).all()) and not rows.sigma.any()
-            assert bool((rows.queued == -1).all())
-    np.testing.assert_allclose(got, cpu_sums(graph, np.arange(graph.n)).vertex, rtol=1e-12,
-                               atol=1e-10)
-
-
 @gpu
 def test_rows_are_kept_clean_and_reused():
     """A second run on one resident object reuses the rows (the first left them cleared: level
@@ -282,10 +191,6 @@ def test_choose_frontier_blocks_fits(n, m, free):
 def test_frontier_block_bytes_counts_every_row():
     n = 1000
     assert frontier_block_bytes(n, 4) == n * (4 + 8 + 8 + 8 + 4) + (n + 2) * (4 + 4)
-    # a block of 4 sources: level, σ̂, t and the queue per source, bc and the queued step
-    # per vertex, each source's shifts
-    assert frontier_block_bytes(n, 4, group=4) == (
-        n * (4 * (4 + 8 + 8 + 4) + 8 + 4) + (n + 2) * (4 + 4 * 4))
     # a phased run's slot: its τ row and its cumulative shifts too
     assert frontier_block_bytes(n, 4, True) == frontier_block_bytes(n, 4) + 8 * n + 4 * (n + 2)
     assert frontiers_bytes(n, 50, blocks=3, index_bytes=4, target_rows=True) == (

@@ -450,9 +450,12 @@ class ChainFolding:
                     counts.add_target_entries(lanes[keep], ends[keep], around[keep])
 
         def finish() -> None:
-            self._credit_outside(chains, hist_off, mass, tie_mass)
-            if direct.any():
-                self._credit_direct(chains[direct])
+            # chains of like lengths together: the tables are (chains, longest + 2)
+            for part in _by_length(L):
+                self._credit_outside(chains[part], hist_off[part], mass, tie_mass)
+            inside = np.flatnonzero(direct)
+            for part in _by_length(L[inside]):
+                self._credit_direct(chains[inside[part]])
 
         return finish
 
@@ -514,8 +517,9 @@ class ChainFolding:
         edge[entry_positions(pattern, head, tail)] = self._edge_backward[at]
         return edge
 
-    def _credit_outside(self, chains, hist_off, mass, tie_mass) -> None:
-        """Credits of the folded sources' paths to targets outside their chain. A target of
+    def _credit_outside(self, chains, class_start, mass, tie_mass) -> None:
+        """Credits of the folded sources' paths to targets outside their chain (``mass`` and
+        ``tie_mass`` of chain c's class h at ``class_start[c] + h``). A target of
         class h is reached by x_i through a when i ≤ m(h) = ⌈h/2⌉ − 1 (its paths cover the
         positions 0 .. i − 1), through b when i ≥ s(h) = ⌊h/2⌋ + 1 (positions i + 1 .. L),
         and by x_{h/2} through both (even h; split by the tie shares). So position j gets
@@ -529,7 +533,7 @@ class ChainFolding:
         C, width = chains.size, int(L.max()) + 2
         h = np.arange(2 * width - 1)[None, :]
         valid = h <= 2 * L[:, None]
-        flat_h = np.where(valid, h + hist_off[:-1][:, None], 0)
+        flat_h = np.where(valid, h + class_start[:, None], 0)
         H = np.where(valid, mass[flat_h], 0.0)
         T = np.where(valid, tie_mass[flat_h], 0.0)
         rows = np.broadcast_to(np.arange(C)[:, None], H.shape)
@@ -661,6 +665,19 @@ class ChainFolding:
         # toward b: the inner paths of the sources before their targets, the ways round of
         # the sources after theirs; toward a the others
         self._add_edge_credit(chains, runs(ahead), runs(~ahead))
+
+
+def _by_length(L: np.ndarray) -> list[np.ndarray]:
+    """Positions of ``L`` (chain lengths, at least 1) grouped by ⌊log2 L⌋, so that a group's
+    (chains, longest + 2) tables are at most about twice their chains' own positions: on
+    road-luxembourg-osm (15,143 chains, 7.5 edges long on average, 170 at most) one table
+    for all was 20 times too wide."""
+    if L.size == 0:
+        return []
+    key = np.log2(L).astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    cuts = np.flatnonzero(np.diff(key[order])) + 1
+    return np.split(order, cuts)
 
 
 def _shifted(table: np.ndarray) -> np.ndarray:

@@ -214,8 +214,7 @@ struct FrontierGraph {
 };
 
 template <typename I>
-struct FrontierWork {      // rows of B blocks: G n entries each (start: n + 2; shifts:
-                           // G (n + 2); bc: n), G = FRONTIER_GROUP
+struct FrontierWork {      // rows of B blocks: n entries each (start and shifts: n + 2)
     int* level;            // -1 between sources
     double* sigma;         // 0 between sources
     double* t;             // 0 between sources
@@ -230,8 +229,6 @@ struct FrontierWork {      // rows of B blocks: G n entries each (start: n + 2; 
                                      // level (frontiers.cu); null otherwise
     int* depth;                      // per block, the forward launch of a phased run: the
                                      // depth of its source; null in a whole run
-    int* queued;                     // FRONTIER_GROUP > 1: per block, n entries, the last
-                                     // step a vertex was queued at (-1 between groups)
 };
 
 struct FrontierRun {

@@ -93,15 +93,14 @@ class FrontiersFamily(Family):
         if self.blocks is not None:
             return max(1, min(int(self.blocks), num_sources))
         knobs = current_tuning()
+        most = _frontiers.most_blocks(index_dtype, knobs.frontier_blocks_per_sm,
+                                      _variant(knobs))
         phased = self.problem.slot_weights is not None
-        variant = _variant(knobs, phased)
-        most = _frontiers.most_blocks(index_dtype, knobs.frontier_blocks_per_sm, variant)
-        group = _group(variant)
-        return choose_frontier_blocks(graph.n, graph.nnz, -(-num_sources // group), free,
+        return choose_frontier_blocks(graph.n, graph.nnz, num_sources, free,
                                       most * (SLOT_WAVES if phased else 1),
                                       index_bytes=np.dtype(index_dtype).itemsize,
                                       edges=self.problem.edges, memory_limit=memory_limit,
-                                      target_rows=phased, group=group)
+                                      target_rows=phased)
 
     def plan(self, resident, num_sources: int) -> Plan:
         """The blocks (sources in flight) of a run of ``num_sources`` now."""
@@ -109,15 +108,14 @@ class FrontiersFamily(Family):
         index_dtype = np.dtype(self.index_dtype or index_dtype_for(graph.n, graph.nnz))
         blocks = max(1, self._blocks(graph, num_sources, device_free_bytes(), index_dtype,
                                      self.problem.memory_limit))
-        phased = self.problem.slot_weights is not None
-        group = _group(_variant(current_tuning(), phased))
-        return Plan(self.name, batch=blocks * group,
+        return Plan(self.name, batch=blocks,
                     model_bytes=frontiers_bytes(graph.n, graph.nnz, blocks=blocks,
                                                 index_bytes=index_dtype.itemsize,
                                                 edges=self.problem.edges,
-                                                target_rows=phased, group=group),
+                                                target_rows=self.problem.slot_weights
+                                                is not None),
                     shape={"blocks": blocks, "threads": _frontiers.FRONTIER_THREADS,
-                           "index_dtype": str(index_dtype), "group": group})
+                           "index_dtype": str(index_dtype)})
 
     def sweep(self, resident, sources, progress=None):
         """Raw sums of ``sources`` and the run's facts, as
@@ -214,22 +212,20 @@ class FrontiersFamily(Family):
         blocks = self._blocks(graph, wanted, free, index_dtype, limit)
         if blocks < 1:
             raise DeviceFull("not even one block's rows fit beside the graph")
-        variant = _variant(current_tuning(), plan is not None)
-        group = _group(variant)
-        rows = allocated(lambda: labels.rows_for(n, blocks, group))
+        rows = allocated(lambda: labels.rows_for(n, blocks))
         rows.bc.fill(0)
         # the edge sums in the relabeled pattern's order
         edge_new = allocated(lambda: cupy.zeros(m, dtype=np.float64)) if edges else None
         if plan is not None:
             return self._run_slots(resident, labels, rows, blocks, sources, bc, edge, edge_new,
                                    edge_raw, progress, facts, relabeled, order_seconds)
-        chunk = blocks * SOURCES_PER_BLOCK * group
-        # the sources in the new ids, ascending: blocks that run at once start close together,
-        # and a block's group of sources are neighbours in the locality order
+        chunk = blocks * SOURCES_PER_BLOCK
+        # the sources in the new ids, ascending: blocks that run at once start close together
         dev_sources = cupy.asarray(np.sort(labels.rank[sources]))
         tau, omega = (None if w is None else w[labels.perm_dev] for w in weights)
         wide_sources: list = []
         max_in_degree = int(graph.in_degree.max()) if n else 0
+        variant = _variant(current_tuning())
         # FRONTIER_PROFILE builds: block 0 of the first launch records its first source
         profile = (allocated(lambda: cupy.zeros(6 * (n + 2) + 3, dtype=cupy.int64))
                    if dict(variant).get("PROFILE") else None)
@@ -242,8 +238,7 @@ class FrontiersFamily(Family):
             _frontiers.sweep_frontiers(
                 {"ptr": ptr, "idx": idx, "n": n},
                 rows.work(profile if launches == 0 else None),
-                blocks=min(blocks, -(-int(part.size) // group)), sources=part, tau=tau,
-                omega=omega,
+                blocks=min(blocks, int(part.size)), sources=part, tau=tau, omega=omega,
                 edge=edge_new, endpoints=self.problem.endpoints, max_in_degree=max_in_degree,
                 defines=variant)
             launches += 1
@@ -267,7 +262,7 @@ class FrontiersFamily(Family):
             edge_raw += edge.get()
         facts.update(_run_facts(resident, labels, blocks=blocks, edges=edges, phased=False,
                                 sweep_seconds=sweep_seconds, order_seconds=order_seconds,
-                                relabeled=relabeled, group=group),
+                                relabeled=relabeled),
                      launches=launches, wide_sources=len(wide_sources))
         if profile is not None:
             facts["level_profile"] = _level_profile(profile.get(), n, labels.perm)
@@ -285,8 +280,7 @@ class FrontiersFamily(Family):
             shown = sweep_slots(labels, rows, plan, sources, capacity=capacity, n=n,
                                 target_weight=problem.target_weight, edge=edge_new,
                                 max_in_degree=int(graph.in_degree.max()) if n else 0,
-                                defines=_variant(current_tuning(), phased=True),
-                                progress=progress,
+                                defines=_variant(current_tuning()), progress=progress,
                                 mark=resident.mark)
         except BaseException:
             labels.rows = None  # a batch swept forward only leaves its rows set
@@ -313,23 +307,20 @@ def _back_in_graph_ids(rows, labels, bc, edge, edge_new) -> None:
 
 
 def _run_facts(resident, labels, *, blocks: int, edges: bool, phased: bool,
-               sweep_seconds: float, order_seconds: float, relabeled: bool,
-               group: int = 1) -> dict:
+               sweep_seconds: float, order_seconds: float, relabeled: bool) -> dict:
     """The facts a whole or a phased run share: the family and kernel, the blocks, the order
     and its seconds, the seconds of the sweeps, the index type, the pool's peak and the
     memory model, and whether the run found the graph on the device (``relabeled``: this run
-    built the relabeled graph, its order's seconds counted as upload); ``group``: the sources
-    a block sweeps together (``FRONTIER_GROUP``)."""
+    built the relabeled graph, its order's seconds counted as upload)."""
     graph, index_dtype = resident.graph, labels.index_dtype
     run = resident.run_facts()
-    return dict(family="frontiers", kernel="bcf_sweep", blocks=blocks, batch=blocks * group,
-                group=group,
+    return dict(family="frontiers", kernel="bcf_sweep", blocks=blocks, batch=blocks,
                 order=labels.order, order_seconds=order_seconds, sweep_seconds=sweep_seconds,
                 index_dtype=str(index_dtype), edge_sums=edges,
                 peak_pool_bytes=resident.peak - resident.baseline,
                 model_bytes=frontiers_bytes(graph.n, graph.nnz, blocks=blocks,
                                             index_bytes=index_dtype.itemsize, edges=edges,
-                                            target_rows=phased, group=group),
+                                            target_rows=phased),
                 resident_reused=run["resident_reused"] and not relabeled,
                 upload_seconds=run["upload_seconds"] + (order_seconds if relabeled else 0.0))
 
@@ -350,40 +341,30 @@ def _level_profile(profile: np.ndarray, n: int, perm: np.ndarray) -> dict:
             "forward": forward.tolist(), "backward": backward.tolist()}
 
 
-def _variant(knobs, phased: bool = False) -> tuple:
+def _variant(knobs) -> tuple:
     """The kernel's compile-time variant: ``Tuning.frontier_kernel`` as sorted (name, value)
-    pairs of frontiers.cu's FRONTIER_* macros (empty: the file's defaults); a phased run's
-    without ``GROUP`` (its τ rows are a block's, one slot each)."""
-    return tuple(sorted((name, value) for name, value in (knobs.frontier_kernel or {}).items()
-                        if not (phased and name == "GROUP")))
-
-
-def _group(variant: tuple) -> int:
-    """The sources a block sweeps together in ``variant`` (``FRONTIER_GROUP``, default 1)."""
-    return int(dict(variant).get("GROUP", 1))
+    pairs of frontiers.cu's FRONTIER_* macros (empty: the file's defaults)."""
+    return tuple(sorted((knobs.frontier_kernel or {}).items()))
 
 
 class _Rows:
-    """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork),
-    for blocks of ``group`` sources each (their rows interleaved: source j of vertex v at
-    group v + j): level -1 and σ̂ 0 between groups (each group clears what it touched), and
-    with groups the step each vertex was last queued at, -1; t is written before it is
-    read."""
+    """Every block's rows of the frontiers family (spmv/kernels/frontiers.cu, FrontierWork):
+    level -1 and σ̂ 0 between sources (each source clears what it touched); t is written
+    before it is read."""
 
-    def __init__(self, n: int, blocks: int, index_dtype, group: int = 1):
+    def __init__(self, n: int, blocks: int, index_dtype):
         import cupy
 
-        self.blocks, self.index_dtype, self.group = blocks, np.dtype(index_dtype), group
-        self.level = all_bits_set(blocks * group * n, cupy.int32)  # -1
-        self.sigma = cupy.zeros(blocks * group * n, dtype=cupy.float64)
-        self.t = cupy.zeros(blocks * group * n, dtype=cupy.float64)
-        self.order = cupy.empty(blocks * group * n, dtype=index_dtype)
+        self.blocks, self.index_dtype = blocks, np.dtype(index_dtype)
+        self.level = all_bits_set(blocks * n, cupy.int32)  # -1
+        self.sigma = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.t = cupy.zeros(blocks * n, dtype=cupy.float64)
+        self.order = cupy.empty(blocks * n, dtype=index_dtype)
         self.start = cupy.empty(blocks * (n + 2), dtype=index_dtype)
-        self.shifts = cupy.empty(blocks * group * (n + 2), dtype=cupy.int32)
-        self.queued = all_bits_set(blocks * n, cupy.int32) if group > 1 else None
+        self.shifts = cupy.empty(blocks * (n + 2), dtype=cupy.int32)
         self.bc = cupy.zeros(blocks * n, dtype=cupy.float64)
         self.next = cupy.zeros(1, dtype=cupy.uint64)
-        self.wide = cupy.empty(blocks * SOURCES_PER_BLOCK * group, dtype=cupy.int64)
+        self.wide = cupy.empty(blocks * SOURCES_PER_BLOCK, dtype=cupy.int64)
         self.wide_count = cupy.zeros(1, dtype=cupy.uint64)
         self.depth = cupy.zeros(blocks, dtype=cupy.int32)  # a phased run's forward depths
         self.tau = None  # a phased run's τ rows, made by frontiers_slots.py when first needed
@@ -393,7 +374,7 @@ class _Rows:
         return {"level": self.level, "sigma": self.sigma, "t": self.t, "order": self.order,
                 "start": self.start, "shifts": self.shifts, "bc": self.bc, "next": self.next,
                 "wide": self.wide, "wide_count": self.wide_count, "profile": profile,
-                "depth": self.depth, "queued": self.queued}
+                "depth": self.depth}
 
 
 class _Labels:
@@ -429,12 +410,11 @@ class _Labels:
             arrays += [value for value in vars(self.rows).values() if hasattr(value, "nbytes")]
         return sum(int(a.nbytes) for a in arrays)
 
-    def rows_for(self, n: int, blocks: int, group: int = 1) -> _Rows:
-        """The rows when they serve ``blocks`` blocks of ``group`` sources, else new ones (the
-        old let go first)."""
-        if self.rows is None or self.rows.blocks < blocks or self.rows.group != group:
+    def rows_for(self, n: int, blocks: int) -> _Rows:
+        """The rows when they serve ``blocks`` blocks, else new ones (the old let go first)."""
+        if self.rows is None or self.rows.blocks < blocks:
             self.rows = None
-            self.rows = _Rows(n, blocks, self.index_dtype, group)
+            self.rows = _Rows(n, blocks, self.index_dtype)
         return self.rows
 
 

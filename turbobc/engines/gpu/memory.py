@@ -376,16 +376,12 @@ def pair_blocks(n: int, index_bytes: int, free_bytes: int, most: int,
 
 # ---- frontiers: a source per block ---------------------------------------------------------
 
-def frontier_block_bytes(n: int, index_bytes: int, target_row: bool = False,
-                         group: int = 1) -> int:
-    """Device bytes of one block's rows of the frontiers family: per vertex and source of the
-    block's ``group`` level 4, σ̂ 8, t 8 and the queue (the index type), per vertex its own bc
-    8 (and with a group the step it was queued at, 4), and the level starts (the index type)
-    and each source's shifts (4) per level (at most n + 2 levels); with ``target_row`` (a
-    phased run, per-slot target weights, one source a block) a τ row (8 n) and the slot's
-    cumulative shifts (4 per level)."""
-    own = (n * ((4 + 8 + 8 + index_bytes) * group + 8 + (4 if group > 1 else 0))
-           + (n + 2) * (index_bytes + 4 * group))
+def frontier_block_bytes(n: int, index_bytes: int, target_row: bool = False) -> int:
+    """Device bytes of one block's rows of the frontiers family: level 4, σ̂ 8, t 8, its own
+    bc 8 and the queue (the index type) per vertex, and the level starts (the index type) and
+    shifts (4) per level (at most n + 2 levels); with ``target_row`` (a phased run, per-slot
+    target weights) a τ row (8 n) and the slot's cumulative shifts (4 per level)."""
+    own = n * (4 + 8 + 8 + 8 + index_bytes) + (n + 2) * (index_bytes + 4)
     return own + (8 * n + 4 * (n + 2) if target_row else 0)
 
 
@@ -396,28 +392,27 @@ def frontier_graph_bytes(n: int, m: int, index_bytes: int) -> int:
 
 
 def frontiers_bytes(n: int, m: int, *, blocks: int, index_bytes: int,
-                    edges: bool = False, target_rows: bool = False, group: int = 1) -> int:
+                    edges: bool = False, target_rows: bool = False) -> int:
     """Device bytes of a frontiers run with ``blocks`` blocks: the relabeled graph, bc (8 n),
     the edge sums (8 m, and 8 m more in the relabeled order, for edge BC) and every block's
     rows (with ``target_rows``, a phased run's: :func:`frontier_block_bytes`)."""
     return (frontier_graph_bytes(n, m, index_bytes) + sums_bytes(n, m, edges)
             + (8 * m if edges else 0)
-            + blocks * frontier_block_bytes(n, index_bytes, target_rows, group))
+            + blocks * frontier_block_bytes(n, index_bytes, target_rows))
 
 
 def choose_frontier_blocks(n: int, m: int, num_sources: int, free_bytes: int, most: int, *,
                            index_bytes: int = 4, edges: bool = False,
                            memory_limit: int | None = None,
                            memory_fraction: float | None = None,
-                           target_rows: bool = False, group: int = 1) -> int:
+                           target_rows: bool = False) -> int:
     """Blocks of a frontiers run (the sources in flight; a phased run's slots, with
     ``target_rows``): at most ``most`` (what can be resident, or a phased batch's share of
-    it) and ``num_sources`` (the groups, for blocks of ``group`` sources), as many as
-    ``memory_fraction`` of the free bytes (or of the memory limit) hold beside the format and
-    the sums; 0 when not even one fits."""
+    it) and ``num_sources``, as many as ``memory_fraction`` of the free bytes (or of the
+    memory limit) hold beside the format and the sums; 0 when not even one fits."""
     if num_sources <= 0:
         return 0
     budget = (_budget(free_bytes, memory_limit, memory_fraction)
               - frontiers_bytes(n, m, blocks=0, index_bytes=index_bytes, edges=edges) - 1024)
-    fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes, target_rows, group)
+    fits = max(0, budget) // frontier_block_bytes(max(n, 1), index_bytes, target_rows)
     return int(min(most, num_sources, fits))
