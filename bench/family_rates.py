@@ -4,8 +4,8 @@
 call predicted from (its facts' ``family_costs``: sources, n, m, depth). Least squares on the
 logarithm of predicted over measured seconds, positive rates, both families at once with the
 error of the predicted lanes / frontiers ratio weighed in (``--rank-weight``). Prints the
-rates as Python, and per graph the measured and predicted seconds, the family the prediction picks and what that
-pick costs over the best forced family.
+rates as Python, and per graph the measured and predicted seconds, the family the prediction
+picks and what that pick costs over the best forced family.
 
 Usage: python bench/family_rates.py bench/results/family_choice-*.json
 """
